@@ -1,0 +1,48 @@
+/** Command-line front of the build and the generator: exit codes and readable reports. */
+import type { Config } from '../core/config.ts'
+import { buildSnapshot } from './build.ts'
+import { generateDataset, type GenerateOptions } from './generate.ts'
+import { DatasetInvalidError, formatIssue } from './issues.ts'
+import { createProgress } from './progress.ts'
+
+export async function runBuildCommand(config: Config, options: { now?: Date; quiet?: boolean }): Promise<number> {
+  const progress = createProgress(process.stderr, options.quiet === true)
+  try {
+    const result = await buildSnapshot({
+      dataDir: config.JOBSNAP_DATA,
+      distDir: config.JOBSNAP_DIST,
+      siteUrl: config.JOBSNAP_SITE_URL,
+      keepSnapshots: config.JOBSNAP_KEEP_SNAPSHOTS,
+      now: options.now,
+      progress,
+    })
+    const { counts } = result.manifest
+    console.log(
+      `published snapshot ${result.snapshotId}: ${counts.live_jobs} live jobs (${counts.closed_jobs} closed, ${counts.expired_jobs} expired left out), ${counts.companies} companies, in ${(result.durationMs / 1000).toFixed(1)} s -> ${result.snapshotDir}`,
+    )
+    return 0
+  } catch (error) {
+    progress.done()
+    if (error instanceof DatasetInvalidError) {
+      console.error(`build failed: ${error.issues.length} problem${error.issues.length === 1 ? '' : 's'} in ${config.JOBSNAP_DATA}; nothing was published.`)
+      for (const issue of error.issues) console.error(`  ${formatIssue(issue)}`)
+      return 1
+    }
+    console.error(`build failed: ${(error as Error).message}; nothing was published.`)
+    return 2
+  }
+}
+
+export async function runGenerateCommand(options: GenerateOptions): Promise<number> {
+  for (const key of ['jobs', 'companies', 'seed'] as const) {
+    if (!Number.isSafeInteger(options[key]) || options[key] < (key === 'seed' ? 0 : 1)) {
+      console.error(`--${key} must be a whole number${key === 'seed' ? '' : ' of at least 1'}; got ${options[key]}`)
+      return 1
+    }
+  }
+  const progress = createProgress()
+  const result = await generateDataset({ ...options, onProgress: (done, total) => progress.step('generating jobs', done, total) })
+  progress.done()
+  console.log(`wrote ${result.jobs} jobs and ${result.companies} companies to ${options.outDir} (seed ${options.seed})`)
+  return 0
+}

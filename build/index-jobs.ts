@@ -1,0 +1,98 @@
+/**
+ * What the runtime needs to filter, sort and search without re-reading the
+ * dataset: one compact IndexedJob per live job, the salary order, and the
+ * MiniSearch documents.
+ */
+import MiniSearch from 'minisearch'
+import { resolveContinent, resolveCountry, resolveRegion } from '../core/geo.ts'
+import { annualUsd } from '../core/salary.ts'
+import type { DatasetCompany, DatasetJob, ExchangeRates } from '../core/schema/dataset.ts'
+import type { V2Job } from '../core/schema/api.ts'
+import { MINISEARCH_OPTIONS, type SearchDocument } from '../core/search.ts'
+import { placeKey, type IndexedJob } from '../core/snapshot.ts'
+
+/**
+ * Location keys a job answers to: its office countries, and what its
+ * remote_allowed entries name (a country, else a continent, else a region).
+ * The runtime expands a queried country into the keys that contain it.
+ */
+export function placeKeysForJob(job: Pick<DatasetJob, 'office_locations' | 'remote_allowed'>): string[] {
+  const keys = new Set<string>()
+  for (const office of job.office_locations ?? []) {
+    const country = office.country ? resolveCountry(office.country) : undefined
+    if (country) keys.add(placeKey.country(country))
+  }
+  for (const place of job.remote_allowed ?? []) {
+    const country = place.country ? resolveCountry(place.country) : undefined
+    const continent = place.continent ? resolveContinent(place.continent) : undefined
+    const region = place.region ? resolveRegion(place.region) : undefined
+    if (country) keys.add(placeKey.country(country))
+    else if (continent) keys.add(placeKey.continent(continent))
+    else if (region) keys.add(placeKey.region(region))
+  }
+  return [...keys].sort()
+}
+
+/** Newest first, ties by id: the `sort=date` order. */
+export function compareByDate(a: { posted_at: number; id: string }, b: { posted_at: number; id: string }): number {
+  return b.posted_at - a.posted_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+}
+
+export function indexJob(job: DatasetJob, rates: ExchangeRates, hash: string): IndexedJob {
+  const salary = annualUsd(job, rates)
+  const tags = new Set([...(job.skills ?? []), ...(job.stack ?? []), ...(job.tools ?? [])].map((t) => t.slug))
+  const indexed: IndexedJob = {
+    id: job.id,
+    slug: job.slug,
+    company_id: job.company_id,
+    posted_at: Date.parse(job.posted_at),
+    work_arrangement: job.work_arrangement,
+    tags: [...tags],
+    places: placeKeysForJob(job),
+    hash,
+  }
+  if (job.expires_at) indexed.expires_at = Date.parse(job.expires_at)
+  if (job.category) indexed.category = job.category
+  if (job.level) indexed.level = job.level
+  if (job.schedule_type) indexed.schedule = job.schedule_type
+  if (salary) {
+    indexed.salary_low = salary.low
+    indexed.salary_high = salary.high
+  }
+  return indexed
+}
+
+/**
+ * Positions into the date-ordered jobs: highest annualised salary (top of
+ * range) first, no salary last, ties newest first (lower position).
+ */
+export function salaryOrder(jobs: IndexedJob[]): number[] {
+  return jobs
+    .map((_, position) => position)
+    .sort((a, b) => {
+      const sa = jobs[a]!.salary_high
+      const sb = jobs[b]!.salary_high
+      if (sa === undefined || sb === undefined) return sa === sb ? a - b : sa === undefined ? 1 : -1
+      return sb - sa || a - b
+    })
+}
+
+export function searchDocument(position: number, v2: V2Job, company: DatasetCompany): SearchDocument {
+  const places = [...(v2.office_locations ?? []), ...(v2.remote_allowed ?? [])]
+    .flatMap((l) => [l.city, l.state, l.country, l.continent, l.region])
+    .filter(Boolean)
+  const tags = [...(v2.skills ?? []), ...(v2.stack ?? []), ...(v2.tools ?? [])].map((t) => t.name)
+  return {
+    i: position,
+    title: v2.title,
+    role: v2.role ?? '',
+    company: company.name,
+    tags: [...new Set(tags)].join(' '),
+    places: [...new Set(places)].join(' '),
+    description: v2.description ?? '',
+  }
+}
+
+export function createSearchIndex(): MiniSearch<SearchDocument> {
+  return new MiniSearch<SearchDocument>(MINISEARCH_OPTIONS)
+}

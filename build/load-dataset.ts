@@ -1,0 +1,117 @@
+/**
+ * Reads and validates a whole dataset: each record against its zod schema,
+ * then the rules that span records (unique ids and slugs, known companies,
+ * known currencies). Every problem is collected; the dataset is returned only
+ * when there are none.
+ */
+import type { z } from 'zod'
+import { DatasetCompany, DatasetJob, ExchangeRates } from '../core/schema/dataset.ts'
+import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './issues.ts'
+import { findDatasetFiles, readRecords, type RecordKind } from './read-dataset.ts'
+
+export interface Dataset {
+  rates: ExchangeRates
+  companies: DatasetCompany[]
+  jobs: DatasetJob[]
+}
+
+export interface LoadOptions {
+  /** Called every few thousand records with the running count. */
+  onProgress?: (kind: RecordKind, count: number) => void
+}
+
+function recordIdOf(value: unknown): string | undefined {
+  if (value && typeof value === 'object' && 'id' in value && typeof value.id === 'string') return value.id
+  return undefined
+}
+
+function zodIssues(error: z.ZodError, source: RecordSource, recordId: string | undefined): DatasetIssue[] {
+  return error.issues.map((issue) => ({
+    source,
+    recordId,
+    field: issue.path.length > 0 ? issue.path.join('.') : undefined,
+    message: issue.message,
+  }))
+}
+
+/** Tracks a unique key (id, slug) across records and reports the second sighting. */
+class UniqueKeys {
+  private readonly seen = new Map<string, RecordSource>()
+  constructor(private readonly what: string) {}
+  check(key: string, source: RecordSource, recordId: string | undefined, field: string, issues: DatasetIssue[]): void {
+    const first = this.seen.get(key)
+    if (first) {
+      const where = first.line !== undefined ? `${first.file}:${first.line}` : first.index !== undefined ? `${first.file}[${first.index}]` : first.file
+      issues.push({ source, recordId, field, message: `duplicate ${this.what} ${JSON.stringify(key)} (first seen at ${where})` })
+    } else {
+      this.seen.set(key, source)
+    }
+  }
+}
+
+async function loadKind<T>(
+  dataDir: string,
+  kind: RecordKind,
+  schema: z.ZodType<T>,
+  issues: DatasetIssue[],
+  options: LoadOptions,
+  accept: (record: T, source: RecordSource) => void,
+): Promise<number> {
+  const files = await findDatasetFiles(dataDir, kind)
+  let count = 0
+  for (const file of files) {
+    for await (const raw of readRecords(dataDir, file, issues)) {
+      count++
+      if (count % 5000 === 0) options.onProgress?.(kind, count)
+      const parsed = schema.safeParse(raw.value)
+      if (parsed.success) accept(parsed.data, raw.source)
+      else issues.push(...zodIssues(parsed.error, raw.source, recordIdOf(raw.value)))
+    }
+  }
+  options.onProgress?.(kind, count)
+  return files.length
+}
+
+/** Loads `dataDir`; throws DatasetInvalidError listing every problem found. */
+export async function loadDataset(dataDir: string, options: LoadOptions = {}): Promise<Dataset> {
+  const issues: DatasetIssue[] = []
+
+  const rates: ExchangeRates[] = []
+  const rateFiles = await loadKind(dataDir, 'rates', ExchangeRates, issues, options, (record) => rates.push(record))
+  if (rateFiles === 0) issues.push({ source: { file: 'rates.json' }, message: 'no exchange-rate table found (expected a rates*.json file)' })
+  else if (rates.length > 1) issues.push({ source: { file: 'rates*.json' }, message: `expected one exchange-rate table, found ${rates.length}` })
+  const rateTable = rates[0]
+
+  const companies: DatasetCompany[] = []
+  const companyIds = new UniqueKeys('company id')
+  const companySlugs = new UniqueKeys('company slug')
+  await loadKind(dataDir, 'companies', DatasetCompany, issues, options, (company, source) => {
+    companyIds.check(company.id, source, company.id, 'id', issues)
+    companySlugs.check(company.slug, source, company.id, 'slug', issues)
+    companies.push(company)
+  })
+  const knownCompanies = new Set(companies.map((company) => company.id))
+
+  const jobs: DatasetJob[] = []
+  const jobIds = new UniqueKeys('job id')
+  const jobSlugs = new UniqueKeys('job slug')
+  await loadKind(dataDir, 'jobs', DatasetJob, issues, options, (job, source) => {
+    jobIds.check(job.id, source, job.id, 'id', issues)
+    jobSlugs.check(job.slug, source, job.id, 'slug', issues)
+    if (!knownCompanies.has(job.company_id)) {
+      issues.push({ source, recordId: job.id, field: 'company_id', message: `no company has id ${job.company_id}` })
+    }
+    if (job.salary_currency && rateTable && rateTable.usd_per_unit[job.salary_currency] === undefined) {
+      issues.push({
+        source,
+        recordId: job.id,
+        field: 'salary_currency',
+        message: `unknown currency ${job.salary_currency}: the exchange-rate table has ${Object.keys(rateTable.usd_per_unit).sort().join(', ')}`,
+      })
+    }
+    jobs.push(job)
+  })
+
+  if (issues.length > 0 || !rateTable) throw new DatasetInvalidError(issues)
+  return { rates: rateTable, companies, jobs }
+}

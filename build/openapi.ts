@@ -1,0 +1,174 @@
+/**
+ * Generates `/openapi.yaml` (OpenAPI 3.1, document version 1.0.0) from the
+ * zod schemas: response components from core/schema/api.ts, parameters from
+ * core/query.ts. Nothing here restates a field; it only arranges them.
+ */
+import { stringify } from 'yaml'
+import { z } from 'zod'
+import '../core/schema/api.ts'
+import { V1_LIST_PARAMS, V2_LIST_PARAMS } from '../core/query.ts'
+
+type JsonSchema = Record<string, unknown>
+
+function withoutDialect(schema: JsonSchema): JsonSchema {
+  const { $schema: _schema, $id: _id, ...rest } = schema
+  return rest
+}
+
+/** Every schema registered with a `meta({ id })` becomes a component. */
+function componentSchemas(): Record<string, JsonSchema> {
+  const { schemas } = z.toJSONSchema(z.globalRegistry, {
+    target: 'draft-2020-12',
+    uri: (id) => `#/components/schemas/${id}`,
+  })
+  return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, withoutDialect(schema as JsonSchema)]))
+}
+
+function queryParameters(params: Record<string, { schema: z.ZodType; description: string; kind: string }>) {
+  return Object.entries(params).map(([name, spec]) => ({
+    name,
+    in: 'query',
+    required: false,
+    description: spec.description,
+    schema: withoutDialect(z.toJSONSchema(spec.schema, { target: 'draft-2020-12', io: 'input' }) as JsonSchema),
+    ...(spec.kind === 'list' || spec.kind === 'enumList' ? { style: 'form', explode: true } : {}),
+  }))
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` })
+
+const HEADERS = {
+  'X-API-Version': { description: 'API version that answered: v1 or v2.', schema: { type: 'string', enum: ['v1', 'v2'] } },
+  'Cache-Control': { description: '`public, max-age=60` on success; `no-store` on errors.', schema: { type: 'string' } },
+  'X-Cache': {
+    description: 'HIT: served without computing (precomputed file or cached response). MISS: computed now and cached for 60 s. BYPASS: never cached (errors, 429).',
+    schema: { type: 'string', enum: ['HIT', 'MISS', 'BYPASS'] },
+  },
+  ETag: { description: 'Strong entity tag of this representation; send it back in If-None-Match to get 304.', schema: { type: 'string' } },
+  Vary: { description: 'Accept-Encoding: gzip and brotli are offered.', schema: { type: 'string' } },
+  'X-RateLimit-Limit': { description: 'Requests allowed per rolling minute per client, v1 and v2 together.', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Whole seconds until the oldest counted request leaves the window.', schema: { type: 'integer' } },
+  'RateLimit-Policy': { description: 'IETF RateLimit policy, e.g. `"rest";q=60;w=60`.', schema: { type: 'string' } },
+  RateLimit: { description: 'IETF RateLimit fields, e.g. `"rest";r=59;t=60`.', schema: { type: 'string' } },
+  'Retry-After': { description: 'Seconds to wait before retrying (integer, at least 1).', schema: { type: 'integer', minimum: 1 } },
+}
+
+const rateLimitHeaders = {
+  'X-RateLimit-Limit': headerRef('X-RateLimit-Limit'),
+  'X-RateLimit-Remaining': headerRef('X-RateLimit-Remaining'),
+  'X-RateLimit-Reset': headerRef('X-RateLimit-Reset'),
+  'RateLimit-Policy': headerRef('RateLimit-Policy'),
+  RateLimit: headerRef('RateLimit'),
+}
+
+function successHeaders(version: 'v1' | 'v2') {
+  return {
+    'X-API-Version': { ...headerRef('X-API-Version'), description: `Always ${version}.` },
+    'Cache-Control': headerRef('Cache-Control'),
+    'X-Cache': headerRef('X-Cache'),
+    ETag: headerRef('ETag'),
+    Vary: headerRef('Vary'),
+    ...rateLimitHeaders,
+  }
+}
+
+const errorContent = { 'application/json': { schema: ref('Error') } }
+const errorHeaders = { 'Cache-Control': headerRef('Cache-Control'), 'X-Cache': headerRef('X-Cache'), ...rateLimitHeaders }
+
+const RESPONSES = {
+  NotModified: { description: 'Not modified: the If-None-Match tag matches.', headers: { ETag: headerRef('ETag') } },
+  BadRequest: { description: 'Invalid query parameter; error.field names it and the message says what is allowed.', headers: errorHeaders, content: errorContent },
+  NotFound: { description: 'No live job has this slug.', headers: errorHeaders, content: errorContent },
+  MethodNotAllowed: { description: 'Only GET and HEAD are allowed.', headers: { Allow: { schema: { type: 'string' } } }, content: errorContent },
+  TooManyRequests: {
+    description: 'More than the allowed requests in a rolling minute from this client (v1 and v2 counted together).',
+    headers: { 'Retry-After': headerRef('Retry-After'), ...errorHeaders },
+    content: errorContent,
+  },
+}
+
+const responseRef = (name: keyof typeof RESPONSES) => ({ $ref: `#/components/responses/${name}` })
+
+const DESCRIPTION = `Every live job posting as JSON. Read-only, no authentication. v2 is recommended; v1 mirrors a legacy shape.
+
+Behaviour the contract leaves open, as implemented:
+- Absent or empty parameters do not filter; repeated parameters join like commas; unknown parameters are ignored.
+- Comma lists match ANY value; different parameters combine with AND; matching is case-insensitive.
+- page and limit are clamped (page >= 1, 1 <= limit <= 100); in v2 a non-integer is 400, in v1 it falls back to the default.
+- Salaries in responses are in the smallest currency unit; salary filters are whole USD per year (converted with the dataset's exchange-rate table; hour x weekly hours (40 when unknown) x 52, month x 12).
+- Rate limit: 60 requests per rolling minute per client IP across v1 and v2; 429 carries Retry-After in seconds. /openapi.yaml is not limited.
+- Responses are cached 60 s (Cache-Control: public, max-age=60) with a strong ETag; If-None-Match gives 304. Errors carry Cache-Control: no-store.
+- A job is live while it is not closed and its expires_at is absent or in the future.
+- An agent tool endpoint (Model Context Protocol, streamable HTTP) is served at /api/mcp.
+- Please link back to the public website when you use the API in a public product.`
+
+export function buildOpenApiDocument(): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'jobsnap job listings API',
+      version: '1.0.0',
+      description: DESCRIPTION,
+      license: { name: 'Free to use; link back requested', identifier: 'CC-BY-4.0' },
+    },
+    servers: [{ url: '/', description: 'This server' }],
+    tags: [
+      { name: 'v2', description: 'Recommended: filters, sort, full text.' },
+      { name: 'v1', description: 'Legacy shape; only page and limit are honoured.' },
+    ],
+    paths: {
+      '/api/v1': {
+        get: {
+          operationId: 'listJobsV1',
+          tags: ['v1'],
+          summary: 'List live jobs (legacy shape)',
+          description: 'Newest first. Iterate page=1..N until has_more is false. Every parameter other than page and limit is ignored.',
+          parameters: queryParameters(V1_LIST_PARAMS),
+          responses: {
+            '200': { description: 'A page of jobs.', headers: successHeaders('v1'), content: { 'application/json': { schema: ref('V1List') } } },
+            '304': responseRef('NotModified'),
+            '405': responseRef('MethodNotAllowed'),
+            '429': responseRef('TooManyRequests'),
+          },
+        },
+      },
+      '/api/v2/jobs': {
+        get: {
+          operationId: 'listJobs',
+          tags: ['v2'],
+          summary: 'List, filter and search live jobs',
+          parameters: queryParameters(V2_LIST_PARAMS),
+          responses: {
+            '200': { description: 'A page of matching jobs.', headers: successHeaders('v2'), content: { 'application/json': { schema: ref('V2List') } } },
+            '304': responseRef('NotModified'),
+            '400': responseRef('BadRequest'),
+            '405': responseRef('MethodNotAllowed'),
+            '429': responseRef('TooManyRequests'),
+          },
+        },
+      },
+      '/api/v2/jobs/{slug}': {
+        get: {
+          operationId: 'getJob',
+          tags: ['v2'],
+          summary: 'One live job by slug',
+          parameters: [{ name: 'slug', in: 'path', required: true, description: "The job's slug.", schema: { type: 'string' } }],
+          responses: {
+            '200': { description: 'The job.', headers: successHeaders('v2'), content: { 'application/json': { schema: ref('V2Job') } } },
+            '304': responseRef('NotModified'),
+            '404': responseRef('NotFound'),
+            '405': responseRef('MethodNotAllowed'),
+            '429': responseRef('TooManyRequests'),
+          },
+        },
+      },
+    },
+    components: { schemas: componentSchemas(), headers: HEADERS, responses: RESPONSES },
+  }
+}
+
+export function buildOpenApiYaml(): string {
+  return stringify(buildOpenApiDocument(), { lineWidth: 0 })
+}

@@ -1,0 +1,84 @@
+/**
+ * Atomic publishing. A build writes into a private staging folder; only a
+ * complete snapshot is renamed into `snapshots/<id>` and then `current` is
+ * swapped to it with one rename of a symlink. A build that dies at any point
+ * leaves `current` on the previous snapshot; its staging folder is swept by
+ * the next build.
+ */
+import { mkdir, readdir, readlink, rename, rm, symlink } from 'node:fs/promises'
+import path from 'node:path'
+import { CURRENT_LINK, SNAPSHOTS_DIR } from '../core/snapshot.ts'
+
+const STAGING_PREFIX = '.staging-'
+
+export async function createStagingDir(distDir: string, snapshotId: string): Promise<string> {
+  const snapshotsDir = path.join(distDir, SNAPSHOTS_DIR)
+  await mkdir(snapshotsDir, { recursive: true })
+  const staging = path.join(snapshotsDir, `${STAGING_PREFIX}${snapshotId}-${process.pid}`)
+  await rm(staging, { recursive: true, force: true })
+  await mkdir(staging, { recursive: true })
+  return staging
+}
+
+/** The id `current` points at, or undefined when nothing is published. */
+export async function publishedSnapshotId(distDir: string): Promise<string | undefined> {
+  try {
+    return path.basename(await readlink(path.join(distDir, CURRENT_LINK)))
+  } catch {
+    return undefined
+  }
+}
+
+/** Renames the finished staging folder into place and swaps `current` to it. */
+export async function publishSnapshot(distDir: string, stagingDir: string, snapshotId: string): Promise<string> {
+  const snapshotsDir = path.join(distDir, SNAPSHOTS_DIR)
+  const finalDir = path.join(snapshotsDir, snapshotId)
+  await rm(finalDir, { recursive: true, force: true })
+  await rename(stagingDir, finalDir)
+  await pointCurrentAt(distDir, snapshotId)
+  return finalDir
+}
+
+/** Swaps `current` with one rename(2): readers see the old or the new target, never neither. */
+export async function pointCurrentAt(distDir: string, snapshotId: string): Promise<void> {
+  const tempLink = path.join(distDir, `.${CURRENT_LINK}-${process.pid}-${Date.now()}`)
+  await symlink(path.join(SNAPSHOTS_DIR, snapshotId), tempLink)
+  await rename(tempLink, path.join(distDir, CURRENT_LINK))
+}
+
+/** Snapshot ids on disk, oldest first (ids start with their build time). */
+export async function listSnapshots(distDir: string): Promise<string[]> {
+  try {
+    const entries = await readdir(path.join(distDir, SNAPSHOTS_DIR), { withFileTypes: true })
+    return entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort()
+  } catch {
+    return []
+  }
+}
+
+/** Removes staging folders of dead builds and all but the newest `keep` snapshots (never the current one). */
+export async function pruneSnapshots(distDir: string, keep: number): Promise<string[]> {
+  const snapshotsDir = path.join(distDir, SNAPSHOTS_DIR)
+  const current = await publishedSnapshotId(distDir)
+  const entries = await readdir(snapshotsDir, { withFileTypes: true }).catch(() => [])
+  for (const entry of entries) {
+    if (entry.name.startsWith(STAGING_PREFIX)) {
+      const pid = Number(entry.name.split('-').at(-1))
+      if (!isAlive(pid)) await rm(path.join(snapshotsDir, entry.name), { recursive: true, force: true })
+    }
+  }
+  const snapshots = await listSnapshots(distDir)
+  const removed = snapshots.slice(0, Math.max(0, snapshots.length - keep)).filter((id) => id !== current)
+  for (const id of removed) await rm(path.join(snapshotsDir, id), { recursive: true, force: true })
+  return removed
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * All configuration in one typed place. Each setting has an environment
+ * variable and a default; the CLI's flags override the environment. The
+ * README's Configuration table mirrors this file.
+ */
+import { z } from 'zod'
+
+const intFromEnv = (min: number) => z.coerce.number().int().min(min)
+const numberFromEnv = (min: number) => z.coerce.number().min(min)
+const csv = z
+  .string()
+  .transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
+
+export const ConfigSchema = z.object({
+  /** Port the server listens on. */
+  PORT: intFromEnv(0).max(65535).default(3000),
+  /** Address the server binds. */
+  HOST: z.string().default('127.0.0.1'),
+  /** Dataset folder read by `jobsnap build`. */
+  JOBSNAP_DATA: z.string().default('data'),
+  /** Snapshot folder written by the build and served by the runtime. */
+  JOBSNAP_DIST: z.string().default('dist'),
+  /** Peers whose X-Forwarded-For is believed: addresses or CIDRs, comma-separated. */
+  JOBSNAP_TRUST_PROXY: csv.default([]),
+  /** REST requests per rolling minute per client (v1 and v2 together). */
+  JOBSNAP_REST_LIMIT: intFromEnv(1).default(60),
+  /** MCP bucket size per client. */
+  JOBSNAP_MCP_BURST: intFromEnv(1).default(60),
+  /** MCP bucket refill, requests per second. */
+  JOBSNAP_MCP_RATE: numberFromEnv(0.001).default(5),
+  /** Response cache lifetime, seconds (also Cache-Control max-age). */
+  JOBSNAP_CACHE_TTL: intFromEnv(0).default(60),
+  /** Response cache size bound, megabytes. */
+  JOBSNAP_CACHE_MB: intFromEnv(1).default(64),
+  /** Most clients the rate limiters remember at once (memory bound). */
+  JOBSNAP_MAX_CLIENTS: intFromEnv(1000).default(100_000),
+  /** Public website the v1 usage notice links to. */
+  JOBSNAP_SITE_URL: z.url().default('https://jobsnap.example'),
+  /** Allowed Origin values for /api/mcp, comma-separated; `*` allows any. */
+  JOBSNAP_MCP_ORIGINS: csv.default(['*']),
+  /** Snapshots kept on disk for rollback. */
+  JOBSNAP_KEEP_SNAPSHOTS: intFromEnv(1).default(3),
+  /** Redis URL for shared rate limits across replicas; empty: in-memory. */
+  JOBSNAP_REDIS_URL: z.string().default(''),
+  /** Log format: pretty on a terminal, json otherwise. */
+  JOBSNAP_LOG: z.enum(['pretty', 'json', 'silent']).optional(),
+})
+export type Config = z.infer<typeof ConfigSchema>
+export type ConfigInput = Partial<Record<keyof Config, string | number | string[] | undefined>>
+
+/**
+ * Reads configuration from `env`, with `overrides` (CLI flags) on top.
+ * Throws one error listing every bad setting.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigInput = {}): Config {
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(ConfigSchema.shape)) {
+    const value = overrides[key as keyof Config] ?? env[key]
+    if (value !== undefined && value !== '') raw[key] = Array.isArray(value) ? value.join(',') : value
+  }
+  const parsed = ConfigSchema.safeParse(raw)
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message} (got ${JSON.stringify(raw[String(issue.path[0])])})`)
+    throw new Error(`invalid configuration:\n${problems.join('\n')}`)
+  }
+  return parsed.data
+}

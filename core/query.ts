@@ -1,0 +1,250 @@
+/**
+ * Query parameters of the REST list endpoints: their documented schemas (zod,
+ * rendered into `/openapi.yaml`) and the parsers that apply DECISIONS.md
+ * (clamping, 400 rules, repeated keys, case-insensitivity). Pure functions:
+ * the runtime calls them per request, tests call them directly.
+ */
+import { z } from 'zod'
+import { WORK_ARRANGEMENTS, type WorkArrangement } from './taxonomy.ts'
+
+export const PAGE_SIZE_DEFAULT = 25
+export const PAGE_SIZE_MAX = 100
+export const POSTED_AFTER_MAX_DAYS = 365
+export const Q_MAX_LENGTH = 200
+export const SORTS = ['date', 'salary'] as const
+export type Sort = (typeof SORTS)[number]
+
+type ParamKind = 'integer' | 'list' | 'enumList' | 'enum' | 'string'
+interface ParamSpec {
+  kind: ParamKind
+  /** The documented schema, rendered into OpenAPI. */
+  schema: z.ZodType
+  description: string
+}
+
+const list = (description: string, example: string): ParamSpec => ({
+  kind: 'list',
+  schema: z.string().meta({ examples: [example] }),
+  description: `${description} Comma-separated; a job matches any of the values; the parameter may also be repeated. Case-insensitive. An unknown value matches nothing.`,
+})
+
+const pagingParams = {
+  page: {
+    kind: 'integer',
+    schema: z.int().default(1),
+    description: 'Page number, from 1. Values below 1 are clamped to 1. A page past the end returns an empty list.',
+  },
+  limit: {
+    kind: 'integer',
+    schema: z.int().default(PAGE_SIZE_DEFAULT),
+    description: `Page size, 1 to ${PAGE_SIZE_MAX}. Values below 1 become 1 and values above ${PAGE_SIZE_MAX} become ${PAGE_SIZE_MAX}; the response's limit shows the value used.`,
+  },
+} satisfies Record<string, ParamSpec>
+
+export const V2_LIST_PARAMS = {
+  ...pagingParams,
+  page: { ...pagingParams.page, description: `${pagingParams.page.description} Not an integer: 400.` },
+  limit: { ...pagingParams.limit, description: `${pagingParams.limit.description} Not an integer: 400.` },
+  category: list('Category slugs, e.g. engineering,sales.', 'engineering'),
+  level: list('Seniority levels, e.g. senior,lead.', 'senior'),
+  schedule: list('Schedule types, e.g. 4_day_week,9_day_fortnight.', '4_day_week'),
+  work_arrangement: {
+    kind: 'enumList',
+    schema: z.string().meta({ examples: ['remote,hybrid'] }),
+    description: `Any of ${WORK_ARRANGEMENTS.join(', ')}, comma-separated or repeated; a job matches any value. Another value: 400.`,
+  },
+  skills: list('Skill slugs, e.g. python,go. Matched against skills, stack and tools.', 'python'),
+  country: {
+    kind: 'string',
+    schema: z.string().meta({ examples: ['Germany', 'DE'] }),
+    description:
+      'Country name or ISO 3166-1 alpha-2 code, case-insensitive. Matches jobs with an office there, or whose remote_allowed names that country, a continent or region containing it, or Worldwide.',
+  },
+  salary_min: {
+    kind: 'integer',
+    schema: z.int().min(0),
+    description:
+      'Whole US dollars per year. Keeps jobs whose salary range reaches this amount (its top, or its bottom when there is no top), after converting currency and annualising (hour x weekly hours x 52, month x 12). Jobs without salary are left out. Negative or not an integer: 400.',
+  },
+  salary_max: {
+    kind: 'integer',
+    schema: z.int().min(0),
+    description:
+      'Whole US dollars per year. Keeps jobs whose salary range starts at or below this amount. Jobs without salary are left out. Negative, not an integer, or below salary_min: 400.',
+  },
+  posted_after: {
+    kind: 'integer',
+    schema: z.int().min(0),
+    description: `Posted within the last N days. 0 means no restriction; values above ${POSTED_AFTER_MAX_DAYS} are capped at ${POSTED_AFTER_MAX_DAYS}. Negative or not an integer: 400.`,
+  },
+  q: {
+    kind: 'string',
+    schema: z.string().max(Q_MAX_LENGTH),
+    description: `Full-text search over title, role, company, skills, stack, tools, locations and description. Every term must match; terms match as prefixes, with light typo tolerance on longer terms. At most ${Q_MAX_LENGTH} characters (400 above). Filters only: the order is still sort.`,
+  },
+  sort: {
+    kind: 'enum',
+    schema: z.enum(SORTS).default('date'),
+    description: 'date: newest first (ties by id). salary: highest annualised USD salary first, jobs without salary last, ties newest first. Another value: 400.',
+  },
+} satisfies Record<string, ParamSpec>
+
+export const V1_LIST_PARAMS = {
+  page: { ...pagingParams.page, description: `${pagingParams.page.description} Lenient: a value that is not an integer falls back to 1.` },
+  limit: { ...pagingParams.limit, description: `${pagingParams.limit.description} Lenient: a value that is not an integer falls back to ${PAGE_SIZE_DEFAULT}.` },
+} satisfies Record<string, ParamSpec>
+
+export interface V2ListQuery {
+  page: number
+  limit: number
+  category: string[]
+  level: string[]
+  schedule: string[]
+  work_arrangement: WorkArrangement[]
+  skills: string[]
+  country?: string
+  salary_min?: number
+  salary_max?: number
+  posted_after?: number
+  q?: string
+  sort: Sort
+}
+
+export interface ParamError {
+  field: string
+  message: string
+}
+
+export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: ParamError }
+
+const INTEGER = /^[+-]?\d+$/
+
+/** Parses an integer parameter strictly: digits only, within the safe range. */
+function strictInteger(raw: string): number | undefined {
+  const trimmed = raw.trim()
+  if (!INTEGER.test(trimmed)) return undefined
+  const value = Number(trimmed)
+  return Number.isSafeInteger(value) ? (Object.is(value, -0) ? 0 : value) : undefined
+}
+
+const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value))
+
+/** All values of a parameter, repeated keys and commas alike, trimmed, empties dropped. */
+function listValues(params: URLSearchParams, name: string): string[] {
+  return params
+    .getAll(name)
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim().toLowerCase())
+    .filter((value) => value.length > 0)
+}
+
+/** The last non-empty value of a scalar parameter (repeated scalars: the last wins). */
+function scalarValue(params: URLSearchParams, name: string): string | undefined {
+  const values = params.getAll(name).filter((value) => value.trim().length > 0)
+  return values.at(-1)
+}
+
+function integerParam(params: URLSearchParams, name: string, allowNegative: boolean): ParseResult<number | undefined> {
+  const raw = scalarValue(params, name)
+  if (raw === undefined) return { ok: true, value: undefined }
+  const value = strictInteger(raw)
+  if (value === undefined || (!allowNegative && value < 0)) {
+    const allowed = allowNegative ? 'an integer' : 'a whole number, 0 or more'
+    return { ok: false, error: { field: name, message: `${name} must be ${allowed}; got ${JSON.stringify(truncate(raw))}.` } }
+  }
+  return { ok: true, value }
+}
+
+function truncate(raw: string): string {
+  return raw.length > 40 ? `${raw.slice(0, 40)}...` : raw
+}
+
+/** Parses `/api/v2/jobs` query parameters per DECISIONS.md. */
+export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQuery> {
+  const page = integerParam(params, 'page', true)
+  if (!page.ok) return page
+  const limit = integerParam(params, 'limit', true)
+  if (!limit.ok) return limit
+  const salaryMin = integerParam(params, 'salary_min', false)
+  if (!salaryMin.ok) return salaryMin
+  const salaryMax = integerParam(params, 'salary_max', false)
+  if (!salaryMax.ok) return salaryMax
+  if (salaryMin.value !== undefined && salaryMax.value !== undefined && salaryMin.value > salaryMax.value) {
+    return { ok: false, error: { field: 'salary_min', message: `salary_min (${salaryMin.value}) must not be greater than salary_max (${salaryMax.value}).` } }
+  }
+  const postedAfter = integerParam(params, 'posted_after', false)
+  if (!postedAfter.ok) return postedAfter
+
+  const arrangements = listValues(params, 'work_arrangement')
+  const badArrangement = arrangements.find((value) => !(WORK_ARRANGEMENTS as readonly string[]).includes(value))
+  if (badArrangement !== undefined) {
+    return {
+      ok: false,
+      error: { field: 'work_arrangement', message: `work_arrangement must be one or more of ${WORK_ARRANGEMENTS.join(', ')}; got ${JSON.stringify(truncate(badArrangement))}.` },
+    }
+  }
+
+  const sortRaw = scalarValue(params, 'sort')?.trim().toLowerCase() ?? 'date'
+  if (!(SORTS as readonly string[]).includes(sortRaw)) {
+    return { ok: false, error: { field: 'sort', message: `sort must be one of ${SORTS.join(', ')}; got ${JSON.stringify(truncate(sortRaw))}.` } }
+  }
+
+  const q = scalarValue(params, 'q')?.trim()
+  if (q !== undefined && q.length > Q_MAX_LENGTH) {
+    return { ok: false, error: { field: 'q', message: `q must be at most ${Q_MAX_LENGTH} characters; got ${q.length}.` } }
+  }
+
+  const country = scalarValue(params, 'country')?.trim()
+  return {
+    ok: true,
+    value: {
+      page: Math.max(1, page.value ?? 1),
+      limit: clamp(limit.value ?? PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX),
+      category: listValues(params, 'category'),
+      level: listValues(params, 'level'),
+      schedule: listValues(params, 'schedule'),
+      work_arrangement: arrangements as WorkArrangement[],
+      skills: listValues(params, 'skills'),
+      country: country || undefined,
+      salary_min: salaryMin.value,
+      salary_max: salaryMax.value,
+      posted_after: postedAfter.value === undefined ? undefined : Math.min(postedAfter.value, POSTED_AFTER_MAX_DAYS),
+      q: q || undefined,
+      sort: sortRaw as Sort,
+    },
+  }
+}
+
+/** Parses `/api/v1` paging leniently: junk falls back to the default, range is clamped. */
+export function parseV1Paging(params: URLSearchParams): { page: number; limit: number } {
+  const page = strictInteger(scalarValue(params, 'page') ?? '')
+  const limit = strictInteger(scalarValue(params, 'limit') ?? '')
+  return {
+    page: Math.max(1, page ?? 1),
+    limit: clamp(limit ?? PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX),
+  }
+}
+
+/**
+ * A canonical string for a parsed query: two requests that mean the same
+ * thing (`?` and `?page=1&limit=25`, `level=a,b` and `level=b&level=a`) share
+ * one response-cache entry.
+ */
+export function canonicalV2Query(query: V2ListQuery): string {
+  const sorted = (values: string[]) => [...new Set(values)].sort().join(',')
+  return [
+    query.page,
+    query.limit,
+    query.sort,
+    sorted(query.category),
+    sorted(query.level),
+    sorted(query.schedule),
+    sorted(query.work_arrangement),
+    sorted(query.skills),
+    query.country?.toLowerCase() ?? '',
+    query.salary_min ?? '',
+    query.salary_max ?? '',
+    query.posted_after ?? '',
+    query.q?.toLowerCase().replace(/\s+/g, ' ') ?? '',
+  ].join('|')
+}

@@ -1,0 +1,74 @@
+/**
+ * Salary arithmetic shared by the build (precomputing sort keys) and the MCP
+ * tools (readable amounts): smallest-unit amounts, currency exponents from
+ * Intl (JPY has none, USD has two), and annualised US dollars as DECISIONS.md
+ * defines them.
+ */
+import type { ExchangeRates } from './schema/dataset.ts'
+import type { SalaryPeriod } from './taxonomy.ts'
+
+export const DEFAULT_WEEKLY_HOURS = 40
+const WEEKS_PER_YEAR = 52
+const MONTHS_PER_YEAR = 12
+
+const exponentCache = new Map<string, number>()
+
+/** Digits after the decimal point for a currency (2 for USD, 0 for JPY). */
+export function currencyExponent(currency: string): number {
+  let digits = exponentCache.get(currency)
+  if (digits === undefined) {
+    digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
+    exponentCache.set(currency, digits)
+  }
+  return digits
+}
+
+/** A smallest-unit amount as whole currency units (12345 USD cents -> 123.45). */
+export function toMajorUnits(amountMinor: number, currency: string): number {
+  return amountMinor / 10 ** currencyExponent(currency)
+}
+
+export interface SalaryFields {
+  salary_min?: number
+  salary_max?: number
+  salary_currency?: string
+  salary_period?: SalaryPeriod
+  hours_per_week_min?: number
+  hours_per_week_max?: number
+}
+
+export interface AnnualUsdRange {
+  /** Bottom of the range, or the top when there is no bottom. */
+  low: number
+  /** Top of the range, or the bottom when there is no top. */
+  high: number
+}
+
+/**
+ * The salary range in whole US dollars per year: converted with the dataset's
+ * rate table, `month` x 12, `hour` x weekly hours (40 when unknown) x 52.
+ * Undefined when the job publishes no salary.
+ */
+export function annualUsd(job: SalaryFields, rates: ExchangeRates): AnnualUsdRange | undefined {
+  const { salary_min: min, salary_max: max, salary_currency: currency, salary_period: period } = job
+  if ((min === undefined && max === undefined) || !currency || !period) return undefined
+  const usdPerUnit = rates.usd_per_unit[currency]
+  if (usdPerUnit === undefined) return undefined
+  const weeklyHours = job.hours_per_week_max ?? job.hours_per_week_min ?? DEFAULT_WEEKLY_HOURS
+  const perYear = period === 'year' ? 1 : period === 'month' ? MONTHS_PER_YEAR : weeklyHours * WEEKS_PER_YEAR
+  const toUsd = (amount: number) => Math.round(toMajorUnits(amount, currency) * usdPerUnit * perYear * 100) / 100
+  const low = toUsd((min ?? max)!)
+  const high = toUsd((max ?? min)!)
+  return { low, high }
+}
+
+/** "EUR 60,000 - 75,000 a year" for people and models. */
+export function formatSalary(job: SalaryFields): string | undefined {
+  const { salary_min: min, salary_max: max, salary_currency: currency, salary_period: period } = job
+  if ((min === undefined && max === undefined) || !currency || !period) return undefined
+  const format = (amount: number) =>
+    new Intl.NumberFormat('en-US', { style: 'currency', currency, maximumFractionDigits: currencyExponent(currency) }).format(toMajorUnits(amount, currency))
+  const range = min !== undefined && max !== undefined && min !== max ? `${format(min)} - ${format(max)}` : format((min ?? max)!)
+  const per = period === 'year' ? 'a year' : period === 'month' ? 'a month' : 'an hour'
+  return `${range} ${per}`
+}

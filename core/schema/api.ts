@@ -1,0 +1,169 @@
+/**
+ * The public response shapes (SPEC.md section 2). These schemas type the
+ * v1/v2 transforms, check the build's output, and become the components of
+ * `/openapi.yaml`, so every field carries its description here.
+ */
+import { z } from 'zod'
+import { CONTRACT_TYPES, SALARY_PERIODS, SCHEDULE_TYPE_VALUES, WORK_ARRANGEMENTS } from '../taxonomy.ts'
+
+const d = <T extends z.ZodType>(schema: T, description: string, extra: Record<string, unknown> = {}): T =>
+  schema.meta({ description, ...extra })
+
+const int64 = (description: string) => d(z.int(), description, { format: 'int64' })
+const uri = (description: string) => d(z.url(), description)
+const dateTime = (description: string) => d(z.iso.datetime(), description)
+
+export const V2Location = z
+  .object({
+    city: d(z.string(), 'City name.').optional(),
+    state: d(z.string(), 'State, province or county.').optional(),
+    country: d(z.string(), 'Country name in English.').optional(),
+    continent: d(z.string(), 'Continent name in English.').optional(),
+    region: d(z.string(), 'Region such as Worldwide, EMEA, Americas, APAC or LATAM.').optional(),
+  })
+  .meta({ id: 'V2Location', description: 'A place. Every field is optional; remote-allowed entries often name only a country, continent or region.' })
+
+export const V2Tag = z
+  .object({
+    name: d(z.string(), 'Display name.'),
+    slug: d(z.string(), 'Stable lowercase key, used by the `skills` filter.'),
+  })
+  .meta({ id: 'V2Tag', description: 'A skill, stack or tool tag.' })
+
+export const V2Company = z
+  .object({
+    id: d(z.uuid(), 'Company id (UUID).'),
+    slug: d(z.string(), 'Unique company key.'),
+    name: d(z.string(), 'Company name.'),
+    url: uri('Company page on the jobsnap public site.'),
+    website: uri("Company's own website.").optional(),
+    logo_url: uri('Logo image address.').optional(),
+    short_description: d(z.string(), 'One-line description.').optional(),
+    country: d(z.string(), 'Headquarters country.').optional(),
+    employees: int64('Number of employees.').optional(),
+    schedule_type: d(z.enum(SCHEDULE_TYPE_VALUES), 'The employer-wide schedule policy.').optional(),
+    hours_full_time: int64('Weekly hours of a full-time employee.').optional(),
+    remote_level: d(z.string(), 'Office-presence policy: fully_remote, remote_friendly or onsite.').optional(),
+    work_life_score: d(z.int(), 'Work-life score from 0 to 100 (self-reported data, normalised by jobsnap).').optional(),
+  })
+  .meta({ id: 'V2Company', description: 'The employer, trimmed to what a job listing needs.' })
+
+export const V2Job = z
+  .object({
+    id: d(z.uuid(), 'Job id (UUID).'),
+    slug: d(z.string(), 'Unique job key, used in `/api/v2/jobs/{slug}`.'),
+    title: d(z.string(), 'Job title.'),
+    description: d(z.string(), 'Plain-text description. HTML is never exposed.').optional(),
+    url: uri('Public job page; there is no separate apply link.'),
+    category: d(z.string(), 'Lowercase category slug, e.g. engineering.').optional(),
+    role: d(z.string(), 'Role name, e.g. Backend Engineer.').optional(),
+    level: d(z.string(), 'Lowercase seniority, e.g. senior.').optional(),
+    contract_type: d(z.enum(CONTRACT_TYPES), 'Contract type.').optional(),
+    schedule_type: d(z.enum(SCHEDULE_TYPE_VALUES), 'Schedule type, e.g. 4_day_week or 9_day_fortnight. compressed_hours (same hours in fewer days) is not a four-day week.').optional(),
+    hours_per_week_min: d(z.int(), 'Lowest weekly hours.').optional(),
+    hours_per_week_max: d(z.int(), 'Highest weekly hours.').optional(),
+    work_arrangement: d(z.enum(WORK_ARRANGEMENTS), 'Where the work happens.'),
+    is_remote: d(z.boolean(), 'True when work_arrangement is not onsite.'),
+    office_locations: d(z.array(V2Location), 'Offices the job is attached to.').optional(),
+    remote_allowed: d(z.array(V2Location), 'Where a remote worker may live: countries, continents, regions or Worldwide.').optional(),
+    timezones: d(z.array(z.string()), 'Time zone names (IANA).').optional(),
+    salary_min: int64('Lowest salary in the smallest currency unit (cents for USD).').optional(),
+    salary_max: int64('Highest salary in the smallest currency unit.').optional(),
+    salary_currency: d(z.string(), 'ISO 4217 currency code.').optional(),
+    salary_period: d(z.enum(SALARY_PERIODS), 'Period the salary is paid for.').optional(),
+    skills: d(z.array(V2Tag), 'Skills asked for.').optional(),
+    stack: d(z.array(V2Tag), 'Technology stack.').optional(),
+    tools: d(z.array(V2Tag), 'Tools used.').optional(),
+    posted_at: dateTime('When the job was posted (RFC 3339, UTC).'),
+    expires_at: dateTime('When the listing expires (RFC 3339, UTC); omitted when unknown.').optional(),
+    company: V2Company.optional(),
+  })
+  .meta({ id: 'V2Job', description: 'A live job posting (v2 shape).' })
+export type V2Job = z.infer<typeof V2Job>
+
+export const V1Tag = z
+  .object({
+    label: d(z.string(), 'Display name.'),
+    value: d(z.string(), 'Slug form.'),
+  })
+  .meta({ id: 'V1Tag', description: 'A legacy filter tag.' })
+
+export const V1Company = z
+  .object({
+    id_str: d(z.uuid(), 'Company id (UUID string).'),
+    name: d(z.string(), 'Company name.'),
+    slug: d(z.string(), 'Company key.'),
+    url: uri('Company jobs page on the jobsnap public site (ends in /jobs).'),
+    category: d(z.string(), 'Industry label.'),
+    short_description: d(z.string(), 'One-line description.'),
+    description: d(z.string(), 'Plain-text description.'),
+    country: d(z.string(), 'Headquarters country.'),
+    employees: int64('Number of employees.'),
+    logo_url: uri('Logo image address.'),
+    company_url: uri("Company's own website."),
+    reduced_hours: d(z.string(), 'Schedule policy as readable text, e.g. "4 day week".'),
+    four_day_reference_text: d(z.string(), "The company's own schedule policy text."),
+    images: d(z.array(z.url()), 'Image addresses.'),
+    remote_level: d(z.enum(['100% remote', 'Offers remote', 'Onsite']), 'Legacy remote label.'),
+  })
+  .partial()
+  .meta({ id: 'V1Company', description: 'Legacy company object. All fields optional; total_raised and HTML descriptions are never returned.' })
+
+export const V1Job = z
+  .object({
+    id_str: d(z.uuid(), 'Job id (UUID string; an integer in the original API).'),
+    title: d(z.string(), 'Job title.'),
+    slug: d(z.string(), 'Job key.'),
+    url: uri('Canonical public job page.'),
+    description: d(z.string(), 'Plain-text description (empty when none was published).'),
+    category: d(z.string(), 'Human-readable category, e.g. Engineering (empty when unknown).'),
+    role: d(z.string(), 'Role name (empty when unknown).'),
+    level: d(z.string(), 'Human-readable level, e.g. Senior or Mid-level (empty when unknown).'),
+    hours: d(z.int(), 'Weekly hours: the job maximum, else the employer full-time hours, else the typical hours of the schedule.'),
+    reduced_hours: d(z.string(), 'Schedule as readable text, e.g. "4 day week".'),
+    is_remote: d(z.boolean(), 'True when the work arrangement is not onsite.'),
+    location_city: d(z.string(), 'City of the primary office.').optional(),
+    location_country: d(z.string(), 'Country of the primary office, else the first remote-allowed country.').optional(),
+    location_continent: d(z.string(), 'Continent of the primary location.').optional(),
+    location_original: d(z.string(), 'Free-text location label.').optional(),
+    posted: int64('Posting time in Unix epoch seconds.'),
+    filters: d(z.array(V1Tag), 'Union of skills, stack and tools, de-duplicated by slug, ordered skills then stack then tools.'),
+    company_id: d(z.uuid(), 'Company id (UUID string).'),
+    company_name: d(z.string(), 'Legacy identifier: the company slug.'),
+    company: V1Company,
+  })
+  .meta({ id: 'V1Job', description: 'A live job posting in the legacy v1 shape.' })
+export type V1Job = z.infer<typeof V1Job>
+
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      code: d(z.int(), 'Mirrors the HTTP status.'),
+      message: d(z.string(), 'What went wrong and what is allowed.'),
+      field: d(z.string(), 'The offending query parameter, when there is one.').optional(),
+    }),
+  })
+  .meta({ id: 'Error', description: 'Error body of every 4xx and 5xx response.' })
+export type ErrorBody = z.infer<typeof ErrorBody>
+
+export const V1ListResponse = z
+  .object({
+    usage: d(z.string(), 'Courtesy notice: the API is free; please link back to the public website.'),
+    page: d(z.int(), 'Page returned.'),
+    total: d(z.int(), 'Total live jobs.'),
+    has_more: d(z.boolean(), 'True while page * limit < total.'),
+    jobs: d(z.array(V1Job), 'Jobs on this page, newest first.'),
+  })
+  .meta({ id: 'V1List', description: 'Legacy list wrapper.' })
+export type V1ListResponse = z.infer<typeof V1ListResponse>
+
+export const V2ListResponse = z
+  .object({
+    data: d(z.array(V2Job), 'Jobs on this page.'),
+    page: d(z.int(), 'Page returned (after clamping).'),
+    limit: d(z.int(), 'Page size used (after clamping).'),
+    total: d(z.int(), 'Jobs matching the filters.'),
+    has_more: d(z.boolean(), 'True while page * limit < total.'),
+  })
+  .meta({ id: 'V2List', description: 'v2 list wrapper.' })
+export type V2ListResponse = z.infer<typeof V2ListResponse>

@@ -1,0 +1,130 @@
+/**
+ * The dataset contract: what the data team hands to `jobsnap build`.
+ * Field names follow the v2 job wherever the meaning is the same.
+ * `data/README.md` documents these records with one example of each.
+ */
+import { z } from 'zod'
+import {
+  CONTRACT_TYPES,
+  REMOTE_LEVEL_VALUES,
+  SALARY_PERIODS,
+  SCHEDULE_TYPE_VALUES,
+  WORK_ARRANGEMENTS,
+} from '../taxonomy.ts'
+import { resolveContinent, resolveCountry, resolveRegion } from '../geo.ts'
+
+const slugPattern = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/
+export const Slug = z.string().regex(slugPattern, 'must be lowercase letters, digits and single - or _ separators')
+const Uuid = z.uuid()
+const Url = z.url({ protocol: /^https?$/ })
+const Timestamp = z.iso.datetime({ offset: true })
+const NonEmpty = z.string().trim().min(1)
+
+export const DatasetLocation = z
+  .strictObject({
+    city: NonEmpty.optional(),
+    state: NonEmpty.optional(),
+    country: NonEmpty.refine((v) => resolveCountry(v) !== undefined, 'unknown country (use an English name or ISO 3166-1 alpha-2 code)').optional(),
+    continent: NonEmpty.refine((v) => resolveContinent(v) !== undefined, 'unknown continent').optional(),
+    region: NonEmpty.refine((v) => resolveRegion(v) !== undefined, 'unknown region (Worldwide, EMEA, Americas, APAC, LATAM)').optional(),
+  })
+  .refine((l) => l.city ?? l.state ?? l.country ?? l.continent ?? l.region, 'a location needs at least one field')
+export type DatasetLocation = z.infer<typeof DatasetLocation>
+
+export const DatasetTag = z.strictObject({ name: NonEmpty, slug: Slug })
+
+export const DatasetJob = z
+  .strictObject({
+    id: Uuid,
+    slug: Slug,
+    status: z.enum(['live', 'closed']),
+    company_id: Uuid,
+    title: NonEmpty,
+    /** Plain-text description. */
+    description: z.string().optional(),
+    /** HTML description; converted to plain text by the build, never published. */
+    description_html: z.string().optional(),
+    url: Url,
+    category: Slug.optional(),
+    role: NonEmpty.optional(),
+    level: Slug.optional(),
+    contract_type: z.enum(CONTRACT_TYPES).optional(),
+    schedule_type: z.enum(SCHEDULE_TYPE_VALUES).optional(),
+    hours_per_week_min: z.int().min(1).max(80).optional(),
+    hours_per_week_max: z.int().min(1).max(80).optional(),
+    work_arrangement: z.enum(WORK_ARRANGEMENTS),
+    office_locations: z.array(DatasetLocation).optional(),
+    remote_allowed: z.array(DatasetLocation).optional(),
+    /** Free-text location label shown by v1 as `location_original`. */
+    location_original: NonEmpty.optional(),
+    timezones: z.array(NonEmpty).optional(),
+    /** Smallest currency unit (cents for USD). */
+    salary_min: z.int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    salary_max: z.int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    salary_currency: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD').optional(),
+    salary_period: z.enum(SALARY_PERIODS).optional(),
+    skills: z.array(DatasetTag).optional(),
+    stack: z.array(DatasetTag).optional(),
+    tools: z.array(DatasetTag).optional(),
+    posted_at: Timestamp,
+    expires_at: Timestamp.optional(),
+  })
+  .superRefine((job, ctx) => {
+    if (job.salary_min !== undefined && job.salary_max !== undefined && job.salary_min > job.salary_max) {
+      ctx.addIssue({ code: 'custom', path: ['salary_min'], message: `salary_min (${job.salary_min}) is greater than salary_max (${job.salary_max})` })
+    }
+    const hasSalary = job.salary_min !== undefined || job.salary_max !== undefined
+    if (hasSalary && !job.salary_currency) ctx.addIssue({ code: 'custom', path: ['salary_currency'], message: 'required when a salary is given' })
+    if (hasSalary && !job.salary_period) ctx.addIssue({ code: 'custom', path: ['salary_period'], message: 'required when a salary is given' })
+    if (job.hours_per_week_min !== undefined && job.hours_per_week_max !== undefined && job.hours_per_week_min > job.hours_per_week_max) {
+      ctx.addIssue({ code: 'custom', path: ['hours_per_week_min'], message: 'hours_per_week_min is greater than hours_per_week_max' })
+    }
+    if (job.expires_at !== undefined && Date.parse(job.expires_at) < Date.parse(job.posted_at)) {
+      ctx.addIssue({ code: 'custom', path: ['expires_at'], message: 'expires_at is before posted_at' })
+    }
+  })
+export type DatasetJob = z.infer<typeof DatasetJob>
+
+export const DatasetCompany = z.strictObject({
+  id: Uuid,
+  slug: Slug,
+  name: NonEmpty,
+  /** The company's page on the jobsnap public site (v1 appends `/jobs`). */
+  url: Url,
+  /** The company's own website. */
+  website: Url.optional(),
+  logo_url: Url.optional(),
+  short_description: NonEmpty.optional(),
+  description: z.string().optional(),
+  description_html: z.string().optional(),
+  /** Industry label, e.g. "Software". */
+  category: NonEmpty.optional(),
+  /** Headquarters country. */
+  country: NonEmpty.refine((v) => resolveCountry(v) !== undefined, 'unknown country').optional(),
+  employees: z.int().min(1).optional(),
+  schedule_type: z.enum(SCHEDULE_TYPE_VALUES),
+  /** The employer's own words on its schedule policy. */
+  schedule_policy_text: NonEmpty.optional(),
+  hours_full_time: z.int().min(1).max(80).optional(),
+  remote_level: z.enum(REMOTE_LEVEL_VALUES),
+  hires_worldwide: z.boolean().default(false),
+  benefits: z.array(NonEmpty).default([]),
+  work_life_score: z.int().min(0).max(100).optional(),
+  /** Which day is off, where the employer published it (e.g. "Friday"). */
+  day_off: NonEmpty.optional(),
+  vacation_days: z.int().min(0).max(365).optional(),
+  awards: z.array(NonEmpty).optional(),
+  images: z.array(Url).optional(),
+  /** Accepted for compatibility with older exports; never published. */
+  total_raised: z.number().optional(),
+})
+export type DatasetCompany = z.infer<typeof DatasetCompany>
+
+export const ExchangeRates = z.strictObject({
+  /** Date the rates were taken (YYYY-MM-DD). */
+  as_of: z.iso.date(),
+  base: z.literal('USD'),
+  /** US dollars per one whole unit of each currency (USD itself is 1). */
+  usd_per_unit: z.record(z.string().regex(/^[A-Z]{3}$/), z.number().positive()),
+})
+export type ExchangeRates = z.infer<typeof ExchangeRates>

@@ -1,0 +1,117 @@
+/**
+ * The snapshot on disk: the contract between `jobsnap build` (writer) and the
+ * runtime (reader). Layout, under `<dist>/snapshots/<id>/`:
+ *
+ *   manifest.json               SnapshotManifest: id, built-at, counts, content hashes
+ *   openapi.yaml(.gz|.br)       the generated OpenAPI 3.1 document
+ *   v1/<limit>/<page>.json(...) precomputed v1 pages for each PRECOMPUTED_V1_LIMITS
+ *   v2/jobs/<slug>.json(...)    one v2 job each, exact response bytes
+ *   index/jobs.json             SnapshotJobIndex: compact filter/sort data, date order
+ *   index/companies.json        full company profiles for the MCP tools
+ *   index/search.json           serialized MiniSearch index (loaded, never rebuilt)
+ *
+ * `<dist>/current` is a relative symlink to the published snapshot; the build
+ * swaps it atomically, the runtime follows it.
+ */
+import path from 'node:path'
+import { z } from 'zod'
+import { DatasetCompany } from './schema/dataset.ts'
+
+export const SNAPSHOT_FORMAT = 1
+export const PRECOMPUTED_V1_LIMITS = [25, 100] as const
+export const CURRENT_LINK = 'current'
+export const SNAPSHOTS_DIR = 'snapshots'
+/** Encodings precompressed next to each public file. */
+export const ENCODINGS = [
+  { name: 'br', suffix: '.br' },
+  { name: 'gzip', suffix: '.gz' },
+] as const
+
+export const SnapshotManifest = z.object({
+  format: z.literal(SNAPSHOT_FORMAT),
+  snapshot_id: z.string(),
+  built_at: z.iso.datetime(),
+  site_url: z.string(),
+  rates_as_of: z.iso.date(),
+  counts: z.object({
+    records_jobs: z.int(),
+    live_jobs: z.int(),
+    closed_jobs: z.int(),
+    expired_jobs: z.int(),
+    companies: z.int(),
+  }),
+  v1_limits: z.array(z.int()),
+  /** Relative path -> content hash of every public file (identity encoding). */
+  files: z.record(z.string(), z.string()),
+})
+export type SnapshotManifest = z.infer<typeof SnapshotManifest>
+
+/** One live job as the query engine sees it. Kept small: it is held in memory for every job. */
+export const IndexedJob = z.object({
+  id: z.string(),
+  slug: z.string(),
+  company_id: z.string(),
+  /** Epoch milliseconds. */
+  posted_at: z.number(),
+  expires_at: z.number().optional(),
+  category: z.string().optional(),
+  level: z.string().optional(),
+  schedule: z.string().optional(),
+  work_arrangement: z.string(),
+  /** Slugs of skills, stack and tools together. */
+  tags: z.array(z.string()),
+  /** Location keys, see `placeKeysForJob`. */
+  places: z.array(z.string()),
+  /** Annualised USD range. */
+  salary_low: z.number().optional(),
+  salary_high: z.number().optional(),
+  /** Content hash of the v2 file (the ETag). */
+  hash: z.string(),
+})
+export type IndexedJob = z.infer<typeof IndexedJob>
+
+export const SnapshotJobIndex = z.object({
+  /** Live jobs, newest first, ties by id: the `sort=date` order. */
+  jobs: z.array(IndexedJob),
+  /** Positions into `jobs`, highest salary first, no salary last, ties newest first. */
+  salary_order: z.array(z.int()),
+})
+export type SnapshotJobIndex = z.infer<typeof SnapshotJobIndex>
+
+export const IndexedCompany = DatasetCompany.omit({ description_html: true, total_raised: true }).extend({
+  live_jobs: z.int(),
+})
+export type IndexedCompany = z.infer<typeof IndexedCompany>
+export const SnapshotCompanies = z.array(IndexedCompany)
+
+/** Location keys: `c:XX` country, `k:EU` continent, `r:EMEA` region (`r:Worldwide` too). */
+export const placeKey = {
+  country: (code: string) => `c:${code}`,
+  continent: (code: string) => `k:${code}`,
+  region: (name: string) => `r:${name}`,
+}
+
+export const snapshotPaths = {
+  manifest: 'manifest.json',
+  openapi: 'openapi.yaml',
+  jobIndex: 'index/jobs.json',
+  companies: 'index/companies.json',
+  search: 'index/search.json',
+  v1Page: (limit: number, page: number) => `v1/${limit}/${page}.json`,
+  v2Job: (slug: string) => `v2/jobs/${slug}.json`,
+}
+
+/** The directory `current` points at, resolved, or undefined when nothing is published. */
+export function currentSnapshotLink(distDir: string): string {
+  return path.join(distDir, CURRENT_LINK)
+}
+
+/** The v1 `usage` courtesy notice (DECISIONS.md: one sentence, free, link back). */
+export function v1UsageNotice(siteUrl: string): string {
+  return `jobsnap is free to use; if you show these jobs in a public product, please link back to ${siteUrl}.`
+}
+
+/** The exact bytes of a v1 list page, from already-serialized jobs. */
+export function v1PageBody(usage: string, page: number, limit: number, total: number, serializedJobs: string[]): string {
+  return `{"usage":${JSON.stringify(usage)},"page":${page},"total":${total},"has_more":${page * limit < total},"jobs":[${serializedJobs.join(',')}]}`
+}
