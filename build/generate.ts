@@ -105,6 +105,16 @@ const COUNTRY_PAY_FACTOR: Partial<Record<CountryCode, number>> = { US: 1.25, CH:
 const INDUSTRIES = ['Software', 'Fintech', 'Healthtech', 'E-commerce', 'Climate', 'Education', 'Media', 'Logistics', 'Cybersecurity', 'Developer tools', 'Marketplace', 'Gaming']
 const BENEFITS = ['Private health insurance', 'Pension matching', 'Learning budget', 'Home office stipend', 'Parental leave', 'Equity', 'Flexible hours', 'Mental health support', 'Gym membership', 'Annual retreat', 'Sabbatical', 'Bike to work scheme']
 const AWARDS = ['Best Places to Work', 'Great Place to Work certified', 'B Corp certified', 'Top Remote Employer', '4 Day Week Pioneer', 'Financial Times Best Employer']
+const CLOSING_LINES = [
+  'We review every application within two weeks.',
+  'Interviews are remote and take about three hours in total.',
+  'We welcome applicants from all backgrounds.',
+  'Tell us about something you built that you are proud of.',
+  'The team meets in person twice a year.',
+  'Salary bands are published internally and reviewed every year.',
+  'You will have a dedicated onboarding buddy for your first month.',
+  'We do not use take-home assignments.',
+]
 const REGIONS = ['EMEA', 'Americas', 'APAC', 'LATAM']
 const CONTINENT_NAMES = ['Europe', 'North America', 'South America', 'Asia', 'Africa', 'Oceania']
 
@@ -199,7 +209,7 @@ export async function generateDataset(options: GenerateOptions): Promise<{ jobs:
       benefits: faker.helpers.arrayElements(BENEFITS, { min: 2, max: 6 }),
     }
     if (faker.datatype.boolean(0.5)) company.description_html = `<p>${faker.company.buzzPhrase()}.</p><ul><li>${faker.company.catchPhrase()}</li><li>Founded in ${faker.number.int({ min: 1995, max: 2024 })}</li></ul>`
-    else company.description = `${faker.company.buzzPhrase()}. ${faker.lorem.sentence()}`
+    else company.description = `${faker.company.buzzPhrase()}. ${faker.helpers.arrayElement(CLOSING_LINES)}`
     if (faker.datatype.boolean(0.8)) company.work_life_score = faker.number.int({ min: 40, max: 98 })
     if (dayOff) company.day_off = dayOff
     if (faker.datatype.boolean(0.7)) company.vacation_days = faker.number.int({ min: 20, max: 35 })
@@ -236,7 +246,7 @@ function generateJob(faker: Faker, company: DatasetCompany & { home: CountryCode
   const schedule: ScheduleType = faker.datatype.boolean(0.85) ? company.schedule_type : faker.helpers.arrayElement(SCHEDULE_TYPE_VALUES)
   const arrangement =
     company.remote_level === 'fully_remote' ? 'remote' : company.remote_level === 'onsite' ? 'onsite' : faker.helpers.arrayElement(['hybrid', 'remote', 'onsite'] as const)
-  const slug = `${slugify(title)}-${company.slug.slice(0, 30)}-${index.toString(36)}`
+  const slug = `${slugify(title)}-${company.slug.slice(0, 30).replace(/-+$/, "")}-${index.toString(36)}`
   const postedAt = now - faker.number.int({ min: 0, max: 120 * 24 * 3600 }) * 1000
   const job: DatasetJob = {
     id: faker.string.uuid(),
@@ -320,9 +330,9 @@ function generateJob(faker: Faker, company: DatasetCompany & { home: CountryCode
   const intro = `${company.name} is hiring a ${title.toLowerCase()} to join the ${categoryName.replace('-', ' ')} team.`
   const duties = faker.helpers.multiple(() => faker.company.buzzPhrase(), { count: { min: 2, max: 4 } })
   if (faker.datatype.boolean(0.5)) {
-    job.description_html = `<p>${intro}</p><h3>What you'll do</h3><ul>${duties.map((d) => `<li>${d}</li>`).join('')}</ul><p>Schedule: <strong>${SCHEDULE_TYPES[schedule].label}</strong> &amp; ${faker.lorem.sentence()}</p>`
+    job.description_html = `<p>${intro}</p><h3>What you'll do</h3><ul>${duties.map((d) => `<li>${d}</li>`).join('')}</ul><p>Schedule: <strong>${SCHEDULE_TYPES[schedule].label}</strong> &amp; ${faker.helpers.arrayElement(CLOSING_LINES)}</p>`
   } else {
-    job.description = `${intro}\n\nWhat you'll do:\n${duties.map((d) => `- ${d}`).join('\n')}\n\nSchedule: ${SCHEDULE_TYPES[schedule].label}. ${faker.lorem.sentence()}`
+    job.description = `${intro}\n\nWhat you'll do:\n${duties.map((d) => `- ${d}`).join('\n')}\n\nSchedule: ${SCHEDULE_TYPES[schedule].label}. ${faker.helpers.arrayElement(CLOSING_LINES)}`
   }
 
   if (faker.datatype.boolean(0.25)) job.expires_at = new Date(Date.UTC(2031, 0, 1) + faker.number.int({ min: 0, max: 365 }) * 86_400_000).toISOString()

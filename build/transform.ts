@@ -2,7 +2,7 @@
  * Dataset records -> public shapes (SPEC.md section 2). Pure functions; the
  * output types come from the zod schemas in core/schema/api.ts.
  */
-import { convert } from 'html-to-text'
+import { compile } from 'html-to-text'
 import type { z } from 'zod'
 import type { V1Company, V1Job, V2Company, V2Job, V2Location } from '../core/schema/api.ts'
 import type { DatasetCompany, DatasetJob, DatasetLocation } from '../core/schema/dataset.ts'
@@ -13,9 +13,8 @@ type V2LocationOut = z.infer<typeof V2Location>
 type V2CompanyOut = z.infer<typeof V2Company>
 type V1CompanyOut = z.infer<typeof V1Company>
 
-/** HTML -> readable plain text: links keep their address, no tags or entities survive. */
-export function htmlToPlainText(html: string): string {
-  return convert(html, {
+// Compiled once: html-to-text's convert() re-parses its selectors on every call, which dominated build time.
+const convertHtml = compile({
     wordwrap: false,
     selectors: [
       { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
@@ -25,7 +24,11 @@ export function htmlToPlainText(html: string): string {
       { selector: 'h3', options: { uppercase: false } },
       { selector: 'table', format: 'dataTable' },
     ],
-  }).trim()
+})
+
+/** HTML -> readable plain text: links keep their address, no tags or entities survive. */
+export function htmlToPlainText(html: string): string {
+  return convertHtml(html).trim()
 }
 
 /** The plain-text description: the plain field when given, else the HTML one converted. */

@@ -1,0 +1,146 @@
+/**
+ * The h3 application: routing, the per-request envelope every REST response
+ * shares (method rules, CORS preflight, rate limit, version header), and the
+ * unlimited endpoints (/openapi.yaml, /docs, /health). Handlers stay thin.
+ */
+import { H3, type H3Event } from 'h3'
+import type { Config } from '../core/config.ts'
+import { snapshotPaths } from '../core/snapshot.ts'
+import { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
+import { filePayload } from './http/payload.ts'
+import { rateLimitHeaders, SlidingWindowLimiter, TokenBucketLimiter } from './http/rate-limit.ts'
+import { COMMON_HEADERS, sendError, sendPayload } from './http/respond.ts'
+import { ResponseCache } from './http/response-cache.ts'
+import type { RestContext } from './routes/context.ts'
+import { handleDocs } from './routes/docs.ts'
+import { handleV1List } from './routes/v1.ts'
+import { handleV2Job, handleV2List } from './routes/v2.ts'
+import type { SnapshotHolder } from './snapshot-holder.ts'
+
+const READ_METHODS = new Set(['GET', 'HEAD'])
+const ALLOW = 'GET, HEAD, OPTIONS'
+const REST_WINDOW_SECONDS = 60
+
+export interface AppDependencies {
+  config: Config
+  snapshots: SnapshotHolder
+  /** Injectable clock for tests of expiry and rate windows. */
+  clock?: () => number
+  log?: (message: string, fields?: Record<string, unknown>) => void
+}
+
+export interface JobsnapApp {
+  app: H3
+  restLimiter: SlidingWindowLimiter
+  mcpLimiter: TokenBucketLimiter
+  responseCache: ResponseCache
+  clientOf(request: Request): string
+}
+
+function preflight(allowMethods: string): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      ...COMMON_HEADERS,
+      'access-control-allow-methods': allowMethods,
+      'access-control-allow-headers': '*',
+      'access-control-max-age': '86400',
+    },
+  })
+}
+
+export function createApp(deps: AppDependencies): JobsnapApp {
+  const { config, snapshots } = deps
+  const clock = deps.clock ?? Date.now
+  const log = deps.log ?? (() => {})
+  const isTrusted = trustedProxyMatcher(config.JOBSNAP_TRUST_PROXY)
+  const restLimiter = new SlidingWindowLimiter(config.JOBSNAP_REST_LIMIT, REST_WINDOW_SECONDS * 1000, config.JOBSNAP_MAX_CLIENTS)
+  const mcpLimiter = new TokenBucketLimiter(config.JOBSNAP_MCP_BURST, config.JOBSNAP_MCP_RATE, config.JOBSNAP_MAX_CLIENTS)
+  const responseCache = new ResponseCache(config.JOBSNAP_CACHE_MB * 1024 * 1024, config.JOBSNAP_CACHE_TTL)
+  const clientOf = (request: Request) =>
+    resolveClient((request as Request & { ip?: string }).ip, request.headers.get('x-forwarded-for'), isTrusted)
+
+  const app = new H3({
+    onError(error, event) {
+      log('request failed', { path: event.url.pathname, error: error.cause instanceof Error ? error.cause.stack : error.message })
+      // Malformed URLs and the like keep their 4xx; anything unexpected is a bare 500.
+      const status = error.status >= 400 && error.status < 500 ? error.status : 500
+      const message = status === 500 ? 'Internal error; it has been logged.' : error.message
+      return sendError(event.req, status, message)
+    },
+  })
+
+  /** Wraps a REST handler in the shared envelope. */
+  const rest = (version: 'v1' | 'v2', handler: (ctx: RestContext, event: H3Event) => Promise<Response>) => async (event: H3Event) => {
+    const request = event.req
+    if (request.method === 'OPTIONS') return preflight(ALLOW)
+    const versionHeader = { 'x-api-version': version }
+    if (!READ_METHODS.has(request.method)) {
+      return sendError(request, 405, `Method ${request.method} is not allowed; this API is read-only (GET, HEAD).`, { headers: { ...versionHeader, allow: ALLOW } })
+    }
+    const now = clock()
+    const decision = restLimiter.hit(clientOf(request), now)
+    const headers = { ...versionHeader, ...rateLimitHeaders('rest', decision, REST_WINDOW_SECONDS) }
+    if (!decision.allowed) {
+      return sendError(request, 429, `Rate limit exceeded: ${decision.limit} requests per minute per client across v1 and v2. Retry in ${decision.resetSeconds} s.`, {
+        headers: { ...headers, 'retry-after': String(decision.resetSeconds) },
+      })
+    }
+    return handler({ request, url: event.url, snapshot: snapshots.current, responseCache, config, now, headers }, event)
+  }
+
+  app.all('/api/v1', rest('v1', (ctx) => handleV1List(ctx)))
+  app.all('/api/v2/jobs', rest('v2', (ctx) => handleV2List(ctx)))
+  app.all(
+    '/api/v2/jobs/:slug',
+    rest('v2', (ctx, event) => handleV2Job(ctx, event.context.params?.slug ?? '')),
+  )
+
+  app.all('/openapi.yaml', async (event) => {
+    const request = event.req
+    if (request.method === 'OPTIONS') return preflight(ALLOW)
+    if (!READ_METHODS.has(request.method)) return sendError(request, 405, 'Only GET and HEAD are allowed.', { headers: { allow: ALLOW } })
+    const snapshot = snapshots.current
+    const body = await snapshot.readPublic(snapshotPaths.openapi)
+    const hash = snapshot.manifest.files[snapshotPaths.openapi]
+    if (!body || !hash) throw new Error(`snapshot ${snapshot.id} lacks openapi.yaml`)
+    const payload = filePayload(body, hash, (encoding) => snapshot.readPublic(snapshotPaths.openapi, encoding), 'application/yaml; charset=utf-8')
+    return sendPayload(request, payload, { cacheStatus: 'HIT', maxAgeSeconds: config.JOBSNAP_CACHE_TTL })
+  })
+
+  app.all('/health', (event) => {
+    const snapshot = snapshots.current
+    const now = clock()
+    const body = {
+      status: 'ok',
+      snapshot_id: snapshot.id,
+      built_at: snapshot.manifest.built_at,
+      age_seconds: Math.max(0, Math.round((now - Date.parse(snapshot.manifest.built_at)) / 1000)),
+      live_jobs: snapshot.jobs.size,
+      companies: snapshot.companies.length,
+    }
+    return new Response(event.req.method === 'HEAD' ? null : JSON.stringify(body), {
+      headers: { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+    })
+  })
+
+  app.all('/docs/**', (event) => handleDocs(event.req, event.url.pathname) ?? sendError(event.req, 404, 'No such documentation file.'))
+  app.all('/docs', (event) => handleDocs(event.req, '/docs')!)
+
+  app.all('/', (event) =>
+    new Response(
+      event.req.method === 'HEAD'
+        ? null
+        : JSON.stringify({
+            name: 'jobsnap',
+            description: 'Every live job posting as JSON. Read-only, no authentication.',
+            endpoints: { v2_list: '/api/v2/jobs', v2_job: '/api/v2/jobs/{slug}', v1_list: '/api/v1', mcp: '/api/mcp', openapi: '/openapi.yaml', docs: '/docs', health: '/health' },
+          }),
+      { headers: { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=3600' } },
+    ),
+  )
+
+  app.all('/**', (event) => sendError(event.req, 404, `No endpoint at ${event.url.pathname.slice(0, 200)}. See /openapi.yaml or /docs.`))
+
+  return { app, restLimiter, mcpLimiter, responseCache, clientOf }
+}

@@ -1,0 +1,52 @@
+/**
+ * Who is asking, for rate limiting (DECISIONS.md): the TCP peer address;
+ * X-Forwarded-For only when the peer is a configured trusted proxy, read
+ * right to left past further trusted hops; IPv6 clients grouped by /64 so
+ * one host cannot rotate through its own subnet.
+ */
+import ipaddr from 'ipaddr.js'
+
+export type TrustedProxies = (address: ipaddr.IPv4 | ipaddr.IPv6) => boolean
+
+/** Compiles `JOBSNAP_TRUST_PROXY` entries (addresses or CIDRs) into a matcher. Throws on a bad entry. */
+export function trustedProxyMatcher(entries: string[]): TrustedProxies {
+  const ranges = entries.map((entry) => {
+    try {
+      return entry.includes('/') ? ipaddr.parseCIDR(entry) : ([ipaddr.parse(entry), ipaddr.parse(entry).kind() === 'ipv4' ? 32 : 128] as [ipaddr.IPv4 | ipaddr.IPv6, number])
+    } catch {
+      throw new Error(`JOBSNAP_TRUST_PROXY: ${JSON.stringify(entry)} is not an IP address or CIDR`)
+    }
+  })
+  if (ranges.length === 0) return () => false
+  return (address) => ranges.some(([range, bits]) => range.kind() === address.kind() && address.match(range, bits))
+}
+
+function parse(address: string | undefined): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  if (!address) return undefined
+  const trimmed = address.trim().replace(/^\[|\]$/g, '')
+  // ipaddr.process turns IPv4-mapped IPv6 (::ffff:1.2.3.4) back into IPv4.
+  return ipaddr.isValid(trimmed) ? ipaddr.process(trimmed) : undefined
+}
+
+/** The rate-limit key: an IPv4 address, or the /64 prefix of an IPv6 one. */
+export function clientKey(address: ipaddr.IPv4 | ipaddr.IPv6): string {
+  if (address.kind() === 'ipv4') return address.toString()
+  const parts = (address as ipaddr.IPv6).parts.slice(0, 4)
+  return `${parts.map((p) => p.toString(16)).join(':')}::/64`
+}
+
+/** Resolves the client key from the socket peer and the X-Forwarded-For header. */
+export function resolveClient(peer: string | undefined, forwardedFor: string | null, isTrusted: TrustedProxies): string {
+  let client = parse(peer)
+  if (!client) return 'unknown'
+  if (forwardedFor && isTrusted(client)) {
+    const hops = forwardedFor.split(',').map((hop) => hop.trim()).reverse()
+    for (const hop of hops) {
+      const address = parse(hop)
+      if (!address) break
+      client = address
+      if (!isTrusted(address)) break
+    }
+  }
+  return clientKey(client)
+}

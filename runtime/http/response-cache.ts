@@ -1,0 +1,33 @@
+/**
+ * The response cache for computed bodies (v2 filtered lists, v1 pages of
+ * uncommon sizes): lru-cache bounded by bytes, entries live `ttl` seconds.
+ * Keys carry the snapshot id, so a new snapshot never sees old entries.
+ */
+import { LRUCache } from 'lru-cache'
+import type { Payload } from './respond.ts'
+
+export class ResponseCache {
+  private readonly cache: LRUCache<string, Payload>
+
+  constructor(maxBytes: number, ttlSeconds: number) {
+    this.cache = new LRUCache<string, Payload>({
+      maxSize: maxBytes,
+      // Compressed copies are added later; counting the body twice reserves room for them.
+      sizeCalculation: (payload) => Math.max(1, payload.body.length * 2),
+      ttl: Math.max(1, ttlSeconds) * 1000,
+    })
+  }
+
+  /** The cached payload, or computes, stores and returns it. `hit` tells which. */
+  async getOrCompute(key: string, compute: () => Promise<Payload | undefined>): Promise<{ payload: Payload; hit: boolean } | undefined> {
+    const cached = this.cache.get(key)
+    if (cached) return { payload: cached, hit: true }
+    const payload = await compute()
+    if (payload) this.cache.set(key, payload)
+    return payload ? { payload, hit: false } : undefined
+  }
+
+  clear(): void {
+    this.cache.clear()
+  }
+}

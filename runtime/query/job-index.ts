@@ -1,0 +1,76 @@
+/**
+ * The in-memory query index for one snapshot: posting lists per facet value
+ * and typed arrays for ranges, built once at load from index/jobs.json.
+ * Positions are indexes into the date order (0 = newest).
+ */
+import type { IndexedJob, SnapshotJobIndex } from '../../core/snapshot.ts'
+
+export type Facet = 'category' | 'level' | 'schedule' | 'work_arrangement' | 'tag' | 'place' | 'company'
+
+export class JobIndex {
+  readonly size: number
+  readonly jobs: IndexedJob[]
+  /** Epoch ms per position. */
+  readonly postedAt: Float64Array
+  /** Epoch ms per position; +Infinity when the job never expires. */
+  readonly expiresAt: Float64Array
+  /** Annualised USD per position; NaN when the job publishes no salary. */
+  readonly salaryLow: Float64Array
+  readonly salaryHigh: Float64Array
+  readonly salaryOrder: Uint32Array
+  /** Earliest expiry of any job: until then nothing in the snapshot has expired. */
+  readonly firstExpiry: number
+  private readonly postings = new Map<string, Uint32Array>()
+  private readonly positionBySlug = new Map<string, number>()
+
+  constructor(index: SnapshotJobIndex) {
+    const n = index.jobs.length
+    this.size = n
+    this.jobs = index.jobs
+    this.postedAt = new Float64Array(n)
+    this.expiresAt = new Float64Array(n)
+    this.salaryLow = new Float64Array(n)
+    this.salaryHigh = new Float64Array(n)
+    this.salaryOrder = Uint32Array.from(index.salary_order)
+    const lists = new Map<string, number[]>()
+    const add = (facet: Facet, value: string | undefined, position: number) => {
+      if (value === undefined) return
+      const key = `${facet}:${value.toLowerCase()}`
+      let list = lists.get(key)
+      if (!list) lists.set(key, (list = []))
+      if (list.at(-1) !== position) list.push(position)
+    }
+    let firstExpiry = Infinity
+    for (let p = 0; p < n; p++) {
+      const job = index.jobs[p]!
+      this.positionBySlug.set(job.slug, p)
+      this.postedAt[p] = job.posted_at
+      this.expiresAt[p] = job.expires_at ?? Infinity
+      firstExpiry = Math.min(firstExpiry, this.expiresAt[p]!)
+      this.salaryLow[p] = job.salary_low ?? NaN
+      this.salaryHigh[p] = job.salary_high ?? NaN
+      add('category', job.category, p)
+      add('level', job.level, p)
+      add('schedule', job.schedule, p)
+      add('work_arrangement', job.work_arrangement, p)
+      add('company', job.company_id, p)
+      for (const tag of job.tags) add('tag', tag, p)
+      for (const place of job.places) add('place', place, p)
+    }
+    this.firstExpiry = firstExpiry
+    for (const [key, list] of lists) this.postings.set(key, Uint32Array.from(list))
+  }
+
+  /** Positions holding `value` for `facet` (case-insensitive), ascending. */
+  postingsFor(facet: Facet, value: string): Uint32Array | undefined {
+    return this.postings.get(`${facet}:${value.toLowerCase()}`)
+  }
+
+  positionOf(slug: string): number | undefined {
+    return this.positionBySlug.get(slug)
+  }
+
+  isExpired(position: number, now: number): boolean {
+    return this.expiresAt[position]! <= now
+  }
+}

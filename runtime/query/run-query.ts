@@ -1,0 +1,104 @@
+/**
+ * Executes a parsed v2 list query against a JobIndex. Pure: no I/O, no
+ * clock (the caller passes `now`). Cost is O(jobs) per query with a few
+ * typed-array reads each, independent of how the filters combine.
+ */
+import type MiniSearch from 'minisearch'
+import { countryContinent, regionsOfCountry, resolveCountry } from '../../core/geo.ts'
+import type { V2ListQuery } from '../../core/query.ts'
+import { BOUNDED_SEARCH_OPTIONS, type SearchDocument } from '../../core/search.ts'
+import { placeKey } from '../../core/snapshot.ts'
+import type { Facet, JobIndex } from './job-index.ts'
+
+const DAY_MS = 86_400_000
+
+export interface QueryResult {
+  total: number
+  /** Positions on the requested page, in order. */
+  positions: number[]
+}
+
+/** The location keys a country answers to: itself, its continent, every region containing it (Worldwide too). */
+export function placeKeysForCountry(country: string): string[] {
+  const code = resolveCountry(country)
+  if (!code) return []
+  return [placeKey.country(code), placeKey.continent(countryContinent(code)), ...regionsOfCountry(code).map(placeKey.region)]
+}
+
+/** Filter groups: a job must be in at least one posting list of every group. */
+export function filterGroups(query: V2ListQuery): [Facet, string[]][] {
+  const groups: [Facet, string[]][] = []
+  if (query.category.length) groups.push(['category', query.category])
+  if (query.level.length) groups.push(['level', query.level])
+  if (query.schedule.length) groups.push(['schedule', query.schedule])
+  if (query.work_arrangement.length) groups.push(['work_arrangement', query.work_arrangement])
+  if (query.skills.length) groups.push(['tag', query.skills])
+  if (query.country !== undefined) groups.push(['place', placeKeysForCountry(query.country)])
+  return groups
+}
+
+export interface QueryContext {
+  index: JobIndex
+  search: MiniSearch<SearchDocument>
+  now: number
+}
+
+/** Positions matching every filter (a mask), or undefined when nothing restricts by set membership. */
+function membershipMask({ index, search }: QueryContext, query: V2ListQuery): Uint8Array | undefined {
+  const groups = filterGroups(query)
+  let mask: Uint8Array | undefined
+  const intersect = (group: Uint8Array) => {
+    if (!mask) mask = group
+    else for (let p = 0; p < mask.length; p++) mask[p]! &= group[p]!
+  }
+  for (const [facet, values] of groups) {
+    const group = new Uint8Array(index.size)
+    for (const value of values) {
+      const postings = index.postingsFor(facet, value)
+      if (postings) for (const p of postings) group[p] = 1
+    }
+    intersect(group)
+  }
+  if (query.q !== undefined) {
+    const group = new Uint8Array(index.size)
+    for (const hit of search.search(query.q, BOUNDED_SEARCH_OPTIONS)) group[hit.id as number] = 1
+    intersect(group)
+  }
+  return mask
+}
+
+export function runV2Query(context: QueryContext, query: V2ListQuery): QueryResult {
+  const { index, now } = context
+  const mask = membershipMask(context, query)
+  const postedSince = query.posted_after ? now - query.posted_after * DAY_MS : -Infinity
+  const salaryMin = query.salary_min
+  const salaryMax = query.salary_max
+  const hasSalaryFilter = salaryMin !== undefined || salaryMax !== undefined
+  const start = (query.page - 1) * query.limit
+  const end = start + query.limit
+  const positions: number[] = []
+  let total = 0
+  const order = query.sort === 'salary' ? index.salaryOrder : undefined
+  for (let i = 0; i < index.size; i++) {
+    const p = order ? order[i]! : i
+    if (mask && mask[p] === 0) continue
+    if (index.expiresAt[p]! <= now) continue
+    if (index.postedAt[p]! < postedSince) continue
+    if (hasSalaryFilter) {
+      const low = index.salaryLow[p]!
+      if (Number.isNaN(low)) continue
+      if (salaryMin !== undefined && index.salaryHigh[p]! < salaryMin) continue
+      if (salaryMax !== undefined && low > salaryMax) continue
+    }
+    if (total >= start && total < end) positions.push(p)
+    total++
+  }
+  return { total, positions }
+}
+
+/** Live positions in date order, for pages composed at request time (v1 after an expiry). */
+export function livePositions(index: JobIndex, now: number): number[] {
+  const live: number[] = []
+  for (let p = 0; p < index.size; p++) if (index.expiresAt[p]! > now) live.push(p)
+  return live
+}

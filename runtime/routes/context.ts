@@ -1,0 +1,16 @@
+/** What a REST handler gets: the snapshot for this request, shared caches, the clock, headers to add. */
+import type { Config } from '../../core/config.ts'
+import type { ResponseCache } from '../http/response-cache.ts'
+import type { LoadedSnapshot } from '../snapshot.ts'
+
+export interface RestContext {
+  request: Request
+  url: URL
+  /** Taken once per request: a snapshot swap mid-request never mixes two snapshots. */
+  snapshot: LoadedSnapshot
+  responseCache: ResponseCache
+  config: Config
+  now: number
+  /** Rate-limit and version headers every response of this request carries. */
+  headers: Record<string, string>
+}

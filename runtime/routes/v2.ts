@@ -1,0 +1,56 @@
+/**
+ * GET /api/v2/jobs and /api/v2/jobs/{slug}. The single job is its
+ * precomputed file; the list is a query over the in-memory index whose page
+ * is stitched from the precomputed job files, then cached.
+ */
+import { canonicalV2Query, parseV2ListQuery } from '../../core/query.ts'
+import { snapshotPaths } from '../../core/snapshot.ts'
+import { computedPayload, filePayload } from '../http/payload.ts'
+import { sendError, sendPayload } from '../http/respond.ts'
+import { runV2Query } from '../query/run-query.ts'
+import type { RestContext } from './context.ts'
+
+/** Slugs are lowercase words joined by - or _; anything else cannot name a job, so it never reaches the file system. */
+const SLUG = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/
+
+export async function handleV2Job(ctx: RestContext, slug: string): Promise<Response> {
+  const { snapshot } = ctx
+  const position = SLUG.test(slug) ? snapshot.jobs.positionOf(slug) : undefined
+  if (position === undefined || snapshot.jobs.isExpired(position, ctx.now)) {
+    return sendError(ctx.request, 404, `No live job has the slug ${JSON.stringify(slug.slice(0, 100))}. List jobs at /api/v2/jobs.`, { headers: ctx.headers })
+  }
+  const file = snapshotPaths.v2Job(slug)
+  const body = await snapshot.readPublic(file)
+  if (!body) throw new Error(`snapshot ${snapshot.id} lacks ${file}`)
+  const payload = filePayload(body, snapshot.jobs.jobs[position]!.hash, (encoding) => snapshot.readPublic(file, encoding))
+  return sendPayload(ctx.request, payload, { cacheStatus: 'HIT', maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL, headers: ctx.headers })
+}
+
+export async function handleV2List(ctx: RestContext): Promise<Response> {
+  const parsed = parseV2ListQuery(ctx.url.searchParams)
+  if (!parsed.ok) return sendError(ctx.request, 400, parsed.error.message, { field: parsed.error.field, headers: ctx.headers })
+  const query = parsed.value
+  const { snapshot } = ctx
+  const key = `v2|${snapshot.id}|${canonicalV2Query(query)}`
+  const result = await ctx.responseCache.getOrCompute(key, async () => {
+    const { total, positions } = runV2Query({ index: snapshot.jobs, search: snapshot.search, now: ctx.now }, query)
+    const bodies = await Promise.all(
+      positions.map(async (p) => {
+        const file = snapshotPaths.v2Job(snapshot.jobs.jobs[p]!.slug)
+        const bytes = await snapshot.readPublic(file)
+        if (!bytes) throw new Error(`snapshot ${snapshot.id} lacks ${file}`)
+        return bytes
+      }),
+    )
+    const head = Buffer.from('{"data":[')
+    const tail = Buffer.from(`],"page":${query.page},"limit":${query.limit},"total":${total},"has_more":${query.page * query.limit < total}}`)
+    const parts: Buffer[] = [head]
+    bodies.forEach((b, i) => {
+      if (i > 0) parts.push(Buffer.from(','))
+      parts.push(b)
+    })
+    parts.push(tail)
+    return computedPayload(Buffer.concat(parts))
+  })
+  return sendPayload(ctx.request, result!.payload, { cacheStatus: result!.hit ? 'HIT' : 'MISS', maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL, headers: ctx.headers })
+}

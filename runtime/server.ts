@@ -1,0 +1,86 @@
+/**
+ * Starting and stopping the HTTP server. h3's own `serve` (srvx on Node) is
+ * used rather than listhen: h3 v2 is fetch-native and srvx is its adapter,
+ * while listhen adds a dev banner, tunnels and a Node-listener shim that a
+ * production API does not want in its request path.
+ */
+import { watch, type FSWatcher } from 'node:fs'
+import { serve } from 'h3'
+import type { Config } from '../core/config.ts'
+import { CURRENT_LINK } from '../core/snapshot.ts'
+import { createApp, type JobsnapApp } from './app.ts'
+import { createFileCache } from './snapshot.ts'
+import { SnapshotHolder } from './snapshot-holder.ts'
+
+export type Logger = (message: string, fields?: Record<string, unknown>) => void
+
+export interface RunningServer {
+  url: string
+  snapshots: SnapshotHolder
+  jobsnap: JobsnapApp
+  /** Reloads `current` now (what SIGHUP and the file watcher do). */
+  reload(): Promise<void>
+  /** Stops accepting, lets in-flight requests finish, then resolves. */
+  close(): Promise<void>
+}
+
+export interface StartOptions {
+  config: Config
+  log?: Logger
+  clock?: () => number
+  /** Follow `<dist>/current` and reload on change (default true). */
+  watch?: boolean
+}
+
+export async function startServer(options: StartOptions): Promise<RunningServer> {
+  const { config } = options
+  const log: Logger = options.log ?? (() => {})
+  const fileCache = createFileCache(256 * 1024 * 1024)
+  const snapshots = await SnapshotHolder.open(config.JOBSNAP_DIST, fileCache)
+  const jobsnap = createApp({ config, snapshots, clock: options.clock, log })
+
+  const server = serve(jobsnap.app, { port: config.PORT, hostname: config.HOST, silent: true, gracefulShutdown: false })
+  await server.ready()
+  const nodeServer = server.node?.server
+  if (nodeServer && 'headersTimeout' in nodeServer) {
+    // Slow clients cannot hold a connection open forever.
+    nodeServer.headersTimeout = 10_000
+    nodeServer.requestTimeout = 30_000
+    nodeServer.keepAliveTimeout = 5_000
+  }
+
+  let reloading: Promise<void> | undefined
+  const reload = () => {
+    reloading ??= snapshots
+      .reload()
+      .then(
+        (result) => {
+          if (result.changed) {
+            jobsnap.responseCache.clear()
+            log('snapshot loaded', { snapshot_id: result.id })
+          }
+        },
+        (error: Error) => log('snapshot refused; still serving the previous one', { snapshot_id: snapshots.current.id, error: error.message }),
+      )
+      .finally(() => (reloading = undefined))
+    return reloading
+  }
+
+  let watcher: FSWatcher | undefined
+  if (options.watch !== false) {
+    watcher = watch(config.JOBSNAP_DIST, (_event, file) => {
+      if (file === CURRENT_LINK) void reload()
+    })
+  }
+
+  return {
+    url: server.url!.replace(/\/$/, ''),
+    snapshots,
+    jobsnap,
+    reload,
+    async close() {
+      watcher?.close()
+      await server.close()
+    },
+  }
+}

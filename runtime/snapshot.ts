@@ -1,0 +1,107 @@
+/**
+ * Loading a published snapshot into memory: manifest and indexes verified
+ * with the same zod schemas the build wrote them with, the MiniSearch index
+ * loaded (never rebuilt), public files read on demand through a bounded cache.
+ */
+import { readFile, realpath } from 'node:fs/promises'
+import path from 'node:path'
+import { LRUCache } from 'lru-cache'
+import MiniSearch from 'minisearch'
+import { MINISEARCH_OPTIONS, type SearchDocument } from '../core/search.ts'
+import {
+  CURRENT_LINK,
+  SnapshotCompanies,
+  SnapshotJobIndex,
+  SnapshotManifest,
+  snapshotPaths,
+  type IndexedCompany,
+} from '../core/snapshot.ts'
+import { JobIndex } from './query/job-index.ts'
+
+export interface LoadedSnapshot {
+  id: string
+  dir: string
+  manifest: SnapshotManifest
+  jobs: JobIndex
+  search: MiniSearch<SearchDocument>
+  companies: IndexedCompany[]
+  companyById: Map<string, IndexedCompany>
+  /** Reads a public file (identity or a precompressed copy) through the shared cache. */
+  readPublic(relativePath: string, encoding?: 'br' | 'gzip'): Promise<Buffer | undefined>
+}
+
+/** Bounded by bytes and shared by every loaded snapshot (keys hold the snapshot folder). */
+export type FileCache = LRUCache<string, Buffer>
+
+export function createFileCache(maxBytes: number): FileCache {
+  return new LRUCache<string, Buffer>({ maxSize: maxBytes, sizeCalculation: (buffer) => Math.max(1, buffer.length) })
+}
+
+async function readJson(dir: string, file: string): Promise<unknown> {
+  try {
+    return JSON.parse(await readFile(path.join(dir, file), 'utf8'))
+  } catch (error) {
+    throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
+  }
+}
+
+function verified<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!
+    throw new Error(`${what} is invalid at ${issue.path.join('.') || '(root)'}: ${issue.message}`)
+  }
+  return parsed.data
+}
+
+/** Resolves `<dist>/current` to a snapshot folder, or throws when nothing is published. */
+export async function resolveCurrentSnapshot(distDir: string): Promise<string> {
+  try {
+    return await realpath(path.join(distDir, CURRENT_LINK))
+  } catch {
+    throw new Error(`no snapshot published in ${distDir} (run \`npm run build\` first)`)
+  }
+}
+
+/** Loads and verifies a snapshot folder fully before anything serves from it. */
+export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<LoadedSnapshot> {
+  const manifest = verified(SnapshotManifest, await readJson(dir, snapshotPaths.manifest), `${dir}/manifest.json`)
+  const [jobIndexRaw, companiesRaw, searchText] = await Promise.all([
+    readJson(dir, snapshotPaths.jobIndex),
+    readJson(dir, snapshotPaths.companies),
+    readFile(path.join(dir, snapshotPaths.search), 'utf8'),
+  ])
+  const jobIndex = verified(SnapshotJobIndex, jobIndexRaw, `${dir}/${snapshotPaths.jobIndex}`)
+  if (jobIndex.jobs.length !== manifest.counts.live_jobs) {
+    throw new Error(`${dir}: index has ${jobIndex.jobs.length} jobs, manifest says ${manifest.counts.live_jobs}`)
+  }
+  const companies = verified(SnapshotCompanies, companiesRaw, `${dir}/${snapshotPaths.companies}`)
+  const search = MiniSearch.loadJSON<SearchDocument>(searchText, MINISEARCH_OPTIONS)
+  if (search.documentCount !== jobIndex.jobs.length) {
+    throw new Error(`${dir}: search index has ${search.documentCount} documents, expected ${jobIndex.jobs.length}`)
+  }
+
+  const readPublic = async (relativePath: string, encoding?: 'br' | 'gzip') => {
+    const full = path.join(dir, relativePath) + (encoding === 'br' ? '.br' : encoding === 'gzip' ? '.gz' : '')
+    const cached = fileCache.get(full)
+    if (cached) return cached
+    try {
+      const bytes = await readFile(full)
+      fileCache.set(full, bytes)
+      return bytes
+    } catch {
+      return undefined
+    }
+  }
+
+  return {
+    id: manifest.snapshot_id,
+    dir,
+    manifest,
+    jobs: new JobIndex(jobIndex),
+    search,
+    companies,
+    companyById: new Map(companies.map((c) => [c.id, c])),
+    readPublic,
+  }
+}
