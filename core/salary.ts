@@ -66,8 +66,12 @@ export function annualUsd(job: SalaryFields, rates: ExchangeRates): AnnualUsdRan
 export function formatSalary(job: SalaryFields): string | undefined {
   const { salary_min: min, salary_max: max, salary_currency: currency, salary_period: period } = job
   if ((min === undefined && max === undefined) || !currency || !period) return undefined
-  const format = (amount: number) =>
-    new Intl.NumberFormat('en-US', { style: 'currency', currency, maximumFractionDigits: currencyExponent(currency) }).format(toMajorUnits(amount, currency))
+  const format = (amount: number) => {
+    const major = toMajorUnits(amount, currency)
+    // Whole amounts read better without ".00"; cents stay when they are there.
+    const digits = Number.isInteger(major) ? 0 : currencyExponent(currency)
+    return new Intl.NumberFormat('en-US', { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits }).format(major)
+  }
   const range = min !== undefined && max !== undefined && min !== max ? `${format(min)} - ${format(max)}` : format((min ?? max)!)
   const per = period === 'year' ? 'a year' : period === 'month' ? 'a month' : 'an hour'
   return `${range} ${per}`

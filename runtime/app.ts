@@ -13,6 +13,7 @@ import { COMMON_HEADERS, sendError, sendPayload } from './http/respond.ts'
 import { ResponseCache } from './http/response-cache.ts'
 import type { RestContext } from './routes/context.ts'
 import { handleDocs } from './routes/docs.ts'
+import { handleMcpRequest } from './mcp/endpoint.ts'
 import { handleV1List } from './routes/v1.ts'
 import { handleV2Job, handleV2List } from './routes/v2.ts'
 import type { SnapshotHolder } from './snapshot-holder.ts'
@@ -94,6 +95,10 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   app.all(
     '/api/v2/jobs/:slug',
     rest('v2', (ctx, event) => handleV2Job(ctx, event.context.params?.slug ?? '')),
+  )
+
+  app.all('/api/mcp', (event) =>
+    handleMcpRequest(event.req, { config, snapshot: snapshots.current, limiter: mcpLimiter, client: clientOf(event.req), now: clock() }),
   )
 
   app.all('/openapi.yaml', async (event) => {

@@ -44,8 +44,8 @@ export interface QueryContext {
 }
 
 /** Positions matching every filter (a mask), or undefined when nothing restricts by set membership. */
-function membershipMask({ index, search }: QueryContext, query: V2ListQuery): Uint8Array | undefined {
-  const groups = filterGroups(query)
+function membershipMask({ index, search }: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): Uint8Array | undefined {
+  const groups = [...filterGroups(query), ...extraGroups]
   let mask: Uint8Array | undefined
   const intersect = (group: Uint8Array) => {
     if (!mask) mask = group
@@ -67,9 +67,13 @@ function membershipMask({ index, search }: QueryContext, query: V2ListQuery): Ui
   return mask
 }
 
-export function runV2Query(context: QueryContext, query: V2ListQuery): QueryResult {
+/**
+ * Runs a v2 list query. `extraGroups` adds facet filters the REST API does
+ * not expose (the MCP tools' employer filters) under the same AND/OR rules.
+ */
+export function runV2Query(context: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][] = []): QueryResult {
   const { index, now } = context
-  const mask = membershipMask(context, query)
+  const mask = membershipMask(context, query, extraGroups)
   const postedSince = query.posted_after ? now - query.posted_after * DAY_MS : -Infinity
   const salaryMin = query.salary_min
   const salaryMax = query.salary_max

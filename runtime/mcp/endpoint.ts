@@ -1,0 +1,123 @@
+/**
+ * POST /api/mcp: the stateless streamable-HTTP endpoint, with the checks
+ * DECISIONS.md puts in front of the SDK transport (which accepts batches and
+ * checks none of them): Host on loopback, Origin, rate bucket, method, body
+ * size, one JSON-RPC message per POST.
+ */
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import type { Config } from '../../core/config.ts'
+import { rateLimitHeaders, type TokenBucketLimiter } from '../http/rate-limit.ts'
+import { COMMON_HEADERS } from '../http/respond.ts'
+import type { LoadedSnapshot } from '../snapshot.ts'
+import { createMcpServer } from './server.ts'
+
+export const MCP_MAX_BODY_BYTES = 1024 * 1024
+const ALLOW = 'POST, OPTIONS'
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
+
+export interface McpDependencies {
+  config: Config
+  snapshot: LoadedSnapshot
+  limiter: TokenBucketLimiter
+  client: string
+  now: number
+}
+
+function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
+    status,
+    headers: { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-cache': 'BYPASS', ...headers },
+  })
+}
+
+function isLoopbackBind(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.')
+}
+
+/** The Host header's name without port: "127.0.0.1:3000" -> "127.0.0.1", "[::1]:80" -> "[::1]". */
+function hostName(hostHeader: string | null): string {
+  if (!hostHeader) return ''
+  return hostHeader.startsWith('[') ? hostHeader.slice(0, hostHeader.indexOf(']') + 1) : hostHeader.split(':')[0]!
+}
+
+/** Reads at most `limit` bytes; undefined when the body is larger. */
+async function readBodyCapped(request: Request, limit: number): Promise<Buffer | undefined> {
+  if (!request.body) return Buffer.alloc(0)
+  const chunks: Uint8Array[] = []
+  let size = 0
+  const reader = request.body.getReader()
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      return undefined
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks)
+}
+
+export async function handleMcpRequest(request: Request, deps: McpDependencies): Promise<Response> {
+  const { config } = deps
+  if (isLoopbackBind(config.HOST) && !LOOPBACK_HOSTS.has(hostName(request.headers.get('host')).toLowerCase())) {
+    return jsonRpcError(403, -32000, 'Forbidden: this server listens on loopback and only answers loopback Host names.')
+  }
+  const origin = request.headers.get('origin')
+  if (origin !== null && !config.JOBSNAP_MCP_ORIGINS.includes('*') && !config.JOBSNAP_MCP_ORIGINS.includes(origin)) {
+    return jsonRpcError(403, -32000, `Forbidden: origin ${origin.slice(0, 100)} is not allowed.`)
+  }
+  if (request.method === 'OPTIONS') {
+    return new Response(null, {
+      status: 204,
+      headers: {
+        ...COMMON_HEADERS,
+        'access-control-allow-methods': ALLOW,
+        'access-control-allow-headers': 'content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id',
+        'access-control-max-age': '86400',
+      },
+    })
+  }
+
+  const decision = deps.limiter.hit(deps.client, deps.now)
+  const limitHeaders = rateLimitHeaders('mcp', decision, Math.round(deps.limiter.burst / deps.limiter.ratePerSecond))
+  if (!decision.allowed) {
+    return jsonRpcError(429, -32000, `Rate limit exceeded: burst ${decision.limit}, refilled at ${deps.limiter.ratePerSecond} per second. Retry in ${decision.resetSeconds} s.`, {
+      ...limitHeaders,
+      'retry-after': String(decision.resetSeconds),
+    })
+  }
+  if (request.method !== 'POST') {
+    return jsonRpcError(405, -32000, `Method ${request.method} is not allowed: this endpoint is stateless and takes one JSON-RPC message per POST.`, { ...limitHeaders, allow: ALLOW })
+  }
+  const declared = Number(request.headers.get('content-length') ?? '0')
+  if (declared > MCP_MAX_BODY_BYTES) return jsonRpcError(413, -32000, `Request body over ${MCP_MAX_BODY_BYTES} bytes.`, limitHeaders)
+  const raw = await readBodyCapped(request, MCP_MAX_BODY_BYTES)
+  if (!raw) return jsonRpcError(413, -32000, `Request body over ${MCP_MAX_BODY_BYTES} bytes.`, limitHeaders)
+  let message: unknown
+  try {
+    message = JSON.parse(raw.toString('utf8'))
+  } catch {
+    return jsonRpcError(400, -32700, 'Parse error: the body is not valid JSON.', limitHeaders)
+  }
+  if (Array.isArray(message)) {
+    return jsonRpcError(400, -32600, 'Invalid request: JSON-RPC batches are not supported; send one message per POST.', limitHeaders)
+  }
+  if (message === null || typeof message !== 'object') {
+    return jsonRpcError(400, -32600, 'Invalid request: expected one JSON-RPC message object.', limitHeaders)
+  }
+
+  const server = createMcpServer(deps.snapshot, deps.now)
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+  await server.connect(transport)
+  try {
+    const response = await transport.handleRequest(request, { parsedBody: message })
+    const headers = new Headers(response.headers)
+    for (const [name, value] of Object.entries({ ...COMMON_HEADERS, ...limitHeaders, 'cache-control': 'no-store', 'x-cache': 'BYPASS' })) headers.set(name, value)
+    const body = response.body ? await response.arrayBuffer() : null
+    return new Response(body, { status: response.status, headers })
+  } finally {
+    await server.close().catch(() => {})
+  }
+}
