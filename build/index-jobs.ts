@@ -3,12 +3,11 @@
  * dataset: one compact IndexedJob per live job, the salary order, and the
  * MiniSearch documents.
  */
-import MiniSearch from 'minisearch'
 import { resolveContinent, resolveCountry, resolveRegion } from '../core/geo.ts'
 import { annualUsd } from '../core/salary.ts'
 import type { DatasetCompany, DatasetJob, ExchangeRates } from '../core/schema/dataset.ts'
 import type { V2Job } from '../core/schema/api.ts'
-import { MINISEARCH_OPTIONS, type SearchDocument } from '../core/search.ts'
+import { documentTerms, type SearchDocument, type SerializedTerms } from '../core/search.ts'
 import { placeKey, type IndexedJob } from '../core/snapshot.ts'
 
 /**
@@ -77,13 +76,12 @@ export function salaryOrder(jobs: IndexedJob[]): number[] {
     })
 }
 
-export function searchDocument(position: number, v2: V2Job, company: DatasetCompany): SearchDocument {
+export function searchDocument(v2: V2Job, company: DatasetCompany): SearchDocument {
   const places = [...(v2.office_locations ?? []), ...(v2.remote_allowed ?? [])]
     .flatMap((l) => [l.city, l.state, l.country, l.continent, l.region])
     .filter(Boolean)
   const tags = [...(v2.skills ?? []), ...(v2.stack ?? []), ...(v2.tools ?? [])].map((t) => t.name)
   return {
-    i: position,
     title: v2.title,
     role: v2.role ?? '',
     company: company.name,
@@ -93,6 +91,25 @@ export function searchDocument(position: number, v2: V2Job, company: DatasetComp
   }
 }
 
-export function createSearchIndex(): MiniSearch<SearchDocument> {
-  return new MiniSearch<SearchDocument>(MINISEARCH_OPTIONS)
+/** Collects term -> positions while jobs are added in date order, so every list comes out ascending. */
+export class TermPostingsBuilder {
+  private readonly postings = new Map<string, number[]>()
+
+  add(position: number, doc: SearchDocument): void {
+    for (const term of documentTerms(doc)) {
+      const list = this.postings.get(term)
+      if (list) list.push(position)
+      else this.postings.set(term, [position])
+    }
+  }
+
+  /** The vocabulary (sorted) with counts, and the concatenated postings as little-endian uint32. */
+  serialize(): { terms: SerializedTerms; postings: Buffer } {
+    const terms = [...this.postings.keys()].sort()
+    const counts = terms.map((term) => this.postings.get(term)!.length)
+    const buffer = Buffer.allocUnsafe(counts.reduce((sum, n) => sum + n, 0) * 4)
+    let offset = 0
+    for (const term of terms) for (const position of this.postings.get(term)!) offset = buffer.writeUInt32LE(position, offset)
+    return { terms: { terms, counts }, postings: buffer }
+  }
 }

@@ -8,7 +8,8 @@
  *   v2/jobs/<slug>.json(...)    one v2 job each, exact response bytes
  *   index/jobs.json             SnapshotJobIndex: compact filter/sort data, date order
  *   index/companies.json        full company profiles for the MCP tools
- *   index/search.json           serialized MiniSearch index (loaded, never rebuilt)
+ *   index/terms.json            full-text vocabulary and posting counts (core/search.ts)
+ *   index/postings.bin          full-text posting lists, little-endian uint32
  *
  * `<dist>/current` is a relative symlink to the published snapshot; the build
  * swaps it atomically, the runtime follows it.
@@ -96,7 +97,8 @@ export const snapshotPaths = {
   openapi: 'openapi.yaml',
   jobIndex: 'index/jobs.json',
   companies: 'index/companies.json',
-  search: 'index/search.json',
+  searchTerms: 'index/terms.json',
+  searchPostings: 'index/postings.bin',
   v1Page: (limit: number, page: number) => `v1/${limit}/${page}.json`,
   v2Job: (slug: string) => `v2/jobs/${slug}.json`,
 }

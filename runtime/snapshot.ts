@@ -1,13 +1,13 @@
 /**
  * Loading a published snapshot into memory: manifest and indexes verified
- * with the same zod schemas the build wrote them with, the MiniSearch index
- * loaded (never rebuilt), public files read on demand through a bounded cache.
+ * with the same zod schemas the build wrote them with, the full-text postings
+ * loaded as one typed array (never re-indexed), public files read on demand
+ * through a bounded cache.
  */
 import { readFile, realpath } from 'node:fs/promises'
 import path from 'node:path'
 import { LRUCache } from 'lru-cache'
-import MiniSearch from 'minisearch'
-import { MINISEARCH_OPTIONS, type SearchDocument } from '../core/search.ts'
+import { SerializedTerms } from '../core/search.ts'
 import {
   CURRENT_LINK,
   SnapshotCompanies,
@@ -17,13 +17,14 @@ import {
   type IndexedCompany,
 } from '../core/snapshot.ts'
 import { JobIndex } from './query/job-index.ts'
+import { TextIndex } from './query/text-index.ts'
 
 export interface LoadedSnapshot {
   id: string
   dir: string
   manifest: SnapshotManifest
   jobs: JobIndex
-  search: MiniSearch<SearchDocument>
+  text: TextIndex
   companies: IndexedCompany[]
   companyById: Map<string, IndexedCompany>
   /** Reads a public file (identity or a precompressed copy) through the shared cache. */
@@ -66,20 +67,21 @@ export async function resolveCurrentSnapshot(distDir: string): Promise<string> {
 /** Loads and verifies a snapshot folder fully before anything serves from it. */
 export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<LoadedSnapshot> {
   const manifest = verified(SnapshotManifest, await readJson(dir, snapshotPaths.manifest), `${dir}/manifest.json`)
-  const [jobIndexRaw, companiesRaw, searchText] = await Promise.all([
+  const [jobIndexRaw, companiesRaw, termsRaw, postingsBytes] = await Promise.all([
     readJson(dir, snapshotPaths.jobIndex),
     readJson(dir, snapshotPaths.companies),
-    readFile(path.join(dir, snapshotPaths.search), 'utf8'),
+    readJson(dir, snapshotPaths.searchTerms),
+    readFile(path.join(dir, snapshotPaths.searchPostings)),
   ])
   const jobIndex = verified(SnapshotJobIndex, jobIndexRaw, `${dir}/${snapshotPaths.jobIndex}`)
   if (jobIndex.jobs.length !== manifest.counts.live_jobs) {
     throw new Error(`${dir}: index has ${jobIndex.jobs.length} jobs, manifest says ${manifest.counts.live_jobs}`)
   }
   const companies = verified(SnapshotCompanies, companiesRaw, `${dir}/${snapshotPaths.companies}`)
-  const search = MiniSearch.loadJSON<SearchDocument>(searchText, MINISEARCH_OPTIONS)
-  if (search.documentCount !== jobIndex.jobs.length) {
-    throw new Error(`${dir}: search index has ${search.documentCount} documents, expected ${jobIndex.jobs.length}`)
-  }
+  const postings = new Uint32Array(postingsBytes.length / 4)
+  for (let i = 0; i < postings.length; i++) postings[i] = postingsBytes.readUInt32LE(i * 4)
+  if (postings.some((p) => p >= jobIndex.jobs.length)) throw new Error(`${dir}: text index points past the last job`)
+  const text = new TextIndex(verified(SerializedTerms, termsRaw, `${dir}/${snapshotPaths.searchTerms}`), postings, jobIndex.jobs.length)
 
   const readPublic = async (relativePath: string, encoding?: 'br' | 'gzip') => {
     const full = path.join(dir, relativePath) + (encoding === 'br' ? '.br' : encoding === 'gzip' ? '.gz' : '')
@@ -99,7 +101,7 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
     dir,
     manifest,
     jobs: new JobIndex(jobIndex),
-    search,
+    text,
     companies,
     companyById: new Map(companies.map((c) => [c.id, c])),
     readPublic,

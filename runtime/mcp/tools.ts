@@ -146,7 +146,7 @@ export async function searchJobs(snapshot: LoadedSnapshot, args: z.infer<typeof 
     args.min_work_life_score === undefined
       ? undefined
       : snapshot.companies.filter((c) => (c.work_life_score ?? -1) >= args.min_work_life_score!).map((c) => c.id)
-  const { total, positions } = runV2Query({ index: snapshot.jobs, search: snapshot.search, now }, query, companyIds ? [['company', companyIds]] : [])
+  const { total, positions } = runV2Query({ index: snapshot.jobs, text: snapshot.text, now }, query, companyIds ? [['company', companyIds]] : [])
   const jobs = await Promise.all(positions.map((p) => readJob(snapshot, snapshot.jobs.jobs[p]!.slug)))
   return { total, page: args.page, has_more: args.page * RESULTS_PER_CALL < total, jobs: jobs.map(summarise) }
 }

@@ -3,12 +3,11 @@
  * clock (the caller passes `now`). Cost is O(jobs) per query with a few
  * typed-array reads each, independent of how the filters combine.
  */
-import type MiniSearch from 'minisearch'
 import { countryContinent, regionsOfCountry, resolveCountry } from '../../core/geo.ts'
 import type { V2ListQuery } from '../../core/query.ts'
-import { BOUNDED_SEARCH_OPTIONS, type SearchDocument } from '../../core/search.ts'
 import { placeKey } from '../../core/snapshot.ts'
 import type { Facet, JobIndex } from './job-index.ts'
+import type { TextIndex } from './text-index.ts'
 
 const DAY_MS = 86_400_000
 
@@ -39,12 +38,12 @@ export function filterGroups(query: V2ListQuery): [Facet, string[]][] {
 
 export interface QueryContext {
   index: JobIndex
-  search: MiniSearch<SearchDocument>
+  text: TextIndex
   now: number
 }
 
 /** Positions matching every filter (a mask), or undefined when nothing restricts by set membership. */
-function membershipMask({ index, search }: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): Uint8Array | undefined {
+function membershipMask({ index, text }: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): Uint8Array | undefined {
   const groups = [...filterGroups(query), ...extraGroups]
   let mask: Uint8Array | undefined
   const intersect = (group: Uint8Array) => {
@@ -59,11 +58,7 @@ function membershipMask({ index, search }: QueryContext, query: V2ListQuery, ext
     }
     intersect(group)
   }
-  if (query.q !== undefined) {
-    const group = new Uint8Array(index.size)
-    for (const hit of search.search(query.q, BOUNDED_SEARCH_OPTIONS)) group[hit.id as number] = 1
-    intersect(group)
-  }
+  if (query.q !== undefined) intersect(text.match(query.q))
   return mask
 }
 

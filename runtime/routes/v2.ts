@@ -33,7 +33,7 @@ export async function handleV2List(ctx: RestContext): Promise<Response> {
   const { snapshot } = ctx
   const key = `v2|${snapshot.id}|${canonicalV2Query(query)}`
   const result = await ctx.responseCache.getOrCompute(key, async () => {
-    const { total, positions } = runV2Query({ index: snapshot.jobs, search: snapshot.search, now: ctx.now }, query)
+    const { total, positions } = runV2Query({ index: snapshot.jobs, text: snapshot.text, now: ctx.now }, query)
     const bodies = await Promise.all(
       positions.map(async (p) => {
         const file = snapshotPaths.v2Job(snapshot.jobs.jobs[p]!.slug)

@@ -1,0 +1,82 @@
+/**
+ * Full-text matching for `q`: every query term must match some vocabulary
+ * term exactly, as a prefix (3+ characters) or with one typo (5+), through
+ * MiniSearch's SearchableMap; the positions of the expansions are unioned per
+ * query term and intersected across terms. Cost is bounded by the terms
+ * (MAX_QUERY_TERMS), the expansions per term (MAX_TERM_EXPANSIONS) and the
+ * posting lists they touch, never by scoring.
+ */
+import SearchableMap from 'minisearch/SearchableMap'
+import {
+  FUZZY_MIN_TERM_LENGTH,
+  MAX_TERM_EXPANSIONS,
+  PREFIX_MIN_TERM_LENGTH,
+  queryTerms,
+  type SerializedTerms,
+} from '../../core/search.ts'
+
+export class TextIndex {
+  private readonly vocabulary: SearchableMap<number>
+  private readonly starts: Uint32Array
+  private readonly counts: Uint32Array
+
+  constructor(
+    serialized: SerializedTerms,
+    private readonly postings: Uint32Array,
+    private readonly size: number,
+  ) {
+    const n = serialized.terms.length
+    this.starts = new Uint32Array(n)
+    this.counts = Uint32Array.from(serialized.counts)
+    let offset = 0
+    for (let i = 0; i < n; i++) {
+      this.starts[i] = offset
+      offset += this.counts[i]!
+    }
+    if (offset !== postings.length) throw new Error(`text index: counts add up to ${offset} postings, file has ${postings.length}`)
+    this.vocabulary = SearchableMap.from(serialized.terms.map((term, i) => [term, i] as [string, number]))
+  }
+
+  /** Vocabulary ids a query term stands for: itself, its completions, its one-typo neighbours. */
+  expand(term: string): number[] {
+    const ids = new Set<number>()
+    const exact = this.vocabulary.get(term)
+    if (exact !== undefined) ids.add(exact)
+    if (term.length >= PREFIX_MIN_TERM_LENGTH) {
+      for (const id of this.vocabulary.atPrefix(term).values()) {
+        if (ids.size >= MAX_TERM_EXPANSIONS) break
+        ids.add(id)
+      }
+    }
+    if (term.length >= FUZZY_MIN_TERM_LENGTH && ids.size < MAX_TERM_EXPANSIONS) {
+      for (const [id] of this.vocabulary.fuzzyGet(term, 1).values()) {
+        if (ids.size >= MAX_TERM_EXPANSIONS) break
+        ids.add(id)
+      }
+    }
+    return [...ids]
+  }
+
+  /** A mask of positions matching every term of `q` (all zero when a term matches nothing). */
+  match(q: string): Uint8Array {
+    const mask = new Uint8Array(this.size)
+    const terms = queryTerms(q)
+    if (terms.length === 0) return mask.fill(1)
+    for (const [n, term] of terms.entries()) {
+      const ids = this.expand(term)
+      if (ids.length === 0) return mask.fill(0)
+      // Count matching terms per position: a position survives term n when it was at n before.
+      for (const id of ids) {
+        const start = this.starts[id]!
+        const end = start + this.counts[id]!
+        for (let k = start; k < end; k++) {
+          const p = this.postings[k]!
+          if (mask[p] === n) mask[p] = n + 1
+        }
+      }
+    }
+    const required = terms.length
+    for (let p = 0; p < mask.length; p++) mask[p] = mask[p] === required ? 1 : 0
+    return mask
+  }
+}
