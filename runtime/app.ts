@@ -9,6 +9,7 @@ import { snapshotPaths } from '../core/snapshot.ts'
 import { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { filePayload } from './http/payload.ts'
 import { rateLimitHeaders, SlidingWindowLimiter, TokenBucketLimiter } from './http/rate-limit.ts'
+import { RedisSlidingWindowLimiter, RedisTokenBucketLimiter, type Limiter, type SharedLimitStore } from './http/redis-limiter.ts'
 import { COMMON_HEADERS, sendError, sendPayload } from './http/respond.ts'
 import { ResponseCache } from './http/response-cache.ts'
 import type { RestContext } from './routes/context.ts'
@@ -17,6 +18,7 @@ import { handleMcpRequest } from './mcp/endpoint.ts'
 import { handleV1List } from './routes/v1.ts'
 import { handleV2Job, handleV2List } from './routes/v2.ts'
 import type { SnapshotHolder } from './snapshot-holder.ts'
+import { FastResponse } from 'srvx'
 
 const READ_METHODS = new Set(['GET', 'HEAD'])
 const ALLOW = 'GET, HEAD, OPTIONS'
@@ -28,6 +30,8 @@ export interface AppDependencies {
   /** Injectable clock for tests of expiry and rate windows. */
   clock?: () => number
   log?: (message: string, fields?: Record<string, unknown>) => void
+  /** When set, both rate buckets live in Redis (shared by every replica). */
+  sharedLimits?: SharedLimitStore
 }
 
 export interface JobsnapApp {
@@ -39,7 +43,7 @@ export interface JobsnapApp {
 }
 
 function preflight(allowMethods: string): Response {
-  return new Response(null, {
+  return new FastResponse(null, {
     status: 204,
     headers: {
       ...COMMON_HEADERS,
@@ -57,6 +61,8 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   const isTrusted = trustedProxyMatcher(config.JOBSNAP_TRUST_PROXY)
   const restLimiter = new SlidingWindowLimiter(config.JOBSNAP_REST_LIMIT, REST_WINDOW_SECONDS * 1000, config.JOBSNAP_MAX_CLIENTS)
   const mcpLimiter = new TokenBucketLimiter(config.JOBSNAP_MCP_BURST, config.JOBSNAP_MCP_RATE, config.JOBSNAP_MAX_CLIENTS)
+  const restGate: Limiter = deps.sharedLimits ? new RedisSlidingWindowLimiter(deps.sharedLimits, restLimiter) : restLimiter
+  const mcpGate: Limiter = deps.sharedLimits ? new RedisTokenBucketLimiter(deps.sharedLimits, mcpLimiter) : mcpLimiter
   const responseCache = new ResponseCache(config.JOBSNAP_CACHE_MB * 1024 * 1024, config.JOBSNAP_CACHE_TTL)
   const clientOf = (request: Request) =>
     resolveClient((request as Request & { ip?: string }).ip, request.headers.get('x-forwarded-for'), isTrusted)
@@ -80,7 +86,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       return sendError(request, 405, `Method ${request.method} is not allowed; this API is read-only (GET, HEAD).`, { headers: { ...versionHeader, allow: ALLOW } })
     }
     const now = clock()
-    const decision = restLimiter.hit(clientOf(request), now)
+    const decision = await restGate.hit(clientOf(request), now)
     const headers = { ...versionHeader, ...rateLimitHeaders('rest', decision, REST_WINDOW_SECONDS) }
     if (!decision.allowed) {
       return sendError(request, 429, `Rate limit exceeded: ${decision.limit} requests per minute per client across v1 and v2. Retry in ${decision.resetSeconds} s.`, {
@@ -98,7 +104,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   )
 
   app.all('/api/mcp', (event) =>
-    handleMcpRequest(event.req, { config, snapshot: snapshots.current, limiter: mcpLimiter, client: clientOf(event.req), now: clock() }),
+    handleMcpRequest(event.req, { config, snapshot: snapshots.current, limiter: mcpGate, bucket: mcpLimiter, client: clientOf(event.req), now: clock() }),
   )
 
   app.all('/openapi.yaml', async (event) => {
@@ -124,8 +130,10 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       live_jobs: snapshot.jobs.size,
       companies: snapshot.companies.length,
     }
-    return new Response(event.req.method === 'HEAD' ? null : JSON.stringify(body), {
-      headers: { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+    const bytes = Buffer.from(JSON.stringify(body))
+    // An explicit Content-Length, so HEAD announces the length GET sends.
+    return new FastResponse(event.req.method === 'HEAD' ? null : bytes, {
+      headers: { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': String(bytes.length), 'cache-control': 'no-store' },
     })
   })
 
@@ -133,7 +141,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   app.all('/docs', (event) => handleDocs(event.req, '/docs')!)
 
   app.all('/', (event) =>
-    new Response(
+    new FastResponse(
       event.req.method === 'HEAD'
         ? null
         : JSON.stringify({

@@ -9,6 +9,7 @@ import { serve } from 'h3'
 import type { Config } from '../core/config.ts'
 import { CURRENT_LINK } from '../core/snapshot.ts'
 import { createApp, type JobsnapApp } from './app.ts'
+import { SharedLimitStore } from './http/redis-limiter.ts'
 import { createFileCache } from './snapshot.ts'
 import { SnapshotHolder } from './snapshot-holder.ts'
 
@@ -37,7 +38,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const log: Logger = options.log ?? (() => {})
   const fileCache = createFileCache(256 * 1024 * 1024)
   const snapshots = await SnapshotHolder.open(config.JOBSNAP_DIST, fileCache)
-  const jobsnap = createApp({ config, snapshots, clock: options.clock, log })
+  const sharedLimits = config.JOBSNAP_REDIS_URL ? new SharedLimitStore(config.JOBSNAP_REDIS_URL, log) : undefined
+  // Counting locally while Redis connects would let a client past the shared limit; wait briefly.
+  await sharedLimits?.waitUntilReady(2000)
+  const jobsnap = createApp({ config, snapshots, clock: options.clock, log, sharedLimits })
 
   const server = serve(jobsnap.app, { port: config.PORT, hostname: config.HOST, silent: true, gracefulShutdown: false })
   await server.ready()
@@ -81,6 +85,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     async close() {
       watcher?.close()
       await server.close()
+      await sharedLimits?.close()
     },
   }
 }

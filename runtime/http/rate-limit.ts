@@ -90,6 +90,10 @@ export class TokenBucketLimiter {
     this.buckets = new LRUCache({ max: maxClients })
   }
 
+  get limit(): number {
+    return this.burst
+  }
+
   hit(client: string, now = Date.now()): RateDecision {
     const bucket = this.buckets.get(client) ?? { tokens: this.burst, at: now }
     bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.ratePerSecond)

@@ -5,6 +5,7 @@
  */
 import type { ErrorBody } from '../../core/schema/api.ts'
 import { negotiateEncoding, type Encoding } from './encoding.ts'
+import { FastResponse } from 'srvx'
 
 /** A successful body, its strong validator, and a way to get compressed copies. */
 export interface Payload {
@@ -64,19 +65,19 @@ export async function sendPayload(request: Request, payload: Payload, options: S
   }
   if (matchesIfNoneMatch(request.headers.get('if-none-match'), payload.hash)) {
     delete headers['content-type']
-    return new Response(null, { status: 304, headers })
+    return new FastResponse(null, { status: 304, headers })
   }
   const body = encodedBody ?? payload.body
   if (usedEncoding) headers['content-encoding'] = usedEncoding
   headers['content-length'] = String(body.length)
-  return new Response(request.method === 'HEAD' ? null : body, { status: 200, headers })
+  return new FastResponse(request.method === 'HEAD' ? null : body, { status: 200, headers })
 }
 
 /** The error body of SPEC.md 2.8, never cached, never a stack trace. */
 export function sendError(request: Request, status: number, message: string, options: { field?: string; headers?: Record<string, string> } = {}): Response {
   const body: ErrorBody = { error: { code: status, message, ...(options.field ? { field: options.field } : {}) } }
   const bytes = Buffer.from(JSON.stringify(body))
-  return new Response(request.method === 'HEAD' ? null : bytes, {
+  return new FastResponse(request.method === 'HEAD' ? null : bytes, {
     status,
     headers: {
       ...COMMON_HEADERS,

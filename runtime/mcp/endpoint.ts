@@ -7,6 +7,7 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { Config } from '../../core/config.ts'
 import { rateLimitHeaders, type TokenBucketLimiter } from '../http/rate-limit.ts'
+import type { Limiter } from '../http/redis-limiter.ts'
 import { COMMON_HEADERS } from '../http/respond.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { createMcpServer } from './server.ts'
@@ -18,7 +19,10 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
 export interface McpDependencies {
   config: Config
   snapshot: LoadedSnapshot
-  limiter: TokenBucketLimiter
+  /** Decides (in memory or in Redis). */
+  limiter: Limiter
+  /** The bucket's configured size and refill, for the RateLimit headers. */
+  bucket: TokenBucketLimiter
   client: string
   now: number
 }
@@ -80,10 +84,10 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
     })
   }
 
-  const decision = deps.limiter.hit(deps.client, deps.now)
-  const limitHeaders = rateLimitHeaders('mcp', decision, Math.round(deps.limiter.burst / deps.limiter.ratePerSecond))
+  const decision = await deps.limiter.hit(deps.client, deps.now)
+  const limitHeaders = rateLimitHeaders('mcp', decision, Math.round(deps.bucket.burst / deps.bucket.ratePerSecond))
   if (!decision.allowed) {
-    return jsonRpcError(429, -32000, `Rate limit exceeded: burst ${decision.limit}, refilled at ${deps.limiter.ratePerSecond} per second. Retry in ${decision.resetSeconds} s.`, {
+    return jsonRpcError(429, -32000, `Rate limit exceeded: burst ${decision.limit}, refilled at ${deps.bucket.ratePerSecond} per second. Retry in ${decision.resetSeconds} s.`, {
       ...limitHeaders,
       'retry-after': String(decision.resetSeconds),
     })
