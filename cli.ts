@@ -35,6 +35,16 @@ const generate = defineCommand({
   },
 })
 
+const rollback = defineCommand({
+  meta: { name: 'rollback', description: 'Republish the snapshot built before the current one.' },
+  args: { out: { type: 'string', description: 'Snapshot folder (JOBSNAP_DIST, default dist)' } },
+  async run({ args }) {
+    const config = loadConfig(process.env, { JOBSNAP_DIST: args.out })
+    const { runRollbackCommand } = await import('./build/cli.ts')
+    process.exitCode = await runRollbackCommand(config)
+  },
+})
+
 const serve = defineCommand({
   meta: { name: 'serve', description: 'Serve the published snapshot.' },
   args: {
@@ -53,6 +63,6 @@ const serve = defineCommand({
 runMain(
   defineCommand({
     meta: { name: 'jobsnap', description: 'Live job postings as a static snapshot plus a thin API runtime.' },
-    subCommands: { build, generate, serve },
+    subCommands: { build, generate, serve, rollback },
   }),
 )

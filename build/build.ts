@@ -16,7 +16,11 @@ import {
   type SnapshotJobIndex,
   type SnapshotManifest,
 } from '../core/snapshot.ts'
-import { SnapshotFileWriter } from './file-writer.ts'
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { SnapshotManifest as ManifestSchema, CURRENT_LINK } from '../core/snapshot.ts'
+import { diffSnapshots, type SnapshotChanges } from './changes.ts'
+import { SnapshotFileWriter, type PreviousSnapshot } from './file-writer.ts'
 import { compareByDate, indexJob, salaryOrder, searchDocument, TermPostingsBuilder } from './index-jobs.ts'
 import { DatasetInvalidError, type DatasetIssue } from './issues.ts'
 import { loadDataset } from './load-dataset.ts'
@@ -42,6 +46,24 @@ export interface BuildResult {
   snapshotDir: string
   manifest: SnapshotManifest
   durationMs: number
+  /** Against the snapshot that was published before this build. */
+  changes: SnapshotChanges
+  /** Public files written anew vs hard-linked unchanged from the previous snapshot. */
+  filesRewritten: number
+  filesReused: number
+}
+
+export const CHANGED_PATHS_FILE = 'changed-paths.txt'
+
+/** The published snapshot's folder and file hashes, when there is a readable one to reuse from. */
+async function previousSnapshot(distDir: string): Promise<PreviousSnapshot | undefined> {
+  const dir = path.join(distDir, CURRENT_LINK)
+  try {
+    const manifest = ManifestSchema.parse(JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')))
+    return { dir, hashes: manifest.files }
+  } catch {
+    return undefined
+  }
 }
 
 function snapshotIdFor(builtAt: Date, hashes: Record<string, string>): string {
@@ -69,7 +91,8 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
 
   const provisionalId = `${now.getTime()}`
   const stagingDir = await createStagingDir(options.distDir, provisionalId)
-  const writer = new SnapshotFileWriter(stagingDir)
+  const previous = await previousSnapshot(options.distDir)
+  const writer = new SnapshotFileWriter(stagingDir, previous)
   const usage = v1UsageNotice(options.siteUrl)
 
   const issues: DatasetIssue[] = []
@@ -141,10 +164,12 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     v1_limits: [...PRECOMPUTED_V1_LIMITS],
     files: writer.hashes,
   }
+  const changes = diffSnapshots(previous?.hashes, writer.hashes)
+  await writer.writePrivate(CHANGED_PATHS_FILE, changes.purge.join('\n') + (changes.purge.length ? '\n' : ''))
   // The manifest goes last: a snapshot folder without one is incomplete by definition.
   await writer.writePrivate(snapshotPaths.manifest, JSON.stringify(manifest, null, 1))
   const snapshotDir = await publishSnapshot(options.distDir, stagingDir, snapshotId)
   await pruneSnapshots(options.distDir, options.keepSnapshots ?? 3)
   progress.done()
-  return { snapshotId, snapshotDir, manifest, durationMs: performance.now() - started }
+  return { snapshotId, snapshotDir, manifest, durationMs: performance.now() - started, changes, filesRewritten: writer.rewritten, filesReused: writer.reused }
 }

@@ -1,6 +1,8 @@
 /** Command-line front of the build and the generator: exit codes and readable reports. */
 import type { Config } from '../core/config.ts'
-import { buildSnapshot } from './build.ts'
+import path from 'node:path'
+import { buildSnapshot, CHANGED_PATHS_FILE } from './build.ts'
+import { rollbackSnapshot } from './publish.ts'
 import { generateDataset, type GenerateOptions } from './generate.ts'
 import { DatasetInvalidError, formatIssue } from './issues.ts'
 import { createProgress } from './progress.ts'
@@ -17,8 +19,12 @@ export async function runBuildCommand(config: Config, options: { now?: Date; qui
       progress,
     })
     const { counts } = result.manifest
+    const { changes } = result
     console.log(
       `published snapshot ${result.snapshotId}: ${counts.live_jobs} live jobs (${counts.closed_jobs} closed, ${counts.expired_jobs} expired left out), ${counts.companies} companies, in ${(result.durationMs / 1000).toFixed(1)} s -> ${result.snapshotDir}`,
+    )
+    console.log(
+      `changes: ${changes.added.length} files added, ${changes.changed.length} changed, ${changes.removed.length} removed (${result.filesRewritten} written, ${result.filesReused} reused); ${changes.purge.length} paths to purge listed in ${path.join(result.snapshotDir, CHANGED_PATHS_FILE)}`,
     )
     return 0
   } catch (error) {
@@ -45,4 +51,15 @@ export async function runGenerateCommand(options: GenerateOptions): Promise<numb
   progress.done()
   console.log(`wrote ${result.jobs} jobs and ${result.companies} companies to ${options.outDir} (seed ${options.seed})`)
   return 0
+}
+
+export async function runRollbackCommand(config: Config): Promise<number> {
+  try {
+    const { from, to } = await rollbackSnapshot(config.JOBSNAP_DIST)
+    console.log(`rolled back ${config.JOBSNAP_DIST}/current from ${from ?? '(none)'} to ${to}; running servers follow it (or send SIGHUP).`)
+    return 0
+  } catch (error) {
+    console.error(`rollback failed: ${(error as Error).message}`)
+    return 1
+  }
 }

@@ -82,3 +82,17 @@ function isAlive(pid: number): boolean {
     return false
   }
 }
+
+/**
+ * Republishes the snapshot built before the current one (`jobsnap rollback`).
+ * Returns the ids, or throws when there is nothing older to go back to.
+ */
+export async function rollbackSnapshot(distDir: string): Promise<{ from: string | undefined; to: string }> {
+  const current = await publishedSnapshotId(distDir)
+  const snapshots = await listSnapshots(distDir)
+  const older = current ? snapshots.filter((id) => id < current) : snapshots
+  const target = older.at(-1)
+  if (!target) throw new Error(`no snapshot older than ${current ?? '(none)'} in ${distDir}/${SNAPSHOTS_DIR}`)
+  await pointCurrentAt(distDir, target)
+  return { from: current, to: target }
+}

@@ -1,0 +1,50 @@
+/**
+ * What a new snapshot changed, as public URL paths: the list an operator
+ * purges from a CDN after a refresh (written to `changed-paths.txt`).
+ */
+import { snapshotPaths } from '../core/snapshot.ts'
+import { PAGE_SIZE_DEFAULT } from '../core/query.ts'
+
+/** Public URL paths that serve a snapshot file. v1 pages have several spellings; all are listed. */
+export function publicPathsOf(file: string): string[] {
+  let match = /^v2\/jobs\/(.+)\.json$/.exec(file)
+  if (match) return [`/api/v2/jobs/${match[1]}`]
+  match = /^v1\/(\d+)\/(\d+)\.json$/.exec(file)
+  if (match) {
+    const [limit, page] = [Number(match[1]), Number(match[2])]
+    const paths = [`/api/v1?page=${page}&limit=${limit}`, `/api/v1?limit=${limit}&page=${page}`]
+    if (limit === PAGE_SIZE_DEFAULT) paths.push(`/api/v1?page=${page}`)
+    if (page === 1) paths.push(limit === PAGE_SIZE_DEFAULT ? '/api/v1' : `/api/v1?limit=${limit}`)
+    return paths
+  }
+  if (file === snapshotPaths.openapi) return ['/openapi.yaml']
+  return []
+}
+
+export interface SnapshotChanges {
+  added: string[]
+  changed: string[]
+  removed: string[]
+  /** URL paths to purge; ends with wildcard entries for responses computed per query. */
+  purge: string[]
+}
+
+/** Compares two manifests' file hashes. With no previous snapshot everything is new. */
+export function diffSnapshots(previous: Record<string, string> | undefined, next: Record<string, string>): SnapshotChanges {
+  const added: string[] = []
+  const changed: string[] = []
+  const removed: string[] = []
+  for (const [file, hash] of Object.entries(next)) {
+    const before = previous?.[file]
+    if (before === undefined) added.push(file)
+    else if (before !== hash) changed.push(file)
+  }
+  for (const file of Object.keys(previous ?? {})) if (!(file in next)) removed.push(file)
+  const files = [...added, ...changed, ...removed].sort()
+  const purge = files.flatMap(publicPathsOf)
+  // v2 lists and v1 pages of other sizes are computed per query: any job change can move them.
+  if (files.some((f) => f.startsWith('v2/') || f.startsWith('v1/'))) {
+    purge.push('/api/v2/jobs', '/api/v2/jobs?*', '/api/v1?*')
+  }
+  return { added, changed, removed, purge: [...new Set(purge)] }
+}
