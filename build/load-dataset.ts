@@ -113,5 +113,8 @@ export async function loadDataset(dataDir: string, options: LoadOptions = {}): P
   })
 
   if (issues.length > 0 || !rateTable) throw new DatasetInvalidError(issues)
+  // A job without its own schedule works its employer's (data/README.md): v2, the filters and the search see that one.
+  const scheduleOf = new Map(companies.map((company) => [company.id, company.schedule_type]))
+  for (const job of jobs) job.schedule_type ??= scheduleOf.get(job.company_id)
   return { rates: rateTable, companies, jobs }
 }

@@ -13,6 +13,8 @@ const countryByLowerName = new Map<string, CountryCode>()
 for (const [code, data] of Object.entries(countries) as [CountryCode, (typeof countries)[CountryCode]][]) {
   countryByLowerName.set(data.name.toLowerCase(), code)
   countryByLowerName.set(code.toLowerCase(), code)
+  // The package's own common names ("Turkey" for Türkiye, "Holland", "Czech Republic", "USA").
+  for (const alias of (data as { alias?: string[] }).alias ?? []) countryByLowerName.set(alias.toLowerCase(), code)
 }
 // Common names that differ from the package's official ones.
 const ALIASES: Record<string, CountryCode> = {

@@ -1,0 +1,314 @@
+/**
+ * Invalid input and the edges of the REST surface (SPEC.md 2.8, 4.2, 4.3, 7;
+ * DECISIONS.md "Query parameters", "What live means", "Headers"): every 400
+ * rule, clamping, 404s (unknown and expired-since-build slugs), 405, HEAD
+ * and CORS, through a real server.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RunningServer } from '../../runtime/server.ts'
+import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
+import { buildRestFixture, type RestFixture } from './support/fixture.ts'
+import {
+  expectErrorResponse,
+  expectRateLimitHeaders,
+  getAllV2,
+  getV2List,
+  request,
+  type V1ListResponse,
+  type V2Job,
+} from './support/http.ts'
+
+const NOW = FIXTURE_NOW.getTime()
+const LIMIT = 100_000
+
+let fixture: RestFixture
+let server: RunningServer
+let base: string
+let liveTotal: number
+let sampleSlug: string
+
+beforeAll(async () => {
+  fixture = await buildRestFixture({ jobs: 400, companies: 60, seed: 11 })
+  server = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: LIMIT })
+  base = server.url
+  liveTotal = fixture.oracle.live(NOW).length
+  sampleSlug = fixture.oracle.live(NOW)[3]!.raw.slug
+})
+
+afterAll(async () => {
+  await server?.close()
+  await fixture?.cleanup()
+})
+
+async function expect400(query: string, field: string, allowedWords: string[] = []): Promise<void> {
+  const res = await request(`${base}/api/v2/jobs?${query}`)
+  const error = expectErrorResponse(res, 400, field)
+  expect(res.headers.get('x-api-version')).toBe('v2')
+  expectRateLimitHeaders(res.headers, LIMIT)
+  expect(error.message, `${query}: the message names the parameter`).toContain(field)
+  for (const word of allowedWords) expect(error.message, `${query}: the message says what is allowed`).toContain(word)
+}
+
+describe('400: invalid v2 query parameters', () => {
+  it('page and limit that are not integers', async () => {
+    for (const bad of ['abc', '1.5', '1e2', '0x10', '2abc', '--1', '1,2', 'NaN', 'Infinity', '99999999999999999999']) {
+      await expect400(`page=${encodeURIComponent(bad)}`, 'page')
+      await expect400(`limit=${encodeURIComponent(bad)}`, 'limit')
+    }
+  })
+
+  it('salary_min / salary_max negative or not integers', async () => {
+    for (const field of ['salary_min', 'salary_max']) {
+      for (const bad of ['-1', '-100000', '1.5', '50000.00', 'abc', '50k', '1e5']) await expect400(`${field}=${encodeURIComponent(bad)}`, field)
+    }
+  })
+
+  it('salary_min greater than salary_max names salary_min', async () => {
+    await expect400('salary_min=100001&salary_max=100000', 'salary_min')
+    const equal = await getV2List(base, 'salary_min=100000&salary_max=100000')
+    expect(equal.status).toBe(200)
+  })
+
+  it('posted_after negative or not an integer', async () => {
+    for (const bad of ['-1', '-365', '1.5', 'week', '7d']) await expect400(`posted_after=${encodeURIComponent(bad)}`, 'posted_after')
+  })
+
+  it('work_arrangement outside onsite, hybrid, remote (alone, in a list, or repeated)', async () => {
+    for (const query of ['work_arrangement=office', 'work_arrangement=remote,office', 'work_arrangement=remote&work_arrangement=anywhere', 'work_arrangement=remote-first']) {
+      await expect400(query, 'work_arrangement', ['onsite', 'hybrid', 'remote'])
+    }
+  })
+
+  it('sort outside date, salary', async () => {
+    for (const bad of ['price', '-date', 'date,salary', 'relevance', 'salary_desc']) await expect400(`sort=${encodeURIComponent(bad)}`, 'sort', ['date', 'salary'])
+  })
+
+  it('q longer than 200 characters; 200 is fine', async () => {
+    await expect400(`q=${'a'.repeat(201)}`, 'q', ['200'])
+    await expect400(`q=${encodeURIComponent('engineer '.repeat(30))}`, 'q')
+    const ok = await getV2List(base, `q=${'b'.repeat(200)}`)
+    expect(ok.status).toBe(200)
+    const words = await getV2List(base, `q=${encodeURIComponent('engineer '.repeat(22).slice(0, 200))}`)
+    expect(words.status).toBe(200)
+  })
+
+  it('open vocabularies never give 400: an unknown value just matches nothing', async () => {
+    const odd = ['astronaut', 'x'.repeat(500), 'ünïcödé', '<script>', "' OR 1=1 --", '%00', '🙂', '..%2F..']
+    for (const param of ['category', 'level', 'schedule', 'skills', 'country']) {
+      for (const value of odd) {
+        const res = await request<{ total: number; data: unknown[] }>(`${base}/api/v2/jobs?${param}=${encodeURIComponent(value)}`)
+        expect(res.status, `${param}=${value}`).toBe(200)
+        expect(res.body.total).toBe(0)
+        expect(res.body.data).toEqual([])
+      }
+    }
+  })
+})
+
+describe('clamping', () => {
+  it('page below 1 is clamped to 1', async () => {
+    const first = await getV2List(base, 'limit=10')
+    for (const page of ['0', '-1', '-9999']) {
+      const res = await getV2List(base, `page=${page}&limit=10`)
+      expect(res.body.page).toBe(1)
+      expect(res.body.data.map((j) => j.id)).toEqual(first.body.data.map((j) => j.id))
+    }
+  })
+
+  it('limit below 1 becomes 1 and above 100 becomes 100; the response shows the value used', async () => {
+    for (const [asked, used] of [['0', 1], ['-5', 1], ['1', 1], ['100', 100], ['101', 100], ['100000', 100]] as const) {
+      const res = await getV2List(base, `limit=${asked}`)
+      expect(res.body.limit, `limit=${asked}`).toBe(used)
+      expect(res.body.data).toHaveLength(Math.min(used, liveTotal))
+      expect(res.body.has_more).toBe(used < liveTotal)
+    }
+    const none = await getV2List(base, '')
+    expect(none.body.limit).toBe(25)
+    expect(none.body.page).toBe(1)
+    expect(none.body.data).toHaveLength(25)
+  })
+
+  it('a page past the end is 200 with data [] and has_more false', async () => {
+    for (const page of [Math.ceil(liveTotal / 25) + 1, 1000, 9_000_000]) {
+      const res = await getV2List(base, `page=${page}`)
+      expect(res.body).toEqual({ data: [], page, limit: 25, total: liveTotal, has_more: false })
+    }
+    const empty = await getV2List(base, 'category=astronaut')
+    expect(empty.body).toEqual({ data: [], page: 1, limit: 25, total: 0, has_more: false })
+  })
+
+  it('the last page is partial and has_more turns false exactly there', async () => {
+    const last = Math.ceil(liveTotal / 25)
+    const res = await getV2List(base, `page=${last}`)
+    expect(res.body.data).toHaveLength(liveTotal - (last - 1) * 25)
+    expect(res.body.has_more).toBe(false)
+    expect((await getV2List(base, `page=${last - 1}`)).body.has_more).toBe(true)
+  })
+
+  it('posted_after above 365 is capped at 365', async () => {
+    const capped = await getV2List(base, 'posted_after=365&limit=100')
+    for (const days of ['366', '1000', '99999']) {
+      const res = await getV2List(base, `posted_after=${days}&limit=100`)
+      expect(res.body.total).toBe(capped.body.total)
+      expect(res.text).toBe(capped.text)
+    }
+  })
+})
+
+describe('404 on /api/v2/jobs/{slug}', () => {
+  it('an unknown slug gets the error body', async () => {
+    for (const slug of ['no-such-job', 'UPPER-CASE', 'a'.repeat(300), 'job.json', '%2E%2E%2Fmanifest', '..%2F..%2Findex%2Fjobs', 'null']) {
+      const res = await request(`${base}/api/v2/jobs/${slug}`)
+      expectErrorResponse(res, 404)
+      expect(res.headers.get('x-api-version')).toBe('v2')
+      expectRateLimitHeaders(res.headers, LIMIT)
+    }
+  })
+
+  it('a known slug is 200 with the job', async () => {
+    const res = await request<V2Job>(`${base}/api/v2/jobs/${sampleSlug}`)
+    expect(res.status).toBe(200)
+    expect(res.body.slug).toBe(sampleSlug)
+    expect(res.headers.get('cache-control')).toBe('public, max-age=60')
+    expect(res.headers.get('x-api-version')).toBe('v2')
+    expectRateLimitHeaders(res.headers, LIMIT)
+  })
+
+  it('closed jobs and jobs expired before the build are 404', async () => {
+    const closed = fixture.oracle.jobs.find((j) => j.raw.status === 'closed')!
+    const expired = fixture.oracle.jobs.find((j) => j.raw.status === 'live' && j.expiresMs !== undefined && j.expiresMs <= NOW)!
+    for (const job of [closed, expired]) expectErrorResponse(await request(`${base}/api/v2/jobs/${job.raw.slug}`), 404)
+  })
+})
+
+describe('a job whose expires_at passes after the build', () => {
+  let later: RunningServer
+  let expiry: number
+  let gone: string[]
+
+  beforeAll(async () => {
+    const future = fixture.oracle.live(NOW).filter((j) => j.expiresMs !== undefined)
+    expect(future.length).toBeGreaterThan(0)
+    expiry = Math.min(...future.map((j) => j.expiresMs!))
+    // The same snapshot, served at the first expiry instant: "in the future" no longer holds.
+    later = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: LIMIT }, () => expiry)
+    gone = future.filter((j) => j.expiresMs! <= expiry).map((j) => j.raw.slug)
+  })
+  afterAll(async () => {
+    await later?.close()
+  })
+
+  it('is served before its expiry and 404 from it on', async () => {
+    for (const slug of gone) {
+      expect((await request(`${base}/api/v2/jobs/${slug}`)).status).toBe(200)
+      expectErrorResponse(await request(`${later.url}/api/v2/jobs/${slug}`), 404)
+    }
+  })
+
+  it('is gone from v2 lists, filtered lists included', async () => {
+    const expected = fixture.oracle.live(expiry).map((j) => j.raw.id)
+    expect(expected.length).toBe(liveTotal - gone.length)
+    const { jobs, total } = await getAllV2(later.url, new URLSearchParams())
+    expect(total).toBe(expected.length)
+    expect(jobs.map((j) => j.id)).toEqual(expected)
+    const goneJob = fixture.oracle.bySlug.get(gone[0]!)!
+    const filtered = await getAllV2(later.url, new URLSearchParams({ category: goneJob.raw.category!, sort: 'salary' }))
+    expect(filtered.jobs.map((j) => j.slug)).not.toContain(goneJob.raw.slug)
+    expect(filtered.total).toBe(fixture.oracle.query({ category: [goneJob.raw.category!] }, expiry).length)
+  })
+
+  it('is gone from v1, whose pages and totals close up around it', async () => {
+    const expected = fixture.oracle.live(expiry).map((j) => j.raw.id)
+    for (const limit of [25, 100, 30]) {
+      const seen: string[] = []
+      for (let page = 1; ; page++) {
+        const res = await request<V1ListResponse>(`${later.url}/api/v1?page=${page}&limit=${limit}`)
+        expect(res.status).toBe(200)
+        expect(res.body.total).toBe(expected.length)
+        expect(res.body.has_more).toBe(page * limit < expected.length)
+        seen.push(...res.body.jobs.map((j) => j.id_str))
+        if (!res.body.has_more) break
+      }
+      expect(seen, `limit=${limit}`).toEqual(expected)
+    }
+  })
+})
+
+describe('405 on other methods', () => {
+  it('POST, PUT, PATCH and DELETE on every REST path get the error body and Allow', async () => {
+    for (const path of ['/api/v1', '/api/v2/jobs', `/api/v2/jobs/${sampleSlug}`, '/api/v2/jobs/no-such-job']) {
+      for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+        const res = await request(`${base}${path}`, { method, body: method === 'DELETE' ? undefined : '{}', headers: { 'content-type': 'application/json' } })
+        expectErrorResponse(res, 405)
+        const allow = res.headers.get('allow') ?? ''
+        expect(allow).toContain('GET')
+        expect(allow).toContain('HEAD')
+        expect(allow).not.toContain(method)
+      }
+    }
+  })
+})
+
+describe('HEAD works wherever GET does', () => {
+  const IGNORED = new Set(['date', 'connection', 'keep-alive', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'transfer-encoding'])
+  const comparable = (headers: Headers) => Object.fromEntries([...headers].filter(([name]) => !IGNORED.has(name)))
+
+  it('same status and headers as GET, and no body', async () => {
+    const paths = [
+      '/api/v1',
+      '/api/v1?limit=7&page=2',
+      '/api/v2/jobs',
+      '/api/v2/jobs?category=engineering&sort=salary',
+      `/api/v2/jobs/${sampleSlug}`,
+      '/api/v2/jobs/no-such-job',
+      '/api/v2/jobs?sort=bogus',
+      '/openapi.yaml',
+      '/health',
+      '/docs',
+    ]
+    for (const path of paths) {
+      for (const encoding of ['identity', 'gzip', 'br']) {
+        // Warm the response cache so GET and HEAD both see the stored entry.
+        await fetch(`${base}${path}`, { headers: { 'accept-encoding': encoding } }).then((r) => r.arrayBuffer())
+        const get = await fetch(`${base}${path}`, { headers: { 'accept-encoding': encoding } })
+        const getBody = Buffer.from(await get.arrayBuffer())
+        const head = await fetch(`${base}${path}`, { method: 'HEAD', headers: { 'accept-encoding': encoding } })
+        const headBody = Buffer.from(await head.arrayBuffer())
+        expect(head.status, `HEAD ${path}`).toBe(get.status)
+        expect(headBody.length, `HEAD ${path} has no body`).toBe(0)
+        const getHeaders = comparable(get.headers)
+        const headHeaders = comparable(head.headers)
+        expect(headHeaders, `HEAD ${path} (${encoding})`).toEqual(getHeaders)
+        const announced = get.headers.get('content-length')
+        if (get.headers.get('content-encoding') === null && announced !== null) expect(Number(announced)).toBe(getBody.length)
+      }
+    }
+  })
+})
+
+describe('CORS', () => {
+  it('Access-Control-Allow-Origin: * on successes and errors alike', async () => {
+    for (const path of ['/api/v1', '/api/v2/jobs', `/api/v2/jobs/${sampleSlug}`, '/api/v2/jobs/nope', '/api/v2/jobs?sort=x', '/openapi.yaml']) {
+      const res = await fetch(`${base}${path}`, { headers: { origin: 'https://example.org' } })
+      await res.arrayBuffer()
+      expect(res.headers.get('access-control-allow-origin'), path).toBe('*')
+      // Browsers may read the headers a client needs.
+      const exposed = (res.headers.get('access-control-expose-headers') ?? '').toLowerCase()
+      for (const name of ['etag', 'x-cache', 'x-ratelimit-remaining', 'retry-after']) expect(exposed).toContain(name)
+    }
+  })
+
+  it('a preflight allows GET and HEAD from any origin', async () => {
+    for (const path of ['/api/v1', '/api/v2/jobs', `/api/v2/jobs/${sampleSlug}`]) {
+      const res = await fetch(`${base}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://example.org', 'access-control-request-method': 'GET', 'access-control-request-headers': 'if-none-match' },
+      })
+      expect(res.status).toBeLessThan(300)
+      expect(res.headers.get('access-control-allow-origin')).toBe('*')
+      const methods = res.headers.get('access-control-allow-methods') ?? ''
+      expect(methods).toContain('GET')
+      expect(methods).toContain('HEAD')
+    }
+  })
+})
