@@ -55,10 +55,10 @@ export const V2_LIST_PARAMS = {
   },
   skills: list('Skill slugs, e.g. python,go. Matched against skills, stack and tools.', 'python'),
   country: {
-    kind: 'string',
+    kind: 'list',
     schema: z.string().meta({ examples: ['Germany', 'DE'] }),
     description:
-      'Country name or ISO 3166-1 alpha-2 code, case-insensitive. Matches jobs with an office there, or whose remote_allowed names that country, a continent or region containing it, or Worldwide.',
+      'Country name or ISO 3166-1 alpha-2 code, case-insensitive. Matches jobs with an office there, or whose remote_allowed names that country, a continent or region containing it, or Worldwide. Several countries, comma-separated or repeated, match any of them. An unknown country matches nothing.',
   },
   salary_min: {
     kind: 'integer',
@@ -102,7 +102,7 @@ export interface V2ListQuery {
   schedule: string[]
   work_arrangement: WorkArrangement[]
   skills: string[]
-  country?: string
+  country: string[]
   salary_min?: number
   salary_max?: number
   posted_after?: number
@@ -194,7 +194,6 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
     return { ok: false, error: { field: 'q', message: `q must be at most ${Q_MAX_LENGTH} characters; got ${q.length}.` } }
   }
 
-  const country = scalarValue(params, 'country')?.trim()
   return {
     ok: true,
     value: {
@@ -205,7 +204,7 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
       schedule: listValues(params, 'schedule'),
       work_arrangement: arrangements as WorkArrangement[],
       skills: listValues(params, 'skills'),
-      country: country || undefined,
+      country: listValues(params, 'country'),
       salary_min: salaryMin.value,
       salary_max: salaryMax.value,
       posted_after: postedAfter.value === undefined ? undefined : Math.min(postedAfter.value, POSTED_AFTER_MAX_DAYS),
@@ -241,7 +240,7 @@ export function canonicalV2Query(query: V2ListQuery): string {
     sorted(query.schedule),
     sorted(query.work_arrangement),
     sorted(query.skills),
-    query.country?.toLowerCase() ?? '',
+    sorted(query.country),
     query.salary_min ?? '',
     query.salary_max ?? '',
     query.posted_after ?? '',

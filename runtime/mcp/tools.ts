@@ -133,7 +133,7 @@ export function searchJobsQuery(args: z.infer<typeof SearchJobsInput>): V2ListQu
     schedule: args.schedule ?? [],
     work_arrangement: args.work_arrangement ?? [],
     skills: (args.skills ?? []).map((v) => v.toLowerCase()),
-    country: args.country?.trim() || undefined,
+    country: args.country?.trim() ? [args.country.trim().toLowerCase()] : [],
     posted_after: args.posted_within_days,
     q: args.query?.trim() || undefined,
     sort: args.sort,

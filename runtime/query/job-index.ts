@@ -20,6 +20,8 @@ export class JobIndex {
   readonly salaryOrder: Uint32Array
   /** Earliest expiry of any job: until then nothing in the snapshot has expired. */
   readonly firstExpiry: number
+  /** Every finite expires_at, ascending, to count expired jobs in O(log n). */
+  private readonly expiries: Float64Array
   private readonly postings = new Map<string, Uint32Array>()
   private readonly positionBySlug = new Map<string, number>()
 
@@ -58,6 +60,7 @@ export class JobIndex {
       for (const place of job.places) add('place', place, p)
     }
     this.firstExpiry = firstExpiry
+    this.expiries = this.expiresAt.filter((t) => Number.isFinite(t)).sort()
     for (const [key, list] of lists) this.postings.set(key, Uint32Array.from(list))
   }
 
@@ -68,6 +71,18 @@ export class JobIndex {
 
   positionOf(slug: string): number | undefined {
     return this.positionBySlug.get(slug)
+  }
+
+  /** How many jobs have expired by `now`: part of cache keys, so a cached page never outlives a job in it. */
+  expiredCount(now: number): number {
+    let low = 0
+    let high = this.expiries.length
+    while (low < high) {
+      const mid = (low + high) >>> 1
+      if (this.expiries[mid]! <= now) low = mid + 1
+      else high = mid
+    }
+    return low
   }
 
   isExpired(position: number, now: number): boolean {

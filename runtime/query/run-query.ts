@@ -32,7 +32,7 @@ export function filterGroups(query: V2ListQuery): [Facet, string[]][] {
   if (query.schedule.length) groups.push(['schedule', query.schedule])
   if (query.work_arrangement.length) groups.push(['work_arrangement', query.work_arrangement])
   if (query.skills.length) groups.push(['tag', query.skills])
-  if (query.country !== undefined) groups.push(['place', placeKeysForCountry(query.country)])
+  if (query.country.length) groups.push(['place', query.country.flatMap(placeKeysForCountry)])
   return groups
 }
 

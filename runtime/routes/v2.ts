@@ -31,7 +31,7 @@ export async function handleV2List(ctx: RestContext): Promise<Response> {
   if (!parsed.ok) return sendError(ctx.request, 400, parsed.error.message, { field: parsed.error.field, headers: ctx.headers })
   const query = parsed.value
   const { snapshot } = ctx
-  const key = `v2|${snapshot.id}|${canonicalV2Query(query)}`
+  const key = `v2|${snapshot.id}|${snapshot.jobs.expiredCount(ctx.now)}|${canonicalV2Query(query)}`
   const result = await ctx.responseCache.getOrCompute(key, async () => {
     const { total, positions } = runV2Query({ index: snapshot.jobs, text: snapshot.text, now: ctx.now }, query)
     const bodies = await Promise.all(

@@ -197,6 +197,18 @@ describe('single filters against the oracle', () => {
     expect(await expectQuery('country=Europe', { country: 'Europe' })).toHaveLength(0)
   })
 
+  it('country: a comma list or repeated parameter matches any of the countries', async () => {
+    const slugs = async (query: string) => new Set((await getAllV2(base, new URLSearchParams(query))).jobs.map((j) => j.slug))
+    const germany = await slugs('country=DE')
+    const japan = await slugs('country=Japan')
+    const union = new Set([...germany, ...japan])
+    expect(union.size).toBeGreaterThan(germany.size)
+    expect(await slugs('country=DE,Japan')).toEqual(union)
+    expect(await slugs('country=de&country=JAPAN')).toEqual(union)
+    // An unknown member of the list adds nothing and removes nothing.
+    expect(await slugs('country=DE,Atlantis,Japan')).toEqual(union)
+  })
+
   it('country: the hand-made places match exactly where DECISIONS says', async () => {
     const slugsFor = async (country: string) => new Set((await getAllV2(base, new URLSearchParams({ country }))).jobs.map((j) => j.slug))
     const find = (predicate: (j: OracleJob) => boolean) => fixture.oracle.live(NOW).find(predicate)!
