@@ -93,7 +93,9 @@ export function createApp(deps: AppDependencies): JobsnapApp {
         headers: { ...headers, 'retry-after': String(decision.resetSeconds) },
       })
     }
-    return handler({ request, url: event.url, snapshot: snapshots.current, responseCache, config, now, headers }, event)
+    // One snapshot per request, named in the response so clients and tests can tell which one answered.
+    const snapshot = snapshots.current
+    return handler({ request, url: event.url, snapshot, responseCache, config, now, headers: { ...headers, 'x-snapshot-id': snapshot.id } }, event)
   }
 
   app.all('/api/v1', rest('v1', (ctx) => handleV1List(ctx)))

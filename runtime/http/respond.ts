@@ -19,7 +19,7 @@ export interface Payload {
 export type CacheStatus = 'HIT' | 'MISS' | 'BYPASS'
 
 export const EXPOSED_HEADERS =
-  'ETag, X-API-Version, X-Cache, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, Retry-After'
+  'ETag, X-API-Version, X-Cache, X-Snapshot-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, Retry-After'
 
 export const COMMON_HEADERS: Record<string, string> = {
   'access-control-allow-origin': '*',
