@@ -5,6 +5,7 @@
  * production API does not want in its request path.
  */
 import { watch, type FSWatcher } from 'node:fs'
+import type { Duplex } from 'node:stream'
 import { serve } from 'h3'
 import type { Config } from '../core/config.ts'
 import { CURRENT_LINK } from '../core/snapshot.ts'
@@ -33,6 +34,27 @@ export interface StartOptions {
   watch?: boolean
 }
 
+/**
+ * Requests Node rejects before any handler runs (oversized headers or URL,
+ * malformed HTTP, timeouts) still get the JSON error body, never a bare
+ * status line or an HTML page.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy()
+    return
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
+  const message =
+    status === 431 ? 'Request headers or URL too large.' : status === 408 ? 'Request took too long to arrive.' : 'Malformed HTTP request.'
+  const body = JSON.stringify({ error: { code: status, message } })
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\n` +
+      `X-Content-Type-Options: nosniff\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n${body}`,
+  )
+}
+
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config } = options
   const log: Logger = options.log ?? (() => {})
@@ -51,6 +73,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     nodeServer.headersTimeout = 10_000
     nodeServer.requestTimeout = 30_000
     nodeServer.keepAliveTimeout = 5_000
+    nodeServer.on('clientError', answerClientError)
   }
 
   let reloading: Promise<void> | undefined
