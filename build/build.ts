@@ -26,7 +26,7 @@ import { DatasetInvalidError, type DatasetIssue } from './issues.ts'
 import { loadDataset } from './load-dataset.ts'
 import { buildOpenApiYaml } from './openapi.ts'
 import { createProgress, type Progress } from './progress.ts'
-import { createStagingDir, publishSnapshot, pruneSnapshots } from './publish.ts'
+import { createStagingDir, publishSnapshot, pruneSnapshots, unusedSnapshotId } from './publish.ts'
 import { plainDescription, toV1Job, toV2Job } from './transform.ts'
 
 export interface BuildOptions {
@@ -147,7 +147,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   await writer.writePrivate(snapshotPaths.companies, JSON.stringify(companyIndex))
   await writer.flush()
 
-  const snapshotId = snapshotIdFor(now, writer.hashes)
+  const snapshotId = await unusedSnapshotId(options.distDir, snapshotIdFor(now, writer.hashes))
   const manifest: SnapshotManifest = {
     format: SNAPSHOT_FORMAT,
     snapshot_id: snapshotId,

@@ -114,6 +114,9 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       license: { name: 'Free to use; link back requested', identifier: 'CC-BY-4.0' },
     },
     servers: [{ url: '/', description: 'This server' }],
+    // SPEC.md 5: no authentication anywhere. Said explicitly (an empty requirement list), so
+    // clients and linters know the absence of security schemes is deliberate.
+    security: [],
     tags: [
       { name: 'v2', description: 'Recommended: filters, sort, full text.' },
       { name: 'v1', description: 'Legacy shape; only page and limit are honoured.' },

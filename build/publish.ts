@@ -29,6 +29,19 @@ export async function publishedSnapshotId(distDir: string): Promise<string | und
   }
 }
 
+/**
+ * `id`, or `id-02`, `id-03`, ... when a snapshot folder of that name already
+ * exists (a rebuild with the same reference time and public files): a
+ * published folder is never deleted and replaced in place, which would leave
+ * `current` dangling for a moment and leave running servers on stale indexes.
+ */
+export async function unusedSnapshotId(distDir: string, id: string): Promise<string> {
+  const existing = new Set(await readdir(path.join(distDir, SNAPSHOTS_DIR)).catch(() => [] as string[]))
+  let candidate = id
+  for (let n = 2; existing.has(candidate); n++) candidate = `${id}-${String(n).padStart(2, '0')}`
+  return candidate
+}
+
 /** Renames the finished staging folder into place and swaps `current` to it. */
 export async function publishSnapshot(distDir: string, stagingDir: string, snapshotId: string): Promise<string> {
   const snapshotsDir = path.join(distDir, SNAPSHOTS_DIR)

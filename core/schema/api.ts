@@ -137,11 +137,14 @@ export type V1Job = z.infer<typeof V1Job>
 
 export const ErrorBody = z
   .object({
-    error: z.object({
-      code: d(z.int(), 'Mirrors the HTTP status.'),
-      message: d(z.string(), 'What went wrong and what is allowed.'),
-      field: d(z.string(), 'The offending query parameter, when there is one.').optional(),
-    }),
+    error: d(
+      z.object({
+        code: d(z.int(), 'Mirrors the HTTP status.'),
+        message: d(z.string(), 'What went wrong and what is allowed.'),
+        field: d(z.string(), 'The offending query parameter, when there is one.').optional(),
+      }),
+      'What went wrong.',
+    ),
   })
   .meta({ id: 'Error', description: 'Error body of every 4xx and 5xx response.' })
 export type ErrorBody = z.infer<typeof ErrorBody>

@@ -2,9 +2,11 @@
  * Shared test fixtures: a generated dataset built into a private snapshot
  * folder, and a real server on a loopback port serving it.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { buildSnapshot, type BuildResult } from '../../build/build.ts'
 import { generateDataset } from '../../build/generate.ts'
 import { loadConfig, type Config, type ConfigInput } from '../../core/config.ts'
@@ -41,4 +43,58 @@ export function testConfig(distDir: string, overrides: ConfigInput = {}): Config
 /** A real server on 127.0.0.1 with an ephemeral port and, by default, a fixed clock. */
 export async function startFixtureServer(distDir: string, overrides: ConfigInput = {}, clock: () => number = () => FIXTURE_NOW.getTime()): Promise<RunningServer> {
   return startServer({ config: testConfig(distDir, overrides), clock })
+}
+
+/** The repository root, where `cli.ts` lives: child processes run the real CLI from here. */
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+/** A valid, readable, deterministic UUID (version 4, RFC 4122 variant) for hand-made records. */
+export function testUuid(n: number): string {
+  return `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
+}
+
+/**
+ * Writes dataset files into `dir`: a `.ndjson` name takes an array of records
+ * (one line each), a `.json` name takes any value (a record or an array).
+ * A string value is written verbatim, for deliberately broken files.
+ */
+export async function writeDatasetFiles(dir: string, files: Record<string, unknown>): Promise<void> {
+  await mkdir(dir, { recursive: true })
+  for (const [name, content] of Object.entries(files)) {
+    const body =
+      typeof content === 'string'
+        ? content
+        : name.endsWith('.ndjson')
+          ? (content as unknown[]).map((record) => (typeof record === 'string' ? record : JSON.stringify(record))).join('\n') + '\n'
+          : JSON.stringify(content, null, 2)
+    await writeFile(path.join(dir, name), body)
+  }
+}
+
+export interface CliResult {
+  /** Exit code, or null when a signal ended the process. */
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs the real CLI (`npx tsx cli.ts ...`) from the repository root and resolves whatever the exit code. */
+export function runCli(args: string[], options: { timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      'npx',
+      ['tsx', 'cli.ts', ...args],
+      { cwd: REPO_ROOT, timeout: options.timeoutMs ?? 120_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } },
+      (error, stdout, stderr) => {
+        const failure = error as (Error & { code?: number | string; signal?: NodeJS.Signals | null }) | null
+        resolve({
+          code: failure ? (typeof failure.code === 'number' ? failure.code : null) : 0,
+          signal: failure?.signal ?? null,
+          stdout: String(stdout),
+          stderr: String(stderr),
+        })
+      },
+    )
+  })
 }
