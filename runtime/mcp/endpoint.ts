@@ -38,10 +38,13 @@ function isLoopbackBind(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.')
 }
 
-/** The Host header's name without port: "127.0.0.1:3000" -> "127.0.0.1", "[::1]:80" -> "[::1]". */
+/**
+ * The Host header's name without port: "127.0.0.1:3000" -> "127.0.0.1", "[::1]:80" -> "[::1]".
+ * Anything else after the name ("[::1].evil", "localhost:80:x") is not a Host at all: "".
+ */
 function hostName(hostHeader: string | null): string {
   if (!hostHeader) return ''
-  return hostHeader.startsWith('[') ? hostHeader.slice(0, hostHeader.indexOf(']') + 1) : hostHeader.split(':')[0]!
+  return /^(\[[^\]]*\]|[^:[\]]*)(?::\d*)?$/.exec(hostHeader)?.[1] ?? ''
 }
 
 /** Reads at most `limit` bytes; undefined when the body is larger. */

@@ -1,0 +1,646 @@
+/**
+ * The six MCP tools (SPEC.md 4.4, 8) through the SDK's own Client and
+ * StreamableHTTPClientTransport against a real server on loopback. Oracles:
+ * the v2 REST list and single-job endpoints of the same server, and the
+ * dataset files the fixture was built from. Every successful call goes
+ * through `callOk`, which requires a non-empty text content and a
+ * structuredContent the Client validated against the listed outputSchema.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { DatasetCompany, DatasetJob } from '../../core/schema/dataset.ts'
+import type { RunningServer } from '../../runtime/server.ts'
+import { buildFixture, FIXTURE_NOW, startFixtureServer, type FixtureSnapshot } from '../support/fixtures.ts'
+import {
+  allV2Jobs,
+  callError,
+  callOk,
+  connectMcp,
+  getV2Job,
+  readDataset,
+  TOOL_NAMES,
+  type McpSession,
+  type V2Job,
+} from './support/mcp.ts'
+
+// ---------- the result shapes these tests read ----------
+
+const SCHEDULES = ['4_day_week', '9_day_fortnight', '4_5_day_week', 'reduced_hours', 'compressed_hours', 'part_time', 'standard'] as const
+
+interface ScheduleFacts {
+  type: string
+  label: string
+  reduces_hours: boolean
+  full_pay: boolean
+  is_four_day_week: boolean
+}
+interface JobSummary {
+  slug: string
+  title: string
+  company: string
+  company_slug: string
+  schedule?: ScheduleFacts
+  work_arrangement: string
+  locations: string
+  salary?: string
+  posted_at: string
+  url: string
+}
+interface SearchJobsResult {
+  total: number
+  page: number
+  has_more: boolean
+  jobs: JobSummary[]
+}
+interface GetJobResult {
+  job: V2Job
+  salary?: string
+  schedule?: ScheduleFacts
+  weekly_hours?: string
+  locations: string
+  company_summary?: string
+}
+interface CompanySummary {
+  slug: string
+  name: string
+  schedule: ScheduleFacts
+  hours_full_time?: number
+  remote_level: string
+  hires_worldwide: boolean
+  country?: string
+  work_life_score?: number
+  live_jobs: number
+}
+interface SearchCompaniesResult {
+  total: number
+  page: number
+  has_more: boolean
+  companies: CompanySummary[]
+}
+interface GetCompanyResult {
+  slug: string
+  name: string
+  url: string
+  country?: string
+  employees?: number
+  schedule: ScheduleFacts & { definition: string; policy_text?: string }
+  hours_full_time?: number
+  office_policy: { remote_level: string; label: string; hires_worldwide: boolean }
+  benefits: string[]
+  work_life_score?: number
+  day_off?: string
+  vacation_days?: number
+  awards?: string[]
+  live_jobs: number
+}
+interface SalaryRange {
+  jobs_with_salary: number
+  p25_usd: number
+  median_usd: number
+  p75_usd: number
+}
+interface MarketStatsResult {
+  as_of: string
+  exchange_rates_as_of: string
+  employers_tracked: number
+  live_jobs: number
+  employers_by_schedule: { schedule_type: string; label: string; employers: number; share: number }[]
+  true_four_day_week_employer_share: number
+  median_full_time_weekly_hours?: number
+  remote_share_of_jobs: { remote: number; hybrid: number; onsite: number }
+  salary_by_category: Record<string, SalaryRange>
+  salary_by_level: Record<string, SalaryRange>
+  caveats: string[]
+}
+interface ExplainResult {
+  schedule_types: (ScheduleFacts & { definition: string; typical_weekly_hours: number })[]
+  note: string
+}
+
+const PAGE_SIZE = 25
+const MAX_PAGE = 200
+/** Words that would present a schedule as a four-day week. */
+const FOUR_DAY_WORDING = /4[- ]day[- ]week|four[- ]day[- ]week/i
+
+const round3 = (value: number) => Math.round(value * 1000) / 1000
+
+function median(values: number[]): number | undefined {
+  if (values.length === 0) return undefined
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = (sorted.length - 1) / 2
+  return (sorted[Math.floor(mid)]! + sorted[Math.ceil(mid)]!) / 2
+}
+
+// ---------- shared fixture: one dataset, one server, one client ----------
+
+let fixture: FixtureSnapshot
+let server: RunningServer
+let mcp: McpSession
+let companies: DatasetCompany[]
+let rawJobs: DatasetJob[]
+let ratesAsOf: string
+/** Every live job, as GET /api/v2/jobs lists them (newest first). */
+let allJobs: V2Job[]
+
+beforeAll(async () => {
+  fixture = await buildFixture({ jobs: 600, companies: 80, seed: 7 })
+  // Rate limits are the subject of rate-limit.test.ts; here they would only get in the way.
+  server = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: 100_000, JOBSNAP_MCP_BURST: 100_000 })
+  mcp = await connectMcp(server.url)
+  ;({ companies, jobs: rawJobs, ratesAsOf } = await readDataset(fixture.dataDir))
+  allJobs = (await allV2Jobs(server.url)).jobs
+})
+
+afterAll(async () => {
+  await mcp?.close()
+  await server?.close()
+  await fixture?.cleanup()
+})
+
+/** Pages search_jobs from page 1 until has_more is false, checking every page's wrapper. */
+async function allSearchJobs(args: Record<string, unknown>): Promise<{ total: number; jobs: JobSummary[]; pages: number; texts: string[] }> {
+  const jobs: JobSummary[] = []
+  const texts: string[] = []
+  let total: number | undefined
+  for (let page = 1; page <= MAX_PAGE; page++) {
+    const { structured, text } = await callOk<SearchJobsResult>(mcp, 'search_jobs', { ...args, page })
+    total ??= structured.total
+    expect(structured.page).toBe(page)
+    expect(structured.total, 'total is the same on every page').toBe(total)
+    expect(structured.jobs.length).toBeLessThanOrEqual(PAGE_SIZE)
+    expect(structured.has_more).toBe(page * PAGE_SIZE < structured.total)
+    if (structured.has_more) expect(structured.jobs.length, 'a page before the last is full').toBe(PAGE_SIZE)
+    // The text content shows the same jobs as the structured content.
+    for (const job of structured.jobs) expect(text).toContain(`(slug: ${job.slug})`)
+    jobs.push(...structured.jobs)
+    texts.push(text)
+    if (!structured.has_more) return { total: total, jobs, pages: page, texts }
+  }
+  throw new Error(`search_jobs ${JSON.stringify(args)} still had more after page ${MAX_PAGE}`)
+}
+
+async function allSearchCompanies(args: Record<string, unknown>): Promise<{ total: number; companies: CompanySummary[] }> {
+  const found: CompanySummary[] = []
+  for (let page = 1; page <= MAX_PAGE; page++) {
+    const { structured } = await callOk<SearchCompaniesResult>(mcp, 'search_companies', { ...args, page })
+    expect(structured.page).toBe(page)
+    expect(structured.companies.length).toBeLessThanOrEqual(PAGE_SIZE)
+    expect(structured.has_more).toBe(page * PAGE_SIZE < structured.total)
+    found.push(...structured.companies)
+    if (!structured.has_more) {
+      expect(found).toHaveLength(structured.total)
+      return { total: structured.total, companies: found }
+    }
+  }
+  throw new Error('runaway paging')
+}
+
+const companyBySlug = () => new Map(companies.map((c) => [c.slug, c]))
+
+describe('tools/list', () => {
+  it('lists exactly the six tools, each read-only and closed-world, with input and output schemas', () => {
+    expect([...mcp.tools.keys()].sort()).toEqual([...TOOL_NAMES].sort())
+    for (const tool of mcp.tools.values()) {
+      expect(tool.annotations?.readOnlyHint, tool.name).toBe(true)
+      expect(tool.annotations?.openWorldHint, tool.name).toBe(false)
+      expect(tool.annotations?.destructiveHint ?? false, tool.name).toBe(false)
+      expect(tool.description?.length, tool.name).toBeGreaterThan(20)
+      expect(tool.inputSchema.type).toBe('object')
+      expect(tool.outputSchema?.type, `${tool.name} publishes an outputSchema`).toBe('object')
+    }
+  })
+
+  it('carries the schedule taxonomy in the search descriptions, with compressed hours kept apart from the four-day week', () => {
+    for (const name of ['search_jobs', 'search_companies'] as const) {
+      const description = mcp.tools.get(name)!.description!
+      for (const type of SCHEDULES) expect(description, `${name} names ${type}`).toContain(type)
+      const compressedLine = description.split('\n').find((line) => line.includes('compressed_hours'))!
+      expect(compressedLine).toMatch(/not reduce/i)
+      expect(compressedLine).not.toMatch(/true four-day week/i)
+    }
+    expect(mcp.tools.get('search_jobs')!.description).toMatch(/compressed_hours[^.]*never a four-day week/i)
+    expect(mcp.tools.get('explain_schedule_type')!.description).toMatch(/never a four-day week/i)
+  })
+
+  it('documents the paging bounds in the search tools input schemas', () => {
+    for (const name of ['search_jobs', 'search_companies']) {
+      const page = (mcp.tools.get(name)!.inputSchema.properties as Record<string, { minimum?: number; maximum?: number }>).page
+      expect(page, name).toMatchObject({ minimum: 1, maximum: MAX_PAGE })
+    }
+  })
+
+  it('arms the Client output validation with a real schema per tool (a tampered result fails it)', async () => {
+    for (const name of TOOL_NAMES) {
+      const schema = mcp.tools.get(name)!.outputSchema!
+      expect(mcp.validator.compiled.has(schema), `the Client compiled ${name}'s outputSchema`).toBe(true)
+    }
+    const { structured } = await callOk<SearchJobsResult>(mcp, 'search_jobs', {})
+    const validate = mcp.validator.compiled.get(mcp.tools.get('search_jobs')!.outputSchema!)!
+    expect(validate(structured).valid).toBe(true)
+    const { total: _total, ...withoutTotal } = structured
+    expect(validate(withoutTotal).valid, 'a result without total is rejected').toBe(false)
+    expect(validate({ ...structured, has_more: 'yes' }).valid, 'a non-boolean has_more is rejected').toBe(false)
+    const explain = mcp.validator.compiled.get(mcp.tools.get('explain_schedule_type')!.outputSchema!)!
+    expect(explain({ schedule_types: [{ type: 'compressed_hours' }], note: 'x' }).valid).toBe(false)
+  })
+})
+
+describe('search_jobs', () => {
+  /** MCP arguments and the v2 list query that means the same. */
+  const cases: { name: string; args: Record<string, unknown>; rest: Record<string, string> }[] = [
+    { name: 'no filter (every live job, newest first, over many pages)', args: {}, rest: {} },
+    { name: 'true four-day weeks, remote or hybrid', args: { schedule: ['4_day_week'], work_arrangement: ['remote', 'hybrid'] }, rest: { schedule: '4_day_week', work_arrangement: 'remote,hybrid' } },
+    { name: 'engineering or data, senior or lead, by salary', args: { category: ['engineering', 'Data'], level: ['senior', 'lead'], sort: 'salary' }, rest: { category: 'engineering,data', level: 'senior,lead', sort: 'salary' } },
+    { name: 'country by name', args: { country: 'Germany' }, rest: { country: 'Germany' } },
+    { name: 'country by ISO code, compressed or standard hours', args: { country: 'us', schedule: ['compressed_hours', 'standard'] }, rest: { country: 'US', schedule: 'compressed_hours,standard' } },
+    { name: 'skills, posted in the last 30 days', args: { skills: ['python', 'sql', 'react'], posted_within_days: 30 }, rest: { skills: 'python,sql,react', posted_after: '30' } },
+    { name: 'full text', args: { query: 'engineer' }, rest: { q: 'engineer' } },
+    { name: 'full text with a filter, by salary', args: { query: 'senior', work_arrangement: ['remote'], sort: 'salary' }, rest: { q: 'senior', work_arrangement: 'remote', sort: 'salary' } },
+  ]
+
+  it.each(cases)('pages until has_more is false and lists what GET /api/v2/jobs lists: $name', async ({ args, rest }) => {
+    const mcpAll = await allSearchJobs(args)
+    const restAll = await allV2Jobs(server.url, rest)
+    expect(restAll.total, 'the filter is not vacuous').toBeGreaterThan(0)
+    expect(mcpAll.total).toBe(restAll.total)
+    expect(mcpAll.jobs.map((j) => j.slug), 'same jobs in the same order').toEqual(restAll.jobs.map((j) => j.slug))
+    expect(new Set(mcpAll.jobs.map((j) => j.slug)).size, 'no job on two pages').toBe(mcpAll.jobs.length)
+    expect(mcpAll.pages).toBe(Math.max(1, Math.ceil(restAll.total / PAGE_SIZE)))
+    // Each summary says what the v2 item says.
+    mcpAll.jobs.forEach((summary, i) => {
+      const job = restAll.jobs[i]!
+      expect(summary).toMatchObject({ title: job.title, url: job.url, posted_at: job.posted_at, work_arrangement: job.work_arrangement })
+      expect(summary.company).toBe(job.company?.name ?? '')
+      expect(summary.company_slug).toBe(job.company?.slug ?? '')
+      expect(summary.schedule?.type).toBe(job.schedule_type)
+      expect(summary.salary !== undefined, `${job.slug}: a salary only when published`).toBe(job.salary_min !== undefined || job.salary_max !== undefined)
+    })
+  })
+
+  it('filters by employer work-life score like the v2 list filtered by company', async () => {
+    const threshold = 75
+    const expected = allJobs.filter((job) => (job.company?.work_life_score ?? -1) >= threshold).map((j) => j.slug)
+    expect(expected.length).toBeGreaterThan(PAGE_SIZE)
+    expect(expected.length).toBeLessThan(allJobs.length)
+    const { jobs } = await allSearchJobs({ min_work_life_score: threshold })
+    expect(jobs.map((j) => j.slug)).toEqual(expected)
+  })
+
+  it('returns at most 25 per call even when asked for more, and accepts page 200', async () => {
+    const first = await callOk<SearchJobsResult>(mcp, 'search_jobs', { limit: 100, per_page: 100 })
+    expect(first.structured.jobs).toHaveLength(PAGE_SIZE)
+    expect(first.structured.has_more).toBe(true)
+    expect(first.text).toMatch(/page 2/)
+
+    const last = await callOk<SearchJobsResult>(mcp, 'search_jobs', { page: MAX_PAGE })
+    expect(last.structured).toMatchObject({ page: MAX_PAGE, has_more: false, jobs: [], total: allJobs.length })
+  })
+
+  it('has_more is false on a last page that is exactly full', async () => {
+    // A posting window whose match count is a multiple of 25, found through the v2 list.
+    let days = 0
+    let total = 0
+    for (let n = 1; n <= 365 && days === 0; n++) {
+      const response = await fetch(`${server.url}/api/v2/jobs?posted_after=${n}&limit=1`)
+      total = ((await response.json()) as { total: number }).total
+      if (total > 0 && total % PAGE_SIZE === 0) days = n
+    }
+    expect(days, 'some posting window matches a multiple of 25 jobs').toBeGreaterThan(0)
+    const last = total / PAGE_SIZE
+    const { structured } = await callOk<SearchJobsResult>(mcp, 'search_jobs', { posted_within_days: days, page: last })
+    expect(structured).toMatchObject({ total, page: last, has_more: false })
+    expect(structured.jobs).toHaveLength(PAGE_SIZE)
+    expect((await allSearchJobs({ posted_within_days: days })).pages).toBe(last)
+  })
+
+  it('answers an empty match with total 0 and a hint, not an error', async () => {
+    const { structured, text } = await callOk<SearchJobsResult>(mcp, 'search_jobs', { category: ['no-such-category'] })
+    expect(structured).toEqual({ total: 0, page: 1, has_more: false, jobs: [] })
+    expect(text).toMatch(/no live jobs match/i)
+  })
+
+  it.each([
+    [{ page: 201 }, 'page'],
+    [{ page: 0 }, 'page'],
+    [{ page: 1.5 }, 'page'],
+    [{ page: '2' }, 'page'],
+    [{ schedule: ['four_day_week'] }, 'schedule'],
+    [{ schedule: '4_day_week' }, 'schedule'],
+    [{ work_arrangement: ['office'] }, 'work_arrangement'],
+    [{ sort: 'relevance' }, 'sort'],
+    [{ query: 'x'.repeat(201) }, 'query'],
+    [{ min_work_life_score: 101 }, 'min_work_life_score'],
+    [{ posted_within_days: 0 }, 'posted_within_days'],
+    [{ posted_within_days: 366 }, 'posted_within_days'],
+  ] as [Record<string, unknown>, string][])('rejects %j as a tool error naming %s', async (args, argument) => {
+    const text = await callError(mcp, 'search_jobs', args)
+    expect(text).toContain(argument)
+  })
+
+  it('says page 201 is over the limit of 200', async () => {
+    const text = await callError(mcp, 'search_jobs', { page: 201 })
+    expect(text).toMatch(/page/)
+    expect(text).toMatch(/200/)
+  })
+})
+
+describe('no compressed schedule is presented as a four-day week', () => {
+  it('marks only 4_day_week as a four-day week in every search result, structured and text', async () => {
+    const { jobs, texts } = await allSearchJobs({})
+    expect(jobs).toHaveLength(fixture.build.manifest.counts.live_jobs)
+    const compressed = jobs.filter((j) => j.schedule?.type === 'compressed_hours')
+    expect(compressed.length, 'the dataset has compressed-hours jobs').toBeGreaterThan(0)
+    for (const job of jobs) {
+      if (!job.schedule) continue
+      expect(job.schedule.is_four_day_week, job.slug).toBe(job.schedule.type === '4_day_week')
+    }
+    for (const job of compressed) {
+      expect(job.schedule).toMatchObject({ reduces_hours: false, is_four_day_week: false })
+      expect(job.schedule!.label).not.toMatch(FOUR_DAY_WORDING)
+    }
+    // The text line of each compressed job on its page.
+    const lines = texts.flatMap((text) => text.split('\n'))
+    for (const job of compressed) {
+      const line = lines.find((l) => l.includes(`(slug: ${job.slug})`))!
+      expect(line).toContain('Compressed hours')
+      expect(line).not.toMatch(FOUR_DAY_WORDING)
+    }
+  })
+
+  it('a four-day-week search returns no compressed-hours job', async () => {
+    const { jobs } = await allSearchJobs({ schedule: ['4_day_week'] })
+    expect(jobs.length).toBeGreaterThan(0)
+    for (const job of jobs) expect(job.schedule).toMatchObject({ type: '4_day_week', is_four_day_week: true })
+  })
+
+  it('get_job and get_company describe compressed hours as the same hours, not a four-day week', async () => {
+    const job = allJobs.find((j) => j.schedule_type === 'compressed_hours')!
+    const got = await callOk<GetJobResult>(mcp, 'get_job', { slug: job.slug })
+    expect(got.structured.schedule).toMatchObject({ type: 'compressed_hours', reduces_hours: false, is_four_day_week: false })
+    const scheduleLine = got.text.split('\n').find((l) => l.startsWith('Schedule:'))!
+    expect(scheduleLine).toMatch(/same hours/)
+    expect(scheduleLine).not.toMatch(FOUR_DAY_WORDING)
+
+    const company = companies.find((c) => c.schedule_type === 'compressed_hours')!
+    const profile = await callOk<GetCompanyResult>(mcp, 'get_company', { slug: company.slug })
+    expect(profile.structured.schedule).toMatchObject({ type: 'compressed_hours', reduces_hours: false, is_four_day_week: false })
+    expect(profile.structured.schedule.definition).toMatch(/not a four-day week/i)
+    const line = profile.text.split('\n').find((l) => l.startsWith('Schedule:'))!
+    expect(line).not.toMatch(FOUR_DAY_WORDING)
+  })
+})
+
+describe('get_job', () => {
+  it('returns exactly what GET /api/v2/jobs/{slug} returns, for a spread of jobs', async () => {
+    const sample = allJobs.filter((_, i) => i % 7 === 0)
+    // Make sure the spread covers the interesting shapes.
+    for (const job of allJobs) {
+      if (job.salary_period === 'hour' || job.salary_period === 'month' || job.hours_per_week_min !== undefined || !job.company) sample.push(job)
+      if (sample.length > 140) break
+    }
+    for (const job of sample) {
+      const rest = await getV2Job(server.url, job.slug)
+      expect(rest.status).toBe(200)
+      const { structured, text } = await callOk<GetJobResult>(mcp, 'get_job', { slug: job.slug })
+      expect(structured.job, job.slug).toEqual(rest.body)
+      expect(structured.schedule?.type).toBe(job.schedule_type)
+      expect(structured.salary !== undefined, `${job.slug}: a readable salary only when published`).toBe(job.salary_min !== undefined || job.salary_max !== undefined)
+      if (job.hours_per_week_max !== undefined) expect(structured.weekly_hours).toContain(String(job.hours_per_week_max))
+      expect(text).toContain(job.title)
+      expect(text).toContain(job.url)
+      if (job.company) expect(structured.company_summary).toContain(job.company.slug)
+    }
+  })
+
+  it('answers an unknown slug with a tool error that says to call search_jobs', async () => {
+    const text = await callError(mcp, 'get_job', { slug: 'no-such-job-anywhere' })
+    expect(text).toContain('no-such-job-anywhere')
+    expect(text).toContain('search_jobs')
+  })
+
+  it('rejects a missing or empty slug naming the argument', async () => {
+    expect(await callError(mcp, 'get_job', {})).toContain('slug')
+    expect(await callError(mcp, 'get_job', { slug: '' })).toContain('slug')
+    expect(await callError(mcp, 'get_job', { slug: 42 })).toContain('slug')
+  })
+})
+
+describe('search_companies', () => {
+  const countryCodes: Record<string, string> = { Germany: 'DE', 'United Kingdom': 'GB', 'United States': 'US', France: 'FR', Netherlands: 'NL', Denmark: 'DK', Spain: 'ES' }
+
+  it('pages every employer, at most 25 a call, busiest first', async () => {
+    const { total, companies: found } = await allSearchCompanies({})
+    expect(total).toBe(companies.length)
+    expect(total).toBeGreaterThan(PAGE_SIZE * 3)
+    expect(new Set(found.map((c) => c.slug))).toEqual(new Set(companies.map((c) => c.slug)))
+    for (let i = 1; i < found.length; i++) expect(found[i - 1]!.live_jobs).toBeGreaterThanOrEqual(found[i]!.live_jobs)
+    const liveJobs = new Map<string, number>()
+    for (const job of allJobs) liveJobs.set(job.company!.slug, (liveJobs.get(job.company!.slug) ?? 0) + 1)
+    for (const c of found) expect(c.live_jobs, c.slug).toBe(liveJobs.get(c.slug) ?? 0)
+  })
+
+  it.each([
+    ['schedule compressed_hours', { schedule: ['compressed_hours'] }, (c: DatasetCompany) => c.schedule_type === 'compressed_hours'],
+    ['schedule 4_day_week or 9_day_fortnight', { schedule: ['4_day_week', '9_day_fortnight'] }, (c: DatasetCompany) => c.schedule_type === '4_day_week' || c.schedule_type === '9_day_fortnight'],
+    ['fully remote', { remote_level: ['fully_remote'] }, (c: DatasetCompany) => c.remote_level === 'fully_remote'],
+    ['hires worldwide', { hires_worldwide: true }, (c: DatasetCompany) => c.hires_worldwide === true],
+    ['does not hire worldwide, onsite', { hires_worldwide: false, remote_level: ['onsite'] }, (c: DatasetCompany) => !c.hires_worldwide && c.remote_level === 'onsite'],
+  ] as [string, Record<string, unknown>, (c: DatasetCompany) => boolean][])('filters like the dataset says: %s', async (_name, args, predicate) => {
+    const expected = companies.filter(predicate).map((c) => c.slug)
+    expect(expected.length, 'the filter is not vacuous').toBeGreaterThan(0)
+    const { companies: found } = await allSearchCompanies(args)
+    expect(found.map((c) => c.slug).sort()).toEqual(expected.sort())
+    const bySlug = companyBySlug()
+    for (const c of found) {
+      const raw = bySlug.get(c.slug)!
+      expect(c).toMatchObject({ name: raw.name, remote_level: raw.remote_level, hires_worldwide: raw.hires_worldwide })
+      expect(c.schedule.type).toBe(raw.schedule_type)
+      expect(c.schedule.is_four_day_week).toBe(raw.schedule_type === '4_day_week')
+    }
+  })
+
+  it('filters by headquarters country, by name or ISO code alike', async () => {
+    const name = Object.keys(countryCodes).find((country) => companies.some((c) => c.country === country))!
+    const expected = companies.filter((c) => c.country === name).map((c) => c.slug).sort()
+    const byName = await allSearchCompanies({ country: name })
+    const byCode = await allSearchCompanies({ country: countryCodes[name]!.toLowerCase() })
+    expect(byName.companies.map((c) => c.slug).sort()).toEqual(expected)
+    expect(byCode.companies.map((c) => c.slug).sort()).toEqual(expected)
+    expect((await allSearchCompanies({ country: 'Atlantis' })).total).toBe(0)
+  })
+
+  it('finds employers by part of the name', async () => {
+    const target = companies[3]!
+    const fragment = target.name.slice(1, 5).toUpperCase()
+    const { companies: found } = await allSearchCompanies({ query: fragment })
+    expect(found.map((c) => c.slug).sort()).toEqual(companies.filter((c) => c.name.toLowerCase().includes(fragment.toLowerCase())).map((c) => c.slug).sort())
+    expect(found.map((c) => c.slug)).toContain(target.slug)
+  })
+
+  it.each([
+    [{ page: 201 }, 'page'],
+    [{ page: 0 }, 'page'],
+    [{ remote_level: ['hybrid'] }, 'remote_level'],
+    [{ schedule: ['four_day'] }, 'schedule'],
+    [{ hires_worldwide: 'yes' }, 'hires_worldwide'],
+  ] as [Record<string, unknown>, string][])('rejects %j as a tool error naming %s', async (args, argument) => {
+    expect(await callError(mcp, 'search_companies', args)).toContain(argument)
+  })
+
+  it('accepts page 200 and answers it empty', async () => {
+    const { structured } = await callOk<SearchCompaniesResult>(mcp, 'search_companies', { page: MAX_PAGE })
+    expect(structured).toEqual({ total: companies.length, page: MAX_PAGE, has_more: false, companies: [] })
+  })
+})
+
+describe('get_company', () => {
+  it('shows day off, vacation and awards exactly when the employer published them, for every employer', async () => {
+    // The dataset must have both cases of each, or this test proves nothing.
+    for (const key of ['day_off', 'vacation_days', 'awards'] as const) {
+      expect(companies.some((c) => c[key] !== undefined), `some employer publishes ${key}`).toBe(true)
+      expect(companies.some((c) => c[key] === undefined), `some employer does not publish ${key}`).toBe(true)
+    }
+    const liveJobs = new Map<string, number>()
+    for (const job of allJobs) liveJobs.set(job.company!.slug, (liveJobs.get(job.company!.slug) ?? 0) + 1)
+
+    for (const raw of companies) {
+      const { structured: c, text } = await callOk<GetCompanyResult>(mcp, 'get_company', { slug: raw.slug })
+      for (const key of ['day_off', 'vacation_days', 'awards', 'work_life_score', 'hours_full_time', 'country', 'employees'] as const) {
+        if (raw[key] === undefined) expect(c, `${raw.slug}: ${key} absent, never invented`).not.toHaveProperty(key)
+        else expect(c[key], `${raw.slug}: ${key}`).toEqual(raw[key])
+      }
+      expect(text.includes('Day off:'), `${raw.slug}: day off in the text`).toBe(raw.day_off !== undefined)
+      expect(text.includes('Vacation:'), `${raw.slug}: vacation in the text`).toBe(raw.vacation_days !== undefined)
+      expect(text.includes('Awards:'), `${raw.slug}: awards in the text`).toBe(raw.awards !== undefined && raw.awards.length > 0)
+      if (raw.day_off) expect(text).toContain(raw.day_off)
+      if (raw.vacation_days !== undefined) expect(text).toContain(`${raw.vacation_days} days`)
+      for (const award of raw.awards ?? []) expect(text).toContain(award)
+
+      expect(c).toMatchObject({ slug: raw.slug, name: raw.name, url: raw.url, benefits: raw.benefits ?? [] })
+      expect(c.schedule).toMatchObject({ type: raw.schedule_type, is_four_day_week: raw.schedule_type === '4_day_week' })
+      if (raw.schedule_policy_text) expect(c.schedule.policy_text).toBe(raw.schedule_policy_text)
+      expect(c.office_policy).toMatchObject({ remote_level: raw.remote_level, hires_worldwide: raw.hires_worldwide ?? false })
+      expect(c.live_jobs, `${raw.slug}: live jobs as the v2 list counts them`).toBe(liveJobs.get(raw.slug) ?? 0)
+    }
+  })
+
+  it('answers an unknown slug with a tool error that says to call search_companies', async () => {
+    const text = await callError(mcp, 'get_company', { slug: 'no-such-employer' })
+    expect(text).toContain('no-such-employer')
+    expect(text).toContain('search_companies')
+  })
+
+  it('does not take a job slug for an employer', async () => {
+    expect(await callError(mcp, 'get_company', { slug: allJobs[0]!.slug })).toContain('search_companies')
+  })
+
+  it('rejects a missing slug naming the argument', async () => {
+    expect(await callError(mcp, 'get_company', {})).toContain('slug')
+  })
+})
+
+describe('get_market_stats', () => {
+  it('states the as-of date, its caveats and figures that agree with the dataset and the v2 list', async () => {
+    const { structured: s, text } = await callOk<MarketStatsResult>(mcp, 'get_market_stats', {})
+    expect(s.as_of).toBe(fixture.build.manifest.built_at)
+    expect(s.as_of.startsWith(FIXTURE_NOW.toISOString().slice(0, 10))).toBe(true)
+    expect(text).toContain(s.as_of.slice(0, 10))
+    expect(s.exchange_rates_as_of).toBe(ratesAsOf)
+    expect(s.caveats.length).toBeGreaterThan(0)
+    for (const caveat of s.caveats) {
+      expect(caveat.trim().length).toBeGreaterThan(10)
+      expect(text, 'the caveats are in the text a model reads').toContain(caveat)
+    }
+
+    expect(s.employers_tracked).toBe(companies.length)
+    expect(s.live_jobs).toBe(allJobs.length)
+    for (const type of SCHEDULES) {
+      const count = companies.filter((c) => c.schedule_type === type).length
+      expect(s.employers_by_schedule.find((row) => row.schedule_type === type), type).toMatchObject({ employers: count, share: round3(count / companies.length) })
+    }
+    const fourDay = companies.filter((c) => c.schedule_type === '4_day_week').length
+    const compressed = companies.filter((c) => c.schedule_type === 'compressed_hours').length
+    expect(compressed, 'the dataset has compressed-hours employers').toBeGreaterThan(0)
+    expect(s.true_four_day_week_employer_share).toBe(round3(fourDay / companies.length))
+    expect(s.true_four_day_week_employer_share, 'compressed hours not counted as four-day weeks').not.toBe(round3((fourDay + compressed) / companies.length))
+    expect(s.median_full_time_weekly_hours).toBe(median(companies.flatMap((c) => (c.hours_full_time === undefined ? [] : [c.hours_full_time]))))
+    for (const arrangement of ['remote', 'hybrid', 'onsite'] as const) {
+      expect(s.remote_share_of_jobs[arrangement]).toBe(round3(allJobs.filter((j) => j.work_arrangement === arrangement).length / allJobs.length))
+    }
+    const categories = new Set(allJobs.map((j) => j.category))
+    for (const [category, range] of Object.entries(s.salary_by_category)) {
+      expect(categories.has(category), category).toBe(true)
+      expect(range.jobs_with_salary).toBeGreaterThan(0)
+      expect(range.jobs_with_salary).toBeLessThanOrEqual(allJobs.filter((j) => j.category === category && (j.salary_min !== undefined || j.salary_max !== undefined)).length)
+      expect(range.p25_usd).toBeLessThanOrEqual(range.median_usd)
+      expect(range.median_usd).toBeLessThanOrEqual(range.p75_usd)
+    }
+    expect(Object.keys(s.salary_by_level).length).toBeGreaterThan(0)
+  })
+
+  it('takes no arguments and is not steered by stray ones', async () => {
+    const plain = await callOk<MarketStatsResult>(mcp, 'get_market_stats', {})
+    const stray = await callOk<MarketStatsResult>(mcp, 'get_market_stats', { as_of: '1999-01-01', country: 'Germany' })
+    expect(stray.structured).toEqual(plain.structured)
+  })
+})
+
+describe('explain_schedule_type', () => {
+  it('defines every schedule type; compressed hours does not reduce hours and is not a four-day week', async () => {
+    const { structured, text } = await callOk<ExplainResult>(mcp, 'explain_schedule_type', {})
+    expect(structured.schedule_types.map((s) => s.type).sort()).toEqual([...SCHEDULES].sort())
+    expect(structured.schedule_types.filter((s) => s.is_four_day_week).map((s) => s.type)).toEqual(['4_day_week'])
+    const compressed = structured.schedule_types.find((s) => s.type === 'compressed_hours')!
+    expect(compressed).toMatchObject({ reduces_hours: false, is_four_day_week: false, full_pay: true, typical_weekly_hours: 40 })
+    expect(compressed.definition).toMatch(/not a four-day week/i)
+    expect(structured.note).toMatch(/compressed_hours[^.]*never a four-day week/i)
+    const fourDay = structured.schedule_types.find((s) => s.type === '4_day_week')!
+    expect(fourDay).toMatchObject({ reduces_hours: true, full_pay: true, is_four_day_week: true })
+    expect(fourDay.typical_weekly_hours).toBeLessThan(compressed.typical_weekly_hours)
+    const partTime = structured.schedule_types.find((s) => s.type === 'part_time')!
+    expect(partTime).toMatchObject({ reduces_hours: true, full_pay: false })
+    const compressedLine = text.split('\n').find((l) => l.startsWith('compressed_hours'))!
+    expect(compressedLine).toMatch(/Reduces hours: no/)
+    expect(text).toMatch(/never a four-day week/i)
+  })
+
+  it('explains one type on request', async () => {
+    const { structured } = await callOk<ExplainResult>(mcp, 'explain_schedule_type', { schedule_type: 'compressed_hours' })
+    expect(structured.schedule_types).toHaveLength(1)
+    expect(structured.schedule_types[0]).toMatchObject({ type: 'compressed_hours', reduces_hours: false, is_four_day_week: false })
+  })
+
+  it('rejects an unknown type naming the argument', async () => {
+    const text = await callError(mcp, 'explain_schedule_type', { schedule_type: 'four_day_week' })
+    expect(text).toContain('schedule_type')
+  })
+})
+
+describe('errors outside the six tools', () => {
+  it('an unknown tool is a tool error, not a crash', async () => {
+    expect(await callError(mcp, 'delete_job', { slug: allJobs[0]!.slug })).toMatch(/delete_job/)
+  })
+})
+
+describe('expiry between refreshes', () => {
+  it('stops serving a job whose expires_at passed, as the v2 endpoints do', async () => {
+    const now = FIXTURE_NOW.getTime()
+    const expiring = rawJobs
+      .filter((j) => j.status === 'live' && j.expires_at !== undefined && Date.parse(j.expires_at) > now)
+      .sort((a, b) => Date.parse(a.expires_at!) - Date.parse(b.expires_at!))[0]
+    expect(expiring, 'the dataset has a live job that expires after the build').toBeDefined()
+    const later = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: 100_000, JOBSNAP_MCP_BURST: 100_000 }, () => Date.parse(expiring!.expires_at!) + 1)
+    const session = await connectMcp(later.url)
+    try {
+      expect((await callOk<GetJobResult>(mcp, 'get_job', { slug: expiring!.slug })).structured.job.slug, 'live before').toBe(expiring!.slug)
+      expect((await getV2Job(later.url, expiring!.slug)).status).toBe(404)
+      expect(await callError(session, 'get_job', { slug: expiring!.slug })).toContain('search_jobs')
+      const rest = await allV2Jobs(later.url)
+      const { structured } = await callOk<SearchJobsResult>(session, 'search_jobs', {})
+      expect(structured.total).toBe(rest.total)
+      expect(structured.total).toBeLessThan(allJobs.length)
+    } finally {
+      await session.close()
+      await later.close()
+    }
+  })
+})
