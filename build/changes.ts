@@ -14,7 +14,9 @@ export function publicPathsOf(file: string): string[] {
     const [limit, page] = [Number(match[1]), Number(match[2])]
     const paths = [`/api/v1?page=${page}&limit=${limit}`, `/api/v1?limit=${limit}&page=${page}`]
     if (limit === PAGE_SIZE_DEFAULT) paths.push(`/api/v1?page=${page}`)
-    if (page === 1) paths.push(limit === PAGE_SIZE_DEFAULT ? '/api/v1' : `/api/v1?limit=${limit}`)
+    // Page 1 is also asked for without `page` (`?limit=25` included), and at the default size with no parameters at all.
+    if (page === 1) paths.push(`/api/v1?limit=${limit}`)
+    if (page === 1 && limit === PAGE_SIZE_DEFAULT) paths.push('/api/v1')
     return paths
   }
   if (file === snapshotPaths.openapi) return ['/openapi.yaml']

@@ -26,6 +26,7 @@ export async function runBuildCommand(config: Config, options: { now?: Date; qui
     console.log(
       `changes: ${changes.added.length} files added, ${changes.changed.length} changed, ${changes.removed.length} removed (${result.filesRewritten} written, ${result.filesReused} reused); ${changes.purge.length} paths to purge listed in ${path.join(result.snapshotDir, CHANGED_PATHS_FILE)}`,
     )
+    console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`)
     return 0
   } catch (error) {
     progress.done()

@@ -5,6 +5,7 @@
  * production API does not want in its request path.
  */
 import { watch, type FSWatcher } from 'node:fs'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { serve } from 'h3'
 import type { Config } from '../core/config.ts'
@@ -34,25 +35,61 @@ export interface StartOptions {
   watch?: boolean
 }
 
+const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }
+
+/** The JSON error body of SPEC 2.8 and the headers every error carries. */
+function errorParts(status: number, message: string): { body: string; headers: Record<string, string> } {
+  const body = JSON.stringify({ error: { code: status, message } })
+  return {
+    body,
+    headers: {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+      'Access-Control-Allow-Origin': '*',
+    },
+  }
+}
+
+/** The JSON error written straight to a socket, for requests that never reach the app; then the connection closes. */
+function writeRawError(socket: Duplex, status: number, message: string, extraHeaders: Record<string, string> = {}): void {
+  if (!socket.writable) {
+    socket.destroy()
+    return
+  }
+  const { body, headers } = errorParts(status, message)
+  const lines = Object.entries({ ...headers, ...extraHeaders, Connection: 'close' }).map(([name, value]) => `${name}: ${value}\r\n`)
+  socket.end(`HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n${lines.join('')}\r\n${body}`)
+}
+
 /**
  * Requests Node rejects before any handler runs (oversized headers or URL,
  * malformed HTTP, timeouts) still get the JSON error body, never a bare
  * status line or an HTML page.
  */
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  if (!socket.writable) {
-    socket.destroy()
-    return
-  }
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
   const message =
     status === 431 ? 'Request headers or URL too large.' : status === 408 ? 'Request took too long to arrive.' : 'Malformed HTTP request.'
-  const body = JSON.stringify({ error: { code: status, message } })
-  socket.end(
-    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n` +
-      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\n` +
-      `X-Content-Type-Options: nosniff\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n${body}`,
-  )
+  writeRawError(socket, status, message)
+}
+
+/**
+ * Request targets srvx refuses with a bare, bodiless 400 before the app sees
+ * them (`file:///etc/passwd`, `ftp://x/`, `http://[::1/`): not origin-form,
+ * not `*`, not an http(s) absolute-form URL. The same test srvx applies.
+ */
+function isUnroutableTarget(target: string | undefined): boolean {
+  if (!target || target[0] === '/' || target === '*') return false
+  if (!URL.canParse(target)) return true
+  const url = new URL(target)
+  return !((url.protocol === 'http:' || url.protocol === 'https:') && url.host !== '')
+}
+
+/** CONNECT never reaches the app (Node would drop the connection without a word): this is not a proxy. */
+function answerConnect(_request: unknown, socket: Duplex): void {
+  writeRawError(socket, 405, 'Method CONNECT is not allowed; this API is read-only (GET, HEAD).', { Allow: 'GET, HEAD, OPTIONS' })
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
@@ -65,31 +102,72 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   await sharedLimits?.waitUntilReady(2000)
   const jobsnap = createApp({ config, snapshots, clock: options.clock, log, sharedLimits })
 
-  const server = serve(jobsnap.app, { port: config.PORT, hostname: config.HOST, silent: true, gracefulShutdown: false })
+  // Slow clients cannot hold a connection open: headers and the whole request must arrive in time
+  // (else 408). Node only checks those deadlines every `connectionsCheckingInterval` (30 s by
+  // default, which let a 10 s deadline stretch to 40 s), and only reads it when the server is
+  // created, so all of them are passed at creation.
+  const requestTimeout = config.JOBSNAP_REQUEST_TIMEOUT_MS
+  const headersTimeout = Math.min(config.JOBSNAP_HEADERS_TIMEOUT_MS, requestTimeout)
+  const server = serve(jobsnap.app, {
+    port: config.PORT,
+    hostname: config.HOST,
+    silent: true,
+    gracefulShutdown: false,
+    node: {
+      headersTimeout,
+      requestTimeout,
+      keepAliveTimeout: 5_000,
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4))),
+      // Node would answer a missing Host with a bare 400; the app answers it with the JSON error body.
+      requireHostHeader: false,
+    },
+  })
   await server.ready()
   const nodeServer = server.node?.server
   if (nodeServer && 'headersTimeout' in nodeServer) {
-    // Slow clients cannot hold a connection open forever.
-    nodeServer.headersTimeout = 10_000
-    nodeServer.requestTimeout = 30_000
-    nodeServer.keepAliveTimeout = 5_000
+    // A socket with no traffic either way (say, a client that stopped reading a large response) is closed.
+    nodeServer.timeout = config.JOBSNAP_IDLE_TIMEOUT_MS
     nodeServer.on('clientError', answerClientError)
+    nodeServer.on('connect', answerConnect)
+    // Unroutable request targets get the JSON error body too; everything else goes to srvx as before.
+    const [handler] = nodeServer.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[]
+    if (handler) {
+      nodeServer.removeAllListeners('request')
+      nodeServer.on('request', (request: IncomingMessage, response: ServerResponse) => {
+        if (!isUnroutableTarget(request.url)) return handler(request, response)
+        const { body, headers } = errorParts(400, 'Malformed request target: use a path (origin-form) or an http(s) URL.')
+        response.writeHead(400, { ...headers, Connection: 'close' }).end(body)
+      })
+    }
   }
 
+  const reloadOnce = () =>
+    snapshots.reload().then(
+      (result) => {
+        if (result.changed) {
+          jobsnap.responseCache.clear()
+          log('snapshot loaded', { snapshot_id: result.id })
+        }
+      },
+      (error: Error) => log('snapshot refused; still serving the previous one', { snapshot_id: snapshots.current.id, error: error.message }),
+    )
+  // One reload at a time; a change that arrives while one runs (it may have read `current` before
+  // the change) is not dropped: the reload runs again, so the server ends on what `current` names last.
   let reloading: Promise<void> | undefined
-  const reload = () => {
-    reloading ??= snapshots
-      .reload()
-      .then(
-        (result) => {
-          if (result.changed) {
-            jobsnap.responseCache.clear()
-            log('snapshot loaded', { snapshot_id: result.id })
-          }
-        },
-        (error: Error) => log('snapshot refused; still serving the previous one', { snapshot_id: snapshots.current.id, error: error.message }),
-      )
-      .finally(() => (reloading = undefined))
+  let changedMeanwhile = false
+  const reload = (): Promise<void> => {
+    if (reloading) {
+      changedMeanwhile = true
+      return reloading
+    }
+    reloading = (async () => {
+      do {
+        changedMeanwhile = false
+        await reloadOnce()
+      } while (changedMeanwhile)
+    })().finally(() => {
+      reloading = undefined
+    })
     return reloading
   }
 

@@ -86,10 +86,7 @@ export class SharedLimitStore {
     redis.defineCommand('slidingLog', { numberOfKeys: 1, lua: SLIDING_LOG })
     redis.defineCommand('tokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET })
     redis.on('error', () => {}) // reported through markDegraded, once per outage
-    redis.on('ready', () => {
-      if (this.degraded) log('redis is back; rate limits are shared again')
-      this.degraded = false
-    })
+    redis.on('ready', () => this.markRecovered())
     this.redis = redis as Redis & Scripts
   }
 
@@ -118,18 +115,30 @@ export class SharedLimitStore {
     }
     let timer: NodeJS.Timeout | undefined
     try {
-      return await Promise.race([
+      const result = await Promise.race([
         call(),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs)
+          // Timers run before the poll phase: after an event-loop stall (a burst of requests, a
+          // snapshot load) the timer would fire before an answer already waiting on the socket is
+          // read. setImmediate runs after the poll phase, so only a real non-answer times out.
+          timer = setTimeout(() => setImmediate(() => reject(new Error(`redis did not answer within ${this.timeoutMs} ms`))), this.timeoutMs)
         }),
       ])
+      this.markRecovered()
+      return result
     } catch (error) {
       this.markDegraded((error as Error).message)
       return undefined
     } finally {
       clearTimeout(timer)
     }
+  }
+
+  /** An answer after an outage (or a reconnect): shared limits again, logged once. */
+  private markRecovered(): void {
+    if (!this.degraded) return
+    this.degraded = false
+    this.log('redis is back; rate limits are shared again')
   }
 
   private markDegraded(reason: string): void {

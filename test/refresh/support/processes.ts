@@ -1,0 +1,289 @@
+/**
+ * Real child processes for the refresh suites: `jobsnap serve` servers,
+ * one-shot CLI commands and a private redis-server, each on a port picked
+ * free on 127.0.0.1. Every child is registered so a suite's afterAll (and, as
+ * a last resort, this process's exit) kills whatever is still running.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
+export const REDIS_SERVER = '/usr/bin/redis-server'
+
+const live = new Set<ChildProcess>()
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL')
+})
+
+/** A port nothing listens on right now (the kernel's pick, released at once). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
+/** The environment children get: this one without any JOBSNAP_* or PORT/HOST setting, plus `extra`. */
+function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('JOBSNAP_') && key !== 'PORT' && key !== 'HOST') env[key] = value
+  }
+  return { ...env, ...extra }
+}
+
+export interface LogLine {
+  time?: string
+  message: string
+  [field: string]: unknown
+}
+
+interface Watched {
+  child: ChildProcess
+  output: string[]
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+function watchChild(child: ChildProcess, onLine?: (line: string) => void): Watched {
+  live.add(child)
+  const output: string[] = []
+  const collect = (stream: NodeJS.ReadableStream | null) => {
+    let partial = ''
+    stream?.setEncoding('utf8')
+    stream?.on('data', (chunk: string) => {
+      partial += chunk
+      const lines = partial.split('\n')
+      partial = lines.pop()!
+      for (const line of lines) {
+        output.push(line)
+        onLine?.(line)
+      }
+    })
+  }
+  collect(child.stdout)
+  collect(child.stderr)
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => {
+      live.delete(child)
+      resolve({ code, signal })
+    })
+  })
+  return { child, output, exit }
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms)))])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** A `jobsnap serve` child process (`node --import tsx cli.ts serve`, so signals reach the server itself). */
+export class ServerProcess {
+  readonly logs: LogLine[] = []
+  private readonly watched: Watched
+  private readonly waiters = new Set<() => void>()
+
+  private constructor(
+    readonly url: string,
+    readonly port: number,
+    child: ChildProcess,
+  ) {
+    this.watched = watchChild(child, (line) => {
+      if (line.startsWith('{')) {
+        try {
+          this.logs.push(JSON.parse(line) as LogLine)
+        } catch {
+          // not a log line
+        }
+      }
+      for (const wake of this.waiters) wake()
+    })
+  }
+
+  static async start(options: { distDir: string; env?: Record<string, string>; args?: string[] }): Promise<ServerProcess> {
+    const port = await freePort()
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli.ts', 'serve', '--port', String(port), '--dist', options.distDir, ...(options.args ?? [])], {
+      cwd: REPO_ROOT,
+      env: childEnv({ JOBSNAP_LOG: 'json', ...options.env }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    const server = new ServerProcess(`http://127.0.0.1:${port}`, port, child)
+    try {
+      await server.waitForLog((line) => line.message.startsWith('jobsnap listening on'), 30_000)
+    } catch (error) {
+      server.kill()
+      throw new Error(`${(error as Error).message}\nserver output:\n${server.output.join('\n')}`)
+    }
+    return server
+  }
+
+  get pid(): number {
+    return this.watched.child.pid!
+  }
+
+  get output(): string[] {
+    return this.watched.output
+  }
+
+  get exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    return this.watched.exit
+  }
+
+  get running(): boolean {
+    return this.watched.child.exitCode === null && this.watched.child.signalCode === null
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.watched.child.kill(signal)
+  }
+
+  /** Resolves with the first log line (already seen or still to come) matching `match`. */
+  async waitForLog(match: (line: LogLine) => boolean, timeoutMs: number, from = 0): Promise<LogLine> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const found = this.logs.slice(from).find(match)
+      if (found) return found
+      if (!this.running) throw new Error(`server exited (${this.watched.child.exitCode ?? this.watched.child.signalCode}) while waiting for a log line`)
+      const left = deadline - Date.now()
+      if (left <= 0) throw new Error(`no matching log line within ${timeoutMs} ms; logs:\n${this.output.slice(-20).join('\n')}`)
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          this.waiters.delete(wake)
+          clearTimeout(timer)
+          resolve()
+        }
+        const timer = setTimeout(wake, Math.min(left, 250))
+        this.waiters.add(wake)
+      })
+    }
+  }
+
+  kill(): void {
+    if (this.running) this.watched.child.kill('SIGKILL')
+  }
+
+  /** SIGKILL and wait until it is gone. */
+  async stop(): Promise<void> {
+    this.kill()
+    await withTimeout(this.exited, 10_000, `server ${this.pid} exit`).catch(() => {})
+  }
+}
+
+export interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs `node --import tsx cli.ts <args>` to completion (killed after `timeoutMs`). */
+export async function runCli(args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli.ts', ...args], {
+    cwd: REPO_ROOT,
+    env: childEnv({ JOBSNAP_LOG: 'json', ...options.env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  live.add(child)
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  const timeoutMs = options.timeoutMs ?? 60_000
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)))
+  clearTimeout(timer)
+  live.delete(child)
+  return { code, stdout, stderr }
+}
+
+/** A private, memory-only redis-server on 127.0.0.1. */
+export class RedisProcess {
+  private watched: Watched | undefined
+
+  private constructor(readonly port: number) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`
+  }
+
+  static async start(port?: number): Promise<RedisProcess> {
+    if (!existsSync(REDIS_SERVER)) {
+      throw new Error(`${REDIS_SERVER} is missing: these tests need a real Redis. Install it with \`apt-get install redis-server\` (CI's .ci/run does).`)
+    }
+    const redis = new RedisProcess(port ?? (await freePort()))
+    await redis.restart()
+    return redis
+  }
+
+  get running(): boolean {
+    const child = this.watched?.child
+    return child !== undefined && child.exitCode === null && child.signalCode === null
+  }
+
+  /** Starts redis-server on this port and waits until it accepts connections. */
+  async restart(): Promise<void> {
+    if (this.running) throw new Error('redis is already running')
+    const child = spawn(REDIS_SERVER, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    const watched = watchChild(child)
+    this.watched = watched
+    const deadline = Date.now() + 10_000
+    while (!watched.output.some((line) => line.includes('Ready to accept connections'))) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited (${child.exitCode}):\n${watched.output.join('\n')}`)
+      if (Date.now() > deadline) throw new Error(`redis-server not ready within 10 s:\n${watched.output.join('\n')}`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+
+  /** Stops redis-server (SIGKILL: an outage, not a maintenance window) and waits until it is gone. */
+  async stop(): Promise<void> {
+    const watched = this.watched
+    if (!watched || !this.running) return
+    watched.child.kill('SIGKILL')
+    await withTimeout(watched.exit, 10_000, 'redis-server exit')
+  }
+}
+
+/** Kills every child this module started that is still running. */
+export async function killAll(): Promise<void> {
+  const exits = [...live].map(
+    (child) =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve()
+        child.once('exit', () => resolve())
+        child.kill('SIGKILL')
+        setTimeout(resolve, 5000)
+      }),
+  )
+  await Promise.all(exits)
+}
+
+export async function sleep(ms: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let lastError: unknown
+  for (;;) {
+    try {
+      const value = await check()
+      if (value !== undefined) return value
+    } catch (error) {
+      lastError = error
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`)
+    await sleep(25)
+  }
+}
