@@ -34,6 +34,12 @@ export const ConfigSchema = z.object({
   JOBSNAP_CACHE_MB: intFromEnv(1).default(64),
   /** Most clients the rate limiters remember at once (memory bound). */
   JOBSNAP_MAX_CLIENTS: intFromEnv(1000).default(100_000),
+  /** Slow clients: the request headers must arrive within this many milliseconds (else 408). */
+  JOBSNAP_HEADERS_TIMEOUT_MS: intFromEnv(100).default(10_000),
+  /** The whole request, headers and body, must arrive within this many milliseconds (else 408). */
+  JOBSNAP_REQUEST_TIMEOUT_MS: intFromEnv(100).default(30_000),
+  /** A connection with no traffic either way for this long is closed (e.g. a client that stops reading). */
+  JOBSNAP_IDLE_TIMEOUT_MS: intFromEnv(100).default(30_000),
   /** Public website the v1 usage notice links to. */
   JOBSNAP_SITE_URL: z.url().default('https://jobsnap.example'),
   /** Allowed Origin values for /api/mcp, comma-separated; `*` allows any. */

@@ -77,6 +77,14 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     },
   })
 
+  // HTTP/1.1 requires a Host header (RFC 9112, 3.2). Node is told not to answer its absence with a
+  // bare 400 (runtime/server.ts), so the JSON error body is sent here, before any route.
+  app.use((event) => {
+    const node = (event.req as Request & { runtime?: { node?: { req?: { httpVersion?: string; headers: Record<string, unknown> } } } }).runtime?.node?.req
+    if (node?.httpVersion === '1.1' && node.headers.host === undefined) return sendError(event.req, 400, 'HTTP/1.1 requests need a Host header.')
+    return undefined
+  })
+
   /** Wraps a REST handler in the shared envelope. */
   const rest = (version: 'v1' | 'v2', handler: (ctx: RestContext, event: H3Event) => Promise<Response>) => async (event: H3Event) => {
     const request = event.req

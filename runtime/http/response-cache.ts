@@ -6,14 +6,19 @@
 import { LRUCache } from 'lru-cache'
 import type { Payload } from './respond.ts'
 
+/** What an entry costs beyond its body and key: the Payload object, its hash string, the LRU's slots. */
+const ENTRY_OVERHEAD_BYTES = 256
+
 export class ResponseCache {
   private readonly cache: LRUCache<string, Payload>
 
   constructor(maxBytes: number, ttlSeconds: number) {
     this.cache = new LRUCache<string, Payload>({
       maxSize: maxBytes,
-      // Compressed copies are added later; counting the body twice reserves room for them.
-      sizeCalculation: (payload) => Math.max(1, payload.body.length * 2),
+      // Compressed copies are added later; counting the body twice reserves room for them. The key
+      // counts too (a query string can be ~16 KB while its answer is a 60-byte empty list), at two
+      // bytes a character, plus a fixed allowance for the entry's objects.
+      sizeCalculation: (payload, key) => payload.body.length * 2 + key.length * 2 + ENTRY_OVERHEAD_BYTES,
       ttl: Math.max(1, ttlSeconds) * 1000,
     })
   }

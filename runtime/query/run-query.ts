@@ -24,15 +24,24 @@ export function placeKeysForCountry(country: string): string[] {
   return [placeKey.country(code), placeKey.continent(countryContinent(code)), ...regionsOfCountry(code).map(placeKey.region)]
 }
 
-/** Filter groups: a job must be in at least one posting list of every group. */
+/**
+ * Filter groups: a job must be in at least one posting list of every group.
+ * Values are de-duplicated: each posting list is walked once per group, so a
+ * URL repeating one value thousands of times (`country=de,de,de,...`, or many
+ * countries sharing a continent and region) costs no more than naming it once.
+ */
 export function filterGroups(query: V2ListQuery): [Facet, string[]][] {
   const groups: [Facet, string[]][] = []
-  if (query.category.length) groups.push(['category', query.category])
-  if (query.level.length) groups.push(['level', query.level])
-  if (query.schedule.length) groups.push(['schedule', query.schedule])
-  if (query.work_arrangement.length) groups.push(['work_arrangement', query.work_arrangement])
-  if (query.skills.length) groups.push(['tag', query.skills])
-  if (query.country.length) groups.push(['place', query.country.flatMap(placeKeysForCountry)])
+  const push = (facet: Facet, values: string[]) => {
+    if (values.length) groups.push([facet, [...new Set(values)]])
+  }
+  push('category', query.category)
+  push('level', query.level)
+  push('schedule', query.schedule)
+  push('work_arrangement', query.work_arrangement)
+  push('tag', query.skills)
+  // A country list that resolves to no place still filters (to nothing), as before.
+  if (query.country.length) groups.push(['place', [...new Set([...new Set(query.country)].flatMap(placeKeysForCountry))]])
   return groups
 }
 
