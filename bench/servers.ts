@@ -1,0 +1,203 @@
+/**
+ * The three servers of a run, all on 127.0.0.1 and free ports, all children
+ * of this process (killed with it):
+ * - jobsnap: the real `cli.ts serve`, production settings, rate limits raised;
+ * - nginx (Debian's nginx-light), one worker, serving the snapshot's
+ *   single-job files and 25-job v1 pages straight from disk: the reference
+ *   for precomputed GETs;
+ * - json-server 0.17 with the snapshot's v2 jobs: the reference for
+ *   filtered queries.
+ * The script installs nothing: a missing reference is reported with the
+ * command that installs it, and the rest still runs.
+ */
+import { spawnSync } from 'node:child_process'
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { cliArgs } from './datasets.ts'
+import { freePort, LOOPBACK, memoryOf, startChild, waitForHttp, type Child } from './procs.ts'
+
+export interface RunningServer {
+  name: string
+  port: number
+  child: Child
+  /** Spawn to ready, milliseconds. */
+  readyMs: number
+  version?: string
+}
+
+export type Optional<T> = { ok: true; server: T } | { ok: false; reason: string }
+
+const NO_LIMIT = '1000000000'
+
+/** `node --import tsx cli.ts serve` with production settings: JSON logs off, rate limits out of the way. */
+export async function startJobsnap(repoDir: string, distDir: string, readyTimeoutMs: number): Promise<RunningServer> {
+  const port = await freePort()
+  const child = startChild('jobsnap', process.execPath, cliArgs('serve', '--port', String(port), '--host', LOOPBACK, '--dist', distDir), {
+    cwd: repoDir,
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      JOBSNAP_LOG: 'silent',
+      JOBSNAP_REST_LIMIT: NO_LIMIT,
+      JOBSNAP_MCP_BURST: NO_LIMIT,
+      JOBSNAP_MCP_RATE: NO_LIMIT,
+      JOBSNAP_REDIS_URL: '',
+      JOBSNAP_TRUST_PROXY: '',
+    },
+  })
+  const readyMs = await waitForHttp(child, port, '/health', { timeoutMs: readyTimeoutMs })
+  return { name: 'jobsnap', port, child, readyMs }
+}
+
+export function rssOf(server: RunningServer): ReturnType<typeof memoryOf> {
+  return memoryOf(server.child.pid)
+}
+
+// ---------- nginx ----------
+
+const NGINX_INSTALL = 'apt-get install -y nginx-light   (Debian/Ubuntu; any nginx binary on PATH or at /usr/sbin/nginx works)'
+
+/** `JOBSNAP_BENCH_NGINX=/path/to/nginx` picks the binary (a path that does not exist: run without nginx). */
+function findNginx(): string | undefined {
+  const chosen = process.env.JOBSNAP_BENCH_NGINX
+  if (chosen) return existsSync(chosen) ? chosen : undefined
+  for (const candidate of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/bin/nginx', '/usr/bin/nginx']) if (existsSync(candidate)) return candidate
+  for (const dir of (process.env.PATH ?? '').split(':')) {
+    const candidate = path.join(dir, 'nginx')
+    if (dir && existsSync(candidate)) return candidate
+  }
+  return undefined
+}
+
+/**
+ * nginx with a config written for this run: one worker, no access log,
+ * keep-alive without a request cap, `/api/v2/jobs/<slug>` ->
+ * `<snapshot>/v2/jobs/<slug>.json` and `/api/v1?page=N` ->
+ * `<snapshot>/v1/25/N.json`, everything as application/json.
+ */
+export async function startNginx(snapshotDir: string, workDir: string): Promise<Optional<RunningServer>> {
+  const binary = findNginx()
+  if (!binary) return { ok: false, reason: `nginx not found; install it with: ${NGINX_INSTALL}` }
+  const port = await freePort()
+  const dir = path.join(workDir, 'nginx')
+  mkdirSync(dir, { recursive: true })
+  const p = (name: string) => path.join(dir, name)
+  const asRoot = process.getuid?.() === 0
+  const config = `# Written by bench/run.ts for one run; deleted afterwards.
+${asRoot ? 'user root;\n' : ''}worker_processes 1;
+daemon off;
+master_process on;
+pid ${p('nginx.pid')};
+error_log ${p('error.log')} warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  types { }
+  default_type application/json;
+  sendfile on;
+  tcp_nopush on;
+  tcp_nodelay on;
+  keepalive_timeout 65;
+  keepalive_requests 100000000;
+  etag on;
+  client_body_temp_path ${p('body')};
+  proxy_temp_path ${p('proxy')};
+  fastcgi_temp_path ${p('fastcgi')};
+  uwsgi_temp_path ${p('uwsgi')};
+  scgi_temp_path ${p('scgi')};
+  map $arg_page $v1_page {
+    "~^0*([1-9][0-9]*)$" $1;
+    default 1;
+  }
+  server {
+    listen ${LOOPBACK}:${port};
+    root ${snapshotDir};
+    location = /health { return 200 '{"status":"ok"}'; }
+    location = /api/v1 { try_files /v1/25/$v1_page.json =404; }
+    location ~ "^/api/v2/jobs/([a-z0-9-]+)$" { try_files /v2/jobs/$1.json =404; }
+    location / { return 404 '{"error":{"code":404}}'; }
+  }
+}
+`
+  writeFileSync(p('nginx.conf'), config)
+  // `nginx -v` prints "nginx version: nginx/1.22.1" on stderr.
+  const versionRun = spawnSync(binary, ['-v'], { encoding: 'utf8' })
+  const version = `${versionRun.stderr ?? ''}${versionRun.stdout ?? ''}`.trim().replace(/^nginx version: /, '') || 'nginx'
+  const child = startChild('nginx', binary, ['-p', dir, '-c', p('nginx.conf'), '-e', p('error.log')])
+  try {
+    const readyMs = await waitForHttp(child, port, '/health', { timeoutMs: 10_000 })
+    return { ok: true, server: { name: 'nginx', port, child, readyMs, version } }
+  } catch (error) {
+    const log = existsSync(p('error.log')) ? readFileSync(p('error.log'), 'utf8').slice(-2000) : ''
+    return { ok: false, reason: `nginx did not start: ${(error as Error).message}\n${log}` }
+  }
+}
+
+// ---------- json-server ----------
+
+const JSON_SERVER_INSTALL = 'npm i -D json-server@0.17.4   (a devDependency: `npm ci` installs it)'
+
+function findJsonServer(repoDir: string): { bin: string; version: string } | undefined {
+  try {
+    const require = createRequire(path.join(repoDir, 'package.json'))
+    const pkgFile = require.resolve('json-server/package.json')
+    const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as { version: string; bin: string | Record<string, string> }
+    const bin = typeof pkg.bin === 'string' ? pkg.bin : pkg.bin['json-server']
+    if (!bin) return undefined
+    return { bin: path.resolve(path.dirname(pkgFile), bin), version: pkg.version }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * json-server's database: `{"jobs": [...]}` with every v2 job of the
+ * snapshot, the exact bytes of v2/jobs/<slug>.json. Written once per
+ * snapshot (`.bench/json-server-<key>-<snapshot id>.json`).
+ */
+export function jsonServerDb(benchDir: string, key: string, snapshotDir: string, snapshotId: string, slugs: string[]): string {
+  const file = path.join(benchDir, `json-server-${key}-${snapshotId}.json`)
+  if (existsSync(file)) return file
+  for (const name of readdirSync(benchDir)) if (name.startsWith(`json-server-${key}-`)) rmSync(path.join(benchDir, name), { force: true })
+  const temp = `${file}.${process.pid}.tmp`
+  const fd = openSync(temp, 'w')
+  try {
+    writeSync(fd, '{"jobs":[\n')
+    slugs.forEach((slug, i) => {
+      const bytes = readFileSync(path.join(snapshotDir, 'v2', 'jobs', `${slug}.json`))
+      if (i > 0) writeSync(fd, ',\n')
+      writeSync(fd, bytes)
+    })
+    writeSync(fd, '\n]}\n')
+  } finally {
+    closeSync(fd)
+  }
+  renameSync(temp, file)
+  return file
+}
+
+export async function startJsonServer(repoDir: string, dbFile: string, workDir: string): Promise<Optional<RunningServer>> {
+  const found = findJsonServer(repoDir)
+  if (!found) return { ok: false, reason: `json-server not found; install it with: ${JSON_SERVER_INSTALL}` }
+  if (!found.version.startsWith('0.17.')) {
+    return { ok: false, reason: `json-server ${found.version} found; the bench speaks the 0.17 query dialect (_page/_limit, _gte/_lte); install it with: ${JSON_SERVER_INSTALL}` }
+  }
+  const port = await freePort()
+  const cwd = path.join(workDir, 'json-server')
+  mkdirSync(cwd, { recursive: true })
+  // Its own folder as cwd: no stray json-server.json config or public/ folder is picked up.
+  const child = startChild(
+    'json-server',
+    process.execPath,
+    ['--max-old-space-size=8192', found.bin, dbFile, '--host', LOOPBACK, '--port', String(port), '--read-only', '--quiet', '--no-gzip'],
+    { cwd, env: { ...process.env, NODE_ENV: 'production' } },
+  )
+  try {
+    // Any HTTP answer means it is up (a probe of the jobs route would scan them all).
+    const readyMs = await waitForHttp(child, port, '/__bench_ready', { timeoutMs: 300_000, accept: (status) => status < 500 })
+    return { ok: true, server: { name: 'json-server', port, child, readyMs, version: `json-server ${found.version}` } }
+  } catch (error) {
+    return { ok: false, reason: `json-server did not start: ${(error as Error).message}` }
+  }
+}
