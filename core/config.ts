@@ -32,6 +32,12 @@ export const ConfigSchema = z.object({
   JOBSNAP_CACHE_TTL: intFromEnv(0).default(60),
   /** Response cache size bound, megabytes. */
   JOBSNAP_CACHE_MB: intFromEnv(1).default(64),
+  /**
+   * Snapshot files kept in memory, megabytes. A miss is a synchronous read
+   * the OS page cache usually answers in microseconds, so this trades memory
+   * for a few syscalls; 0 turns it off.
+   */
+  JOBSNAP_FILE_CACHE_MB: intFromEnv(0).default(64),
   /** Most clients the rate limiters remember at once (memory bound). */
   JOBSNAP_MAX_CLIENTS: intFromEnv(1000).default(100_000),
   /** Slow clients: the request headers must arrive within this many milliseconds (else 408). */

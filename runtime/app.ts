@@ -10,7 +10,7 @@ import { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { filePayload } from './http/payload.ts'
 import { rateLimitHeaders, SlidingWindowLimiter, TokenBucketLimiter } from './http/rate-limit.ts'
 import { RedisSlidingWindowLimiter, RedisTokenBucketLimiter, type Limiter, type SharedLimitStore } from './http/redis-limiter.ts'
-import { COMMON_HEADERS, sendError, sendPayload } from './http/respond.ts'
+import { sendError, sendPayload, withCommonHeaders } from './http/respond.ts'
 import { ResponseCache } from './http/response-cache.ts'
 import type { RestContext } from './routes/context.ts'
 import { handleDocs } from './routes/docs.ts'
@@ -45,12 +45,11 @@ export interface JobsnapApp {
 function preflight(allowMethods: string): Response {
   return new FastResponse(null, {
     status: 204,
-    headers: {
-      ...COMMON_HEADERS,
-      'access-control-allow-methods': allowMethods,
-      'access-control-allow-headers': '*',
-      'access-control-max-age': '86400',
-    },
+    headers: withCommonHeaders([
+      ['access-control-allow-methods', allowMethods],
+      ['access-control-allow-headers', '*'],
+      ['access-control-max-age', '86400'],
+    ]),
   })
 }
 
@@ -77,33 +76,27 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     },
   })
 
-  // HTTP/1.1 requires a Host header (RFC 9112, 3.2). Node is told not to answer its absence with a
-  // bare 400 (runtime/server.ts), so the JSON error body is sent here, before any route.
-  app.use((event) => {
-    const node = (event.req as Request & { runtime?: { node?: { req?: { httpVersion?: string; headers: Record<string, unknown> } } } }).runtime?.node?.req
-    if (node?.httpVersion === '1.1' && node.headers.host === undefined) return sendError(event.req, 400, 'HTTP/1.1 requests need a Host header.')
-    return undefined
-  })
-
   /** Wraps a REST handler in the shared envelope. */
   const rest = (version: 'v1' | 'v2', handler: (ctx: RestContext, event: H3Event) => Promise<Response>) => async (event: H3Event) => {
     const request = event.req
     if (request.method === 'OPTIONS') return preflight(ALLOW)
-    const versionHeader = { 'x-api-version': version }
     if (!READ_METHODS.has(request.method)) {
-      return sendError(request, 405, `Method ${request.method} is not allowed; this API is read-only (GET, HEAD).`, { headers: { ...versionHeader, allow: ALLOW } })
+      return sendError(request, 405, `Method ${request.method} is not allowed; this API is read-only (GET, HEAD).`, {
+        headers: [['x-api-version', version], ['allow', ALLOW]],
+      })
     }
     const now = clock()
     const decision = await restGate.hit(clientOf(request), now)
-    const headers = { ...versionHeader, ...rateLimitHeaders('rest', decision, REST_WINDOW_SECONDS) }
+    const headers = rateLimitHeaders('rest', decision, REST_WINDOW_SECONDS)
+    headers.push(['x-api-version', version])
     if (!decision.allowed) {
-      return sendError(request, 429, `Rate limit exceeded: ${decision.limit} requests per minute per client across v1 and v2. Retry in ${decision.resetSeconds} s.`, {
-        headers: { ...headers, 'retry-after': String(decision.resetSeconds) },
-      })
+      headers.push(['retry-after', String(decision.resetSeconds)])
+      return sendError(request, 429, `Rate limit exceeded: ${decision.limit} requests per minute per client across v1 and v2. Retry in ${decision.resetSeconds} s.`, { headers })
     }
     // One snapshot per request, named in the response so clients and tests can tell which one answered.
     const snapshot = snapshots.current
-    return handler({ request, url: event.url, snapshot, responseCache, config, now, headers: { ...headers, 'x-snapshot-id': snapshot.id } }, event)
+    headers.push(['x-snapshot-id', snapshot.id])
+    return handler({ request, url: event.url, snapshot, responseCache, config, now, headers }, event)
   }
 
   app.all('/api/v1', rest('v1', (ctx) => handleV1List(ctx)))
@@ -120,7 +113,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   app.all('/openapi.yaml', async (event) => {
     const request = event.req
     if (request.method === 'OPTIONS') return preflight(ALLOW)
-    if (!READ_METHODS.has(request.method)) return sendError(request, 405, 'Only GET and HEAD are allowed.', { headers: { allow: ALLOW } })
+    if (!READ_METHODS.has(request.method)) return sendError(request, 405, 'Only GET and HEAD are allowed.', { headers: [['allow', ALLOW]] })
     const snapshot = snapshots.current
     const body = await snapshot.readPublic(snapshotPaths.openapi)
     const hash = snapshot.manifest.files[snapshotPaths.openapi]
@@ -143,7 +136,11 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     const bytes = Buffer.from(JSON.stringify(body))
     // An explicit Content-Length, so HEAD announces the length GET sends.
     return new FastResponse(event.req.method === 'HEAD' ? null : bytes, {
-      headers: { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': String(bytes.length), 'cache-control': 'no-store' },
+      headers: withCommonHeaders([
+        ['content-type', 'application/json; charset=utf-8'],
+        ['content-length', String(bytes.length)],
+        ['cache-control', 'no-store'],
+      ]),
     })
   })
 
@@ -159,7 +156,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
             description: 'Every live job posting as JSON. Read-only, no authentication.',
             endpoints: { v2_list: '/api/v2/jobs', v2_job: '/api/v2/jobs/{slug}', v1_list: '/api/v1', mcp: '/api/mcp', openapi: '/openapi.yaml', docs: '/docs', health: '/health' },
           }),
-      { headers: { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=3600' } },
+      { headers: withCommonHeaders([['content-type', 'application/json; charset=utf-8'], ['cache-control', 'public, max-age=3600']]) },
     ),
   )
 

@@ -87,6 +87,14 @@ function isUnroutableTarget(target: string | undefined): boolean {
   return !((url.protocol === 'http:' || url.protocol === 'https:') && url.host !== '')
 }
 
+/** Why a request is refused before routing, or undefined to let it through. */
+function refuseBeforeRouting(request: IncomingMessage): string | undefined {
+  if (isUnroutableTarget(request.url)) return 'Malformed request target: use a path (origin-form) or an http(s) URL.'
+  // HTTP/1.1 requires a Host header (RFC 9112, 3.2); Node is told not to answer its absence itself (below).
+  if (request.httpVersion === '1.1' && request.headers.host === undefined) return 'HTTP/1.1 requests need a Host header.'
+  return undefined
+}
+
 /** CONNECT never reaches the app (Node would drop the connection without a word): this is not a proxy. */
 function answerConnect(_request: unknown, socket: Duplex): void {
   writeRawError(socket, 405, 'Method CONNECT is not allowed; this API is read-only (GET, HEAD).', { Allow: 'GET, HEAD, OPTIONS' })
@@ -95,7 +103,7 @@ function answerConnect(_request: unknown, socket: Duplex): void {
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config } = options
   const log: Logger = options.log ?? (() => {})
-  const fileCache = createFileCache(256 * 1024 * 1024)
+  const fileCache = createFileCache(config.JOBSNAP_FILE_CACHE_MB * 1024 * 1024)
   const snapshots = await SnapshotHolder.open(config.JOBSNAP_DIST, fileCache)
   const sharedLimits = config.JOBSNAP_REDIS_URL ? new SharedLimitStore(config.JOBSNAP_REDIS_URL, log) : undefined
   // Counting locally while Redis connects would let a client past the shared limit; wait briefly.
@@ -118,7 +126,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       requestTimeout,
       keepAliveTimeout: 5_000,
       connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4))),
-      // Node would answer a missing Host with a bare 400; the app answers it with the JSON error body.
+      // Node would answer a missing Host with a bare 400; refuseBeforeRouting answers it with the JSON error body.
       requireHostHeader: false,
     },
   })
@@ -129,13 +137,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     nodeServer.timeout = config.JOBSNAP_IDLE_TIMEOUT_MS
     nodeServer.on('clientError', answerClientError)
     nodeServer.on('connect', answerConnect)
-    // Unroutable request targets get the JSON error body too; everything else goes to srvx as before.
+    // Requests srvx or Node would refuse without a body get the JSON error here; the rest go to srvx.
     const [handler] = nodeServer.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[]
     if (handler) {
       nodeServer.removeAllListeners('request')
       nodeServer.on('request', (request: IncomingMessage, response: ServerResponse) => {
-        if (!isUnroutableTarget(request.url)) return handler(request, response)
-        const { body, headers } = errorParts(400, 'Malformed request target: use a path (origin-form) or an http(s) URL.')
+        const refusal = refuseBeforeRouting(request)
+        if (refusal === undefined) return handler(request, response)
+        const { body, headers } = errorParts(400, refusal)
         response.writeHead(400, { ...headers, Connection: 'close' }).end(body)
       })
     }

@@ -4,9 +4,12 @@
  * right to left past further trusted hops; IPv6 clients grouped by /64 so
  * one host cannot rotate through its own subnet.
  */
+import { isIPv4 } from 'node:net'
 import ipaddr from 'ipaddr.js'
 
 export type TrustedProxies = (address: ipaddr.IPv4 | ipaddr.IPv6) => boolean
+
+const NO_PROXIES: TrustedProxies = () => false
 
 /** Compiles `JOBSNAP_TRUST_PROXY` entries (addresses or CIDRs) into a matcher. Throws on a bad entry. */
 export function trustedProxyMatcher(entries: string[]): TrustedProxies {
@@ -17,7 +20,7 @@ export function trustedProxyMatcher(entries: string[]): TrustedProxies {
       throw new Error(`JOBSNAP_TRUST_PROXY: ${JSON.stringify(entry)} is not an IP address or CIDR`)
     }
   })
-  if (ranges.length === 0) return () => false
+  if (ranges.length === 0) return NO_PROXIES
   return (address) => ranges.some(([range, bits]) => range.kind() === address.kind() && address.match(range, bits))
 }
 
@@ -37,6 +40,8 @@ export function clientKey(address: ipaddr.IPv4 | ipaddr.IPv6): string {
 
 /** Resolves the client key from the socket peer and the X-Forwarded-For header. */
 export function resolveClient(peer: string | undefined, forwardedFor: string | null, isTrusted: TrustedProxies): string {
+  // The common case, skipping ipaddr's parse: a plain IPv4 peer is already its own key.
+  if (peer !== undefined && isIPv4(peer) && (forwardedFor === null || isTrusted === NO_PROXIES)) return peer
   let client = parse(peer)
   if (!client) return 'unknown'
   if (forwardedFor && isTrusted(client)) {

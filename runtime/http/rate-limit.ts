@@ -4,6 +4,7 @@
  * that the least recently seen client may be forgotten under such a flood.
  */
 import { LRUCache } from 'lru-cache'
+import type { HeaderList } from './respond.ts'
 
 export interface RateDecision {
   allowed: boolean
@@ -109,12 +110,12 @@ export class TokenBucketLimiter {
 }
 
 /** X-RateLimit-* and the IETF RateLimit fields for one decision. */
-export function rateLimitHeaders(policy: 'rest' | 'mcp', decision: RateDecision, windowSeconds: number): Record<string, string> {
-  return {
-    'x-ratelimit-limit': String(decision.limit),
-    'x-ratelimit-remaining': String(decision.remaining),
-    'x-ratelimit-reset': String(decision.resetSeconds),
-    'ratelimit-policy': `"${policy}";q=${decision.limit};w=${windowSeconds}`,
-    ratelimit: `"${policy}";r=${decision.remaining};t=${decision.resetSeconds}`,
-  }
+export function rateLimitHeaders(policy: 'rest' | 'mcp', decision: RateDecision, windowSeconds: number): HeaderList {
+  return [
+    ['x-ratelimit-limit', String(decision.limit)],
+    ['x-ratelimit-remaining', String(decision.remaining)],
+    ['x-ratelimit-reset', String(decision.resetSeconds)],
+    ['ratelimit-policy', `"${policy}";q=${decision.limit};w=${windowSeconds}`],
+    ['ratelimit', `"${policy}";r=${decision.remaining};t=${decision.resetSeconds}`],
+  ]
 }

@@ -8,7 +8,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import type { Config } from '../../core/config.ts'
 import { rateLimitHeaders, type TokenBucketLimiter } from '../http/rate-limit.ts'
 import type { Limiter } from '../http/redis-limiter.ts'
-import { COMMON_HEADERS } from '../http/respond.ts'
+import { withCommonHeaders, type HeaderList } from '../http/respond.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { createMcpServer } from './server.ts'
 
@@ -27,10 +27,10 @@ export interface McpDependencies {
   now: number
 }
 
-function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+function jsonRpcError(status: number, code: number, message: string, headers: HeaderList = []): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
     status,
-    headers: { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-cache': 'BYPASS', ...headers },
+    headers: withCommonHeaders([['content-type', 'application/json; charset=utf-8'], ['cache-control', 'no-store'], ['x-cache', 'BYPASS']], headers),
   })
 }
 
@@ -78,25 +78,24 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
   if (request.method === 'OPTIONS') {
     return new Response(null, {
       status: 204,
-      headers: {
-        ...COMMON_HEADERS,
-        'access-control-allow-methods': ALLOW,
-        'access-control-allow-headers': 'content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id',
-        'access-control-max-age': '86400',
-      },
+      headers: withCommonHeaders([
+        ['access-control-allow-methods', ALLOW],
+        ['access-control-allow-headers', 'content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id'],
+        ['access-control-max-age', '86400'],
+      ]),
     })
   }
 
   const decision = await deps.limiter.hit(deps.client, deps.now)
   const limitHeaders = rateLimitHeaders('mcp', decision, Math.round(deps.bucket.burst / deps.bucket.ratePerSecond))
   if (!decision.allowed) {
-    return jsonRpcError(429, -32000, `Rate limit exceeded: burst ${decision.limit}, refilled at ${deps.bucket.ratePerSecond} per second. Retry in ${decision.resetSeconds} s.`, {
+    return jsonRpcError(429, -32000, `Rate limit exceeded: burst ${decision.limit}, refilled at ${deps.bucket.ratePerSecond} per second. Retry in ${decision.resetSeconds} s.`, [
       ...limitHeaders,
-      'retry-after': String(decision.resetSeconds),
-    })
+      ['retry-after', String(decision.resetSeconds)],
+    ])
   }
   if (request.method !== 'POST') {
-    return jsonRpcError(405, -32000, `Method ${request.method} is not allowed: this endpoint is stateless and takes one JSON-RPC message per POST.`, { ...limitHeaders, allow: ALLOW })
+    return jsonRpcError(405, -32000, `Method ${request.method} is not allowed: this endpoint is stateless and takes one JSON-RPC message per POST.`, [...limitHeaders, ['allow', ALLOW]])
   }
   const declared = Number(request.headers.get('content-length') ?? '0')
   if (declared > MCP_MAX_BODY_BYTES) return jsonRpcError(413, -32000, `Request body over ${MCP_MAX_BODY_BYTES} bytes.`, limitHeaders)
@@ -121,7 +120,7 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
   try {
     const response = await transport.handleRequest(request, { parsedBody: message })
     const headers = new Headers(response.headers)
-    for (const [name, value] of Object.entries({ ...COMMON_HEADERS, ...limitHeaders, 'cache-control': 'no-store', 'x-cache': 'BYPASS' })) headers.set(name, value)
+    for (const [name, value] of withCommonHeaders(limitHeaders, [['cache-control', 'no-store'], ['x-cache', 'BYPASS']])) headers.set(name, value)
     const body = response.body ? await response.arrayBuffer() : null
     return new Response(body, { status: response.status, headers })
   } finally {

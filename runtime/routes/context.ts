@@ -1,5 +1,6 @@
 /** What a REST handler gets: the snapshot for this request, shared caches, the clock, headers to add. */
 import type { Config } from '../../core/config.ts'
+import type { HeaderList } from '../http/respond.ts'
 import type { ResponseCache } from '../http/response-cache.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 
@@ -12,5 +13,5 @@ export interface RestContext {
   config: Config
   now: number
   /** Rate-limit and version headers every response of this request carries. */
-  headers: Record<string, string>
+  headers: HeaderList
 }

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { COMMON_HEADERS } from '../http/respond.ts'
+import { withCommonHeaders } from '../http/respond.ts'
 import { FastResponse } from 'srvx'
 
 const require = createRequire(import.meta.url)
@@ -55,14 +55,13 @@ export function handleDocs(request: Request, pathname: string): Response | undef
   const asset = docsAssets().get(pathname.replace(/\/$/, '') || pathname)
   if (!asset) return undefined
   return new FastResponse(request.method === 'HEAD' ? null : asset.body, {
-    headers: {
-      ...COMMON_HEADERS,
-      'content-type': asset.type,
+    headers: withCommonHeaders([
+      ['content-type', asset.type],
       // Explicit, so HEAD announces the length GET sends.
-      'content-length': String(asset.body.length),
-      'cache-control': 'public, max-age=3600',
-      'content-security-policy': DOCS_CSP,
-      'referrer-policy': 'no-referrer',
-    },
+      ['content-length', String(asset.body.length)],
+      ['cache-control', 'public, max-age=3600'],
+      ['content-security-policy', DOCS_CSP],
+      ['referrer-policy', 'no-referrer'],
+    ]),
   })
 }
