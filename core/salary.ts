@@ -63,6 +63,19 @@ export function annualUsd(job: SalaryFields, rates: ExchangeRates): AnnualUsdRan
 }
 
 /** "EUR 60,000 - 75,000 a year" for people and models. */
+const formatCache = new Map<string, Intl.NumberFormat>()
+
+/** Building an Intl.NumberFormat costs ~100 us, formatting with one ~1 us: keep one per currency and precision. */
+function currencyFormat(currency: string, digits: number): Intl.NumberFormat {
+  const key = `${currency}:${digits}`
+  let format = formatCache.get(key)
+  if (!format) {
+    format = new Intl.NumberFormat('en-US', { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits })
+    formatCache.set(key, format)
+  }
+  return format
+}
+
 export function formatSalary(job: SalaryFields): string | undefined {
   const { salary_min: min, salary_max: max, salary_currency: currency, salary_period: period } = job
   if ((min === undefined && max === undefined) || !currency || !period) return undefined
@@ -70,7 +83,7 @@ export function formatSalary(job: SalaryFields): string | undefined {
     const major = toMajorUnits(amount, currency)
     // Whole amounts read better without ".00"; cents stay when they are there.
     const digits = Number.isInteger(major) ? 0 : currencyExponent(currency)
-    return new Intl.NumberFormat('en-US', { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits }).format(major)
+    return currencyFormat(currency, digits).format(major)
   }
   const range = min !== undefined && max !== undefined && min !== max ? `${format(min)} - ${format(max)}` : format((min ?? max)!)
   const per = period === 'year' ? 'a year' : period === 'month' ? 'a month' : 'an hour'

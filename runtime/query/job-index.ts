@@ -7,7 +7,18 @@ import type { IndexedJob, SnapshotJobIndex } from '../../core/snapshot.ts'
 
 export type Facet = 'category' | 'level' | 'schedule' | 'work_arrangement' | 'tag' | 'place' | 'company'
 
-export class JobIndex {
+/** The per-job values the range filters read, as parallel arrays in one order. */
+export interface RangeColumns {
+  /** Epoch ms. */
+  readonly postedAt: Float64Array
+  /** Epoch ms; +Infinity when the job never expires. */
+  readonly expiresAt: Float64Array
+  /** Annualised USD; NaN when the job publishes no salary. */
+  readonly salaryLow: Float64Array
+  readonly salaryHigh: Float64Array
+}
+
+export class JobIndex implements RangeColumns {
   readonly size: number
   readonly jobs: IndexedJob[]
   /** Epoch ms per position. */
@@ -18,6 +29,16 @@ export class JobIndex {
   readonly salaryLow: Float64Array
   readonly salaryHigh: Float64Array
   readonly salaryOrder: Uint32Array
+  /** Inverse of salaryOrder: the rank of each position in salary order. */
+  readonly salaryRank: Uint32Array
+  /**
+   * The range columns again, indexed by salary rank: a salary-sorted walk
+   * then reads memory in order instead of jumping around (at 100k jobs the
+   * columns outgrow the CPU cache and random reads cost ~3x).
+   */
+  readonly bySalary: RangeColumns
+  /** The same columns by date position, in an object of the same shape (keeps filter code monomorphic). */
+  readonly byDate: RangeColumns
   /** Earliest expiry of any job: until then nothing in the snapshot has expired. */
   readonly firstExpiry: number
   /** Every finite expires_at, ascending, to count expired jobs in O(log n). */
@@ -34,6 +55,14 @@ export class JobIndex {
     this.salaryLow = new Float64Array(n)
     this.salaryHigh = new Float64Array(n)
     this.salaryOrder = Uint32Array.from(index.salary_order)
+    // salary_order must be a permutation of the positions: queries walk it and sort by its inverse.
+    if (this.salaryOrder.length !== n) throw new Error(`index: salary_order has ${this.salaryOrder.length} positions, there are ${n} jobs`)
+    this.salaryRank = new Uint32Array(n).fill(n)
+    for (let rank = 0; rank < n; rank++) {
+      const p = this.salaryOrder[rank]!
+      if (p >= n || this.salaryRank[p] !== n) throw new Error(`index: salary_order repeats or exceeds position ${p}`)
+      this.salaryRank[p] = rank
+    }
     const lists = new Map<string, number[]>()
     const add = (facet: Facet, value: string | undefined, position: number) => {
       if (value === undefined) return
@@ -58,6 +87,14 @@ export class JobIndex {
       add('company', job.company_id, p)
       for (const tag of job.tags) add('tag', tag, p)
       for (const place of job.places) add('place', place, p)
+    }
+    this.byDate = { postedAt: this.postedAt, expiresAt: this.expiresAt, salaryLow: this.salaryLow, salaryHigh: this.salaryHigh }
+    const inSalaryOrder = (column: Float64Array) => Float64Array.from(this.salaryOrder, (p) => column[p]!)
+    this.bySalary = {
+      postedAt: inSalaryOrder(this.postedAt),
+      expiresAt: inSalaryOrder(this.expiresAt),
+      salaryLow: inSalaryOrder(this.salaryLow),
+      salaryHigh: inSalaryOrder(this.salaryHigh),
     }
     this.firstExpiry = firstExpiry
     this.expiries = this.expiresAt.filter((t) => Number.isFinite(t)).sort()

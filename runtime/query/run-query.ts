@@ -6,7 +6,7 @@
 import { countryContinent, regionsOfCountry, resolveCountry } from '../../core/geo.ts'
 import type { V2ListQuery } from '../../core/query.ts'
 import { placeKey } from '../../core/snapshot.ts'
-import type { Facet, JobIndex } from './job-index.ts'
+import type { Facet, JobIndex, RangeColumns } from './job-index.ts'
 import type { TextIndex } from './text-index.ts'
 
 const DAY_MS = 86_400_000
@@ -51,58 +51,132 @@ export interface QueryContext {
   now: number
 }
 
-/** Positions matching every filter (a mask), or undefined when nothing restricts by set membership. */
-function membershipMask({ index, text }: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): Uint8Array | undefined {
-  const groups = [...filterGroups(query), ...extraGroups]
-  let mask: Uint8Array | undefined
-  const intersect = (group: Uint8Array) => {
-    if (!mask) mask = group
-    else for (let p = 0; p < mask.length; p++) mask[p]! &= group[p]!
+/**
+ * Which positions pass every filter group and every `q` term. Each group (or
+ * term) is a step: a union of posting lists. A position's level in a byte
+ * mask goes up by one at each step it is in, so after the last step the
+ * positions at the top level are the matches, collected as they arrive.
+ * One allocation and one walk of each posting list, whatever the number of
+ * groups. (Uint8 levels: at most 7 facet groups plus MAX_QUERY_TERMS terms.)
+ */
+function matchingPositions({ index, text }: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): Uint32Array | undefined {
+  const steps: Uint32Array[][] = [...filterGroups(query), ...extraGroups].map(([facet, values]) =>
+    values.flatMap((value) => index.postingsFor(facet, value) ?? []),
+  )
+  if (query.q !== undefined) {
+    const terms = text.termPostings(query.q)
+    if (terms === undefined) return new Uint32Array(0)
+    steps.push(...terms)
   }
-  for (const [facet, values] of groups) {
-    const group = new Uint8Array(index.size)
-    for (const value of values) {
-      const postings = index.postingsFor(facet, value)
-      if (postings) for (const p of postings) group[p] = 1
+  if (steps.length === 0) return undefined
+  const mask = new Uint8Array(index.size)
+  const last = steps.length - 1
+  for (let level = 0; level < last; level++) {
+    for (const list of steps[level]!) {
+      for (let k = 0; k < list.length; k++) {
+        const p = list[k]!
+        if (mask[p] === level) mask[p] = level + 1
+      }
     }
-    intersect(group)
   }
-  if (query.q !== undefined) intersect(text.match(query.q))
-  return mask
+  const matches: number[] = []
+  for (const list of steps[last]!) {
+    for (let k = 0; k < list.length; k++) {
+      const p = list[k]!
+      if (mask[p] === last) {
+        mask[p] = last + 1
+        matches.push(p)
+      }
+    }
+  }
+  return Uint32Array.from(matches)
+}
+
+/** The per-job (non-membership) filters of a query, resolved against `now`. */
+interface JobFilters {
+  /** False until the first expiry: nothing in a fresh snapshot needs the check. */
+  checkExpiry: boolean
+  now: number
+  postedSince: number
+  checkSalary: boolean
+  salaryMin: number
+  salaryMax: number
+}
+
+function jobFilters(index: JobIndex, query: V2ListQuery, now: number): JobFilters {
+  return {
+    checkExpiry: now >= index.firstExpiry,
+    now,
+    postedSince: query.posted_after ? now - query.posted_after * DAY_MS : -Infinity,
+    checkSalary: query.salary_min !== undefined || query.salary_max !== undefined,
+    salaryMin: query.salary_min ?? -Infinity,
+    salaryMax: query.salary_max ?? Infinity,
+  }
+}
+
+function passes(index: RangeColumns, f: JobFilters, p: number): boolean {
+  if (f.checkExpiry && index.expiresAt[p]! <= f.now) return false
+  if (index.postedAt[p]! < f.postedSince) return false
+  if (f.checkSalary) {
+    const low = index.salaryLow[p]!
+    if (Number.isNaN(low) || index.salaryHigh[p]! < f.salaryMin || low > f.salaryMax) return false
+  }
+  return true
 }
 
 /**
  * Runs a v2 list query. `extraGroups` adds facet filters the REST API does
  * not expose (the MCP tools' employer filters) under the same AND/OR rules.
+ *
+ * Matches are put in order by sorting them (positions are date ranks;
+ * salary uses each position's salary rank), unless they are a large share
+ * of the snapshot: then one walk of the precomputed order is cheaper.
  */
 export function runV2Query(context: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][] = []): QueryResult {
   const { index, now } = context
-  const mask = membershipMask(context, query, extraGroups)
-  const postedSince = query.posted_after ? now - query.posted_after * DAY_MS : -Infinity
-  const salaryMin = query.salary_min
-  const salaryMax = query.salary_max
-  const hasSalaryFilter = salaryMin !== undefined || salaryMax !== undefined
+  const matches = matchingPositions(context, query, extraGroups)
+  const filters = jobFilters(index, query, now)
   const start = (query.page - 1) * query.limit
   const end = start + query.limit
   const positions: number[] = []
   let total = 0
-  const order = query.sort === 'salary' ? index.salaryOrder : undefined
-  for (let i = 0; i < index.size; i++) {
-    const p = order ? order[i]! : i
-    if (mask && mask[p] === 0) continue
-    if (index.expiresAt[p]! <= now) continue
-    if (index.postedAt[p]! < postedSince) continue
-    if (hasSalaryFilter) {
-      const low = index.salaryLow[p]!
-      if (Number.isNaN(low)) continue
-      if (salaryMin !== undefined && index.salaryHigh[p]! < salaryMin) continue
-      if (salaryMax !== undefined && low > salaryMax) continue
+  const bySalary = query.sort === 'salary'
+
+  let ordered: Uint32Array | undefined
+  if (matches !== undefined && matches.length * SORT_INSTEAD_OF_WALK < index.size) {
+    if (bySalary) {
+      ordered = Uint32Array.from(matches, (p) => index.salaryRank[p]!).sort()
+      for (let i = 0; i < ordered.length; i++) ordered[i] = index.salaryOrder[ordered[i]!]!
+    } else ordered = matches.sort()
+  }
+  if (ordered !== undefined) {
+    for (let i = 0; i < ordered.length; i++) {
+      const p = ordered[i]!
+      if (!passes(index.byDate, filters, p)) continue
+      if (total >= start && total < end) positions.push(p)
+      total++
     }
-    if (total >= start && total < end) positions.push(p)
+    return { total, positions }
+  }
+
+  // The walk: i is a date position, or a salary rank whose columns are stored in that order.
+  const columns = bySalary ? index.bySalary : index.byDate
+  let inMatches: Uint8Array | undefined
+  if (matches !== undefined) {
+    inMatches = new Uint8Array(index.size)
+    for (let i = 0; i < matches.length; i++) inMatches[bySalary ? index.salaryRank[matches[i]!]! : matches[i]!] = 1
+  }
+  for (let i = 0; i < index.size; i++) {
+    if (inMatches !== undefined && inMatches[i] === 0) continue
+    if (!passes(columns, filters, i)) continue
+    if (total >= start && total < end) positions.push(bySalary ? index.salaryOrder[i]! : i)
     total++
   }
   return { total, positions }
 }
+
+/** Matches below size / this are sorted; above, the precomputed order is walked. */
+const SORT_INSTEAD_OF_WALK = 8
 
 /** Live positions in date order, for pages composed at request time (v1 after an expiry). */
 export function livePositions(index: JobIndex, now: number): number[] {

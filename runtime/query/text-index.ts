@@ -57,26 +57,32 @@ export class TextIndex {
     return [...ids]
   }
 
+  /**
+   * The posting lists of each query term's expansions (views into the one
+   * postings array, nothing copied): a position matches `q` when it is in
+   * some list of every term. Undefined when a term matches nothing.
+   */
+  termPostings(q: string): Uint32Array[][] | undefined {
+    const steps: Uint32Array[][] = []
+    for (const term of queryTerms(q)) {
+      const ids = this.expand(term)
+      if (ids.length === 0) return undefined
+      steps.push(ids.map((id) => this.postings.subarray(this.starts[id]!, this.starts[id]! + this.counts[id]!)))
+    }
+    return steps
+  }
+
   /** A mask of positions matching every term of `q` (all zero when a term matches nothing). */
   match(q: string): Uint8Array {
     const mask = new Uint8Array(this.size)
-    const terms = queryTerms(q)
-    if (terms.length === 0) return mask.fill(1)
-    for (const [n, term] of terms.entries()) {
-      const ids = this.expand(term)
-      if (ids.length === 0) return mask.fill(0)
-      // Count matching terms per position: a position survives term n when it was at n before.
-      for (const id of ids) {
-        const start = this.starts[id]!
-        const end = start + this.counts[id]!
-        for (let k = start; k < end; k++) {
-          const p = this.postings[k]!
-          if (mask[p] === n) mask[p] = n + 1
-        }
-      }
-    }
-    const required = terms.length
-    for (let p = 0; p < mask.length; p++) mask[p] = mask[p] === required ? 1 : 0
+    const steps = this.termPostings(q)
+    if (steps === undefined) return mask
+    if (steps.length === 0) return mask.fill(1)
+    // Count matching terms per position: a position survives term n when it was at n before.
+    steps.forEach((lists, level) => {
+      for (const list of lists) for (let k = 0; k < list.length; k++) if (mask[list[k]!] === level) mask[list[k]!] = level + 1
+    })
+    for (let p = 0; p < mask.length; p++) mask[p] = mask[p] === steps.length ? 1 : 0
     return mask
   }
 }
