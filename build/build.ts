@@ -18,7 +18,7 @@ import {
 } from '../core/snapshot.ts'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { SnapshotManifest as ManifestSchema, CURRENT_LINK } from '../core/snapshot.ts'
+import { SnapshotManifest as ManifestSchema, CURRENT_LINK, indexFileHash } from '../core/snapshot.ts'
 import { diffSnapshots, type SnapshotChanges } from './changes.ts'
 import { SnapshotFileWriter, type PreviousSnapshot } from './file-writer.ts'
 import { compareByDate, indexJob, salaryOrder, searchDocument, TermPostingsBuilder } from './index-jobs.ts'
@@ -133,18 +133,23 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   }
   await writer.writePublic(snapshotPaths.openapi, buildOpenApiYaml())
 
+  const indexHashes: Record<string, string> = {}
+  const writeIndexFile = async (relativePath: string, body: string | Buffer) => {
+    indexHashes[relativePath] = indexFileHash(body)
+    await writer.writePrivate(relativePath, body)
+  }
   const jobIndex: SnapshotJobIndex = { jobs: indexed, salary_order: salaryOrder(indexed) }
-  await writer.writePrivate(snapshotPaths.jobIndex, JSON.stringify(jobIndex))
+  await writeIndexFile(snapshotPaths.jobIndex, JSON.stringify(jobIndex))
   progress.log('writing search index')
   const { terms, postings } = textIndex.serialize()
-  await writer.writePrivate(snapshotPaths.searchTerms, JSON.stringify(terms))
-  await writer.writePrivate(snapshotPaths.searchPostings, postings)
+  await writeIndexFile(snapshotPaths.searchTerms, JSON.stringify(terms))
+  await writeIndexFile(snapshotPaths.searchPostings, postings)
   const companyIndex: IndexedCompany[] = dataset.companies.map((company) => {
     const { description_html: _html, total_raised: _raised, description: _text, ...published } = company
     const description = plainDescription(company)
     return { ...published, ...(description ? { description } : {}), live_jobs: liveByCompany.get(company.id) ?? 0 }
   })
-  await writer.writePrivate(snapshotPaths.companies, JSON.stringify(companyIndex))
+  await writeIndexFile(snapshotPaths.companies, JSON.stringify(companyIndex))
   await writer.flush()
 
   const snapshotId = await unusedSnapshotId(options.distDir, snapshotIdFor(now, writer.hashes))
@@ -163,6 +168,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     },
     v1_limits: [...PRECOMPUTED_V1_LIMITS],
     files: writer.hashes,
+    index_hashes: indexHashes,
   }
   const changes = diffSnapshots(previous?.hashes, writer.hashes)
   await writer.writePrivate(CHANGED_PATHS_FILE, changes.purge.join('\n') + (changes.purge.length ? '\n' : ''))

@@ -14,6 +14,7 @@
  * `<dist>/current` is a relative symlink to the published snapshot; the build
  * swaps it atomically, the runtime follows it.
  */
+import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { z } from 'zod'
 import { DatasetCompany } from './schema/dataset.ts'
@@ -44,8 +45,23 @@ export const SnapshotManifest = z.object({
   v1_limits: z.array(z.int()),
   /** Relative path -> content hash of every public file (identity encoding). */
   files: z.record(z.string(), z.string()),
+  /**
+   * Relative path -> SHA-256 (base64url) of each index file as written. The
+   * build validated those files against their schemas; the runtime checks
+   * these hashes instead of validating them again (~0.5 s at 100k jobs).
+   * Absent in snapshots built before it existed: those are validated.
+   */
+  index_hashes: z.record(z.string(), z.string()).optional(),
 })
 export type SnapshotManifest = z.infer<typeof SnapshotManifest>
+
+/** The manifest without its (large) file map, which the runtime checks with a plain loop. */
+export const SnapshotManifestHead = SnapshotManifest.omit({ files: true })
+
+/** The hash `index_hashes` records. */
+export function indexFileHash(body: string | Buffer): string {
+  return createHash('sha256').update(body).digest('base64url')
+}
 
 /** One live job as the query engine sees it. Kept small: it is held in memory for every job. */
 export const IndexedJob = z.object({

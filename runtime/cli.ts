@@ -1,6 +1,5 @@
 /** `jobsnap serve`: build when asked and nothing is published, serve, reload on SIGHUP, drain on SIGTERM. */
 import type { Config } from '../core/config.ts'
-import { runBuildCommand } from '../build/cli.ts'
 import { publishedSnapshotId } from '../build/publish.ts'
 import { startServer, type Logger } from './server.ts'
 
@@ -15,6 +14,8 @@ export async function runServeCommand(config: Config, options: { buildIfMissing:
   const log = createLogger(config)
   if (options.buildIfMissing && !(await publishedSnapshotId(config.JOBSNAP_DIST))) {
     log('no snapshot published yet; building from the dataset', { data: config.JOBSNAP_DATA })
+    // Imported only here: the build pipeline (faker, html-to-text, yaml...) is not the server's to load.
+    const { runBuildCommand } = await import('../build/cli.ts')
     const code = await runBuildCommand(config, {})
     if (code !== 0) process.exit(code)
   }

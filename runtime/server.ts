@@ -105,7 +105,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const log: Logger = options.log ?? (() => {})
   const fileCache = createFileCache(config.JOBSNAP_FILE_CACHE_MB * 1024 * 1024)
   const snapshots = await SnapshotHolder.open(config.JOBSNAP_DIST, fileCache)
-  const sharedLimits = config.JOBSNAP_REDIS_URL ? new SharedLimitStore(config.JOBSNAP_REDIS_URL, log) : undefined
+  const sharedLimits = config.JOBSNAP_REDIS_URL ? await SharedLimitStore.open(config.JOBSNAP_REDIS_URL, log) : undefined
   // Counting locally while Redis connects would let a client past the shared limit; wait briefly.
   await sharedLimits?.waitUntilReady(2000)
   const jobsnap = createApp({ config, snapshots, clock: options.clock, log, sharedLimits })

@@ -1,19 +1,23 @@
 /**
- * Loading a published snapshot into memory: manifest and indexes verified
- * with the same zod schemas the build wrote them with, the full-text postings
+ * Loading a published snapshot into memory: the manifest checked against its
+ * schema, the index files against the content hashes the build recorded in
+ * it (or their schemas, for older snapshots), the full-text postings
  * loaded as one typed array (never re-indexed), public files read on demand
  * through a bounded cache.
  */
 import { readFileSync } from 'node:fs'
 import { readFile, realpath } from 'node:fs/promises'
+import { endianness } from 'node:os'
 import path from 'node:path'
 import { LRUCache } from 'lru-cache'
 import { SerializedTerms } from '../core/search.ts'
 import {
   CURRENT_LINK,
+  indexFileHash,
   SnapshotCompanies,
   SnapshotJobIndex,
-  SnapshotManifest,
+  SnapshotManifestHead,
+  type SnapshotManifest,
   snapshotPaths,
   type IndexedCompany,
 } from '../core/snapshot.ts'
@@ -43,11 +47,19 @@ export function createFileCache(maxBytes: number): FileCache {
   return new LRUCache<string, Buffer>({ maxSize: maxBytes, sizeCalculation: (buffer) => Math.max(1, buffer.length) })
 }
 
-async function readJson(dir: string, file: string): Promise<unknown> {
+async function readBytes(dir: string, file: string): Promise<Buffer> {
   try {
-    return JSON.parse(await readFile(path.join(dir, file), 'utf8'))
+    return await readFile(path.join(dir, file))
   } catch (error) {
     throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
+  }
+}
+
+function parseJson(bytes: Buffer, what: string): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'))
+  } catch (error) {
+    throw new Error(`${what} is not JSON: ${(error as Error).message}`)
   }
 }
 
@@ -58,6 +70,39 @@ function verified<T>(schema: { safeParse(value: unknown): { success: true; data:
     throw new Error(`${what} is invalid at ${issue.path.join('.') || '(root)'}: ${issue.message}`)
   }
   return parsed.data
+}
+
+/** The manifest, checked with zod except its file map (100k entries at 100k jobs), which a loop checks. */
+function verifiedManifest(raw: unknown, what: string): SnapshotManifest {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${what} is invalid at (root): expected an object`)
+  const { files, ...head } = raw as Record<string, unknown>
+  const checkedHead = verified(SnapshotManifestHead, head, what)
+  if (files === null || typeof files !== 'object' || Array.isArray(files)) throw new Error(`${what} is invalid at files: expected an object`)
+  for (const [file, hash] of Object.entries(files)) {
+    if (typeof hash !== 'string') throw new Error(`${what} is invalid at files.${file}: expected a string`)
+  }
+  return { ...checkedHead, files: files as Record<string, string> }
+}
+
+/**
+ * An index file, verified: against the hash the build recorded when there is
+ * one (the build validated the content before writing it), else against its
+ * schema.
+ */
+function verifiedIndex<T>(manifest: SnapshotManifest, file: string, bytes: Buffer, schema: Parameters<typeof verified<T>>[0], what: string): T {
+  const expected = manifest.index_hashes?.[file]
+  if (expected === undefined) return verified(schema, parseJson(bytes, what), what)
+  if (indexFileHash(bytes) !== expected) throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
+  return parseJson(bytes, what) as T
+}
+
+/** The file's little-endian uint32s, as a view on the bytes read (no copy) where the machine is little-endian. */
+function uint32View(bytes: Buffer, what: string): Uint32Array {
+  if (bytes.length % 4 !== 0) throw new Error(`${what}: ${bytes.length} bytes is not a whole number of uint32s`)
+  if (endianness() === 'LE' && bytes.byteOffset % 4 === 0) return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4)
+  const values = new Uint32Array(bytes.length / 4)
+  for (let i = 0; i < values.length; i++) values[i] = bytes.readUInt32LE(i * 4)
+  return values
 }
 
 /** Resolves `<dist>/current` to a snapshot folder, or throws when nothing is published. */
@@ -71,22 +116,25 @@ export async function resolveCurrentSnapshot(distDir: string): Promise<string> {
 
 /** Loads and verifies a snapshot folder fully before anything serves from it. */
 export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<LoadedSnapshot> {
-  const manifest = verified(SnapshotManifest, await readJson(dir, snapshotPaths.manifest), `${dir}/manifest.json`)
-  const [jobIndexRaw, companiesRaw, termsRaw, postingsBytes] = await Promise.all([
-    readJson(dir, snapshotPaths.jobIndex),
-    readJson(dir, snapshotPaths.companies),
-    readJson(dir, snapshotPaths.searchTerms),
-    readFile(path.join(dir, snapshotPaths.searchPostings)),
-  ])
-  const jobIndex = verified(SnapshotJobIndex, jobIndexRaw, `${dir}/${snapshotPaths.jobIndex}`)
+  const manifestPath = `${dir}/${snapshotPaths.manifest}`
+  const manifest = verifiedManifest(parseJson(await readBytes(dir, snapshotPaths.manifest), manifestPath), manifestPath)
+  const [jobIndexBytes, companiesBytes, termsBytes, postingsBytes] = await Promise.all(
+    [snapshotPaths.jobIndex, snapshotPaths.companies, snapshotPaths.searchTerms, snapshotPaths.searchPostings].map((file) => readBytes(dir, file)),
+  )
+  const jobIndex = verifiedIndex(manifest, snapshotPaths.jobIndex, jobIndexBytes!, SnapshotJobIndex, `${dir}/${snapshotPaths.jobIndex}`)
   if (jobIndex.jobs.length !== manifest.counts.live_jobs) {
     throw new Error(`${dir}: index has ${jobIndex.jobs.length} jobs, manifest says ${manifest.counts.live_jobs}`)
   }
-  const companies = verified(SnapshotCompanies, companiesRaw, `${dir}/${snapshotPaths.companies}`)
-  const postings = new Uint32Array(postingsBytes.length / 4)
-  for (let i = 0; i < postings.length; i++) postings[i] = postingsBytes.readUInt32LE(i * 4)
-  if (postings.some((p) => p >= jobIndex.jobs.length)) throw new Error(`${dir}: text index points past the last job`)
-  const text = new TextIndex(verified(SerializedTerms, termsRaw, `${dir}/${snapshotPaths.searchTerms}`), postings, jobIndex.jobs.length)
+  const companies = verifiedIndex(manifest, snapshotPaths.companies, companiesBytes!, SnapshotCompanies, `${dir}/${snapshotPaths.companies}`)
+  const terms = verifiedIndex(manifest, snapshotPaths.searchTerms, termsBytes!, SerializedTerms, `${dir}/${snapshotPaths.searchTerms}`)
+  const postings = uint32View(postingsBytes!, `${dir}/${snapshotPaths.searchPostings}`)
+  if (manifest.index_hashes?.[snapshotPaths.searchPostings] !== undefined && indexFileHash(postingsBytes!) !== manifest.index_hashes[snapshotPaths.searchPostings]) {
+    throw new Error(`${dir}/${snapshotPaths.searchPostings} does not match the hash in the manifest (corrupted or changed after the build)`)
+  }
+  for (let k = 0; k < postings.length; k++) {
+    if (postings[k]! >= jobIndex.jobs.length) throw new Error(`${dir}: text index points past the last job`)
+  }
+  const text = new TextIndex(terms, postings, jobIndex.jobs.length)
 
   // Snapshot paths are built from validated names (never from raw input), so plain concatenation is safe.
   const root = dir.endsWith(path.sep) ? dir : dir + path.sep

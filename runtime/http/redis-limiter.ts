@@ -11,7 +11,7 @@
  * back to the local in-memory limiter (fail open to per-replica limits), logs
  * once, and shared limits resume when ioredis reconnects.
  */
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { RateDecision, SlidingWindowLimiter, TokenBucketLimiter } from './rate-limit.ts'
 
 const SLIDING_LOG = `
@@ -69,13 +69,20 @@ export class SharedLimitStore {
   readonly redis: Redis & Scripts
   private degraded = false
 
-  constructor(
+  /** Connects to `url`. ioredis is imported here, so servers without Redis never load it (~60 ms at start). */
+  static async open(url: string, log: Log, timeoutMs?: number): Promise<SharedLimitStore> {
+    const { Redis } = await import('ioredis')
+    return new SharedLimitStore(Redis, url, log, timeoutMs)
+  }
+
+  private constructor(
+    RedisClient: typeof Redis,
     url: string,
     private readonly log: Log,
     /** A call slower than this counts as Redis being unavailable. */
     private readonly timeoutMs = 100,
   ) {
-    const redis = new Redis(url, {
+    const redis = new RedisClient(url, {
       // Fail fast instead of queueing requests while Redis is down.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,

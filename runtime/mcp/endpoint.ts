@@ -51,7 +51,7 @@ function hostName(hostHeader: string | null): string {
 
 /**
  * Reads at most `limit` bytes; undefined when the body is larger (the rest
- * is not read: the request is destroyed). Straight from Node's stream when
+ * is left unread). Straight from Node's stream when
  * there is one: wrapping it as a web ReadableStream cost ~40 us a call.
  */
 async function readBodyCapped(request: Request, limit: number): Promise<Buffer | undefined> {
@@ -82,8 +82,10 @@ function readNodeBodyCapped(request: IncomingMessage, limit: number): Promise<Bu
     const onData = (chunk: Buffer) => {
       size += chunk.length
       if (size <= limit) return void chunks.push(chunk)
+      // Not destroyed: that would reset the connection before the 413 is read. Node discards the
+      // rest of the body once the response is sent (and the 413 closes the connection).
       request.off('data', onData)
-      request.destroy()
+      request.pause()
       resolve(undefined)
     }
     request.on('data', onData)
@@ -127,7 +129,7 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
   const declared = Number(request.headers.get('content-length') ?? '0')
   if (declared > MCP_MAX_BODY_BYTES) return jsonRpcError(413, -32000, `Request body over ${MCP_MAX_BODY_BYTES} bytes.`, limitHeaders)
   const raw = await readBodyCapped(request, MCP_MAX_BODY_BYTES)
-  if (!raw) return jsonRpcError(413, -32000, `Request body over ${MCP_MAX_BODY_BYTES} bytes.`, limitHeaders)
+  if (!raw) return jsonRpcError(413, -32000, `Request body over ${MCP_MAX_BODY_BYTES} bytes.`, [...limitHeaders, ['connection', 'close']])
   let message: unknown
   try {
     message = JSON.parse(raw.toString('utf8'))

@@ -63,21 +63,28 @@ export class JobIndex implements RangeColumns {
       if (p >= n || this.salaryRank[p] !== n) throw new Error(`index: salary_order repeats or exceeds position ${p}`)
       this.salaryRank[p] = rank
     }
-    const lists = new Map<string, number[]>()
+    // Per facet, value -> positions. Values are lowercased once per distinct value, not once per job.
+    const lists = new Map<Facet, Map<string, number[]>>()
+    const listFor = (facet: Facet, value: string): number[] => {
+      let byValue = lists.get(facet)
+      if (!byValue) lists.set(facet, (byValue = new Map()))
+      let list = byValue.get(value)
+      if (!list) byValue.set(value, (list = []))
+      return list
+    }
     const add = (facet: Facet, value: string | undefined, position: number) => {
       if (value === undefined) return
-      const key = `${facet}:${value.toLowerCase()}`
-      let list = lists.get(key)
-      if (!list) lists.set(key, (list = []))
-      if (list.at(-1) !== position) list.push(position)
+      const list = listFor(facet, value)
+      if (list.length === 0 || list[list.length - 1] !== position) list.push(position)
     }
     let firstExpiry = Infinity
     for (let p = 0; p < n; p++) {
       const job = index.jobs[p]!
       this.positionBySlug.set(job.slug, p)
       this.postedAt[p] = job.posted_at
-      this.expiresAt[p] = job.expires_at ?? Infinity
-      firstExpiry = Math.min(firstExpiry, this.expiresAt[p]!)
+      const expires = job.expires_at ?? Infinity
+      this.expiresAt[p] = expires
+      if (expires < firstExpiry) firstExpiry = expires
       this.salaryLow[p] = job.salary_low ?? NaN
       this.salaryHigh[p] = job.salary_high ?? NaN
       add('category', job.category, p)
@@ -87,6 +94,14 @@ export class JobIndex implements RangeColumns {
       add('company', job.company_id, p)
       for (const tag of job.tags) add('tag', tag, p)
       for (const place of job.places) add('place', place, p)
+    }
+    for (const [facet, byValue] of lists) {
+      for (const [value, list] of byValue) {
+        const key = `${facet}:${value.toLowerCase()}`
+        const existing = this.postings.get(key)
+        // Two spellings of one value (case only) share a key: merge, keeping positions ascending.
+        this.postings.set(key, existing ? Uint32Array.from(new Set([...existing, ...list])).sort() : Uint32Array.from(list))
+      }
     }
     this.byDate = { postedAt: this.postedAt, expiresAt: this.expiresAt, salaryLow: this.salaryLow, salaryHigh: this.salaryHigh }
     const inSalaryOrder = (column: Float64Array) => Float64Array.from(this.salaryOrder, (p) => column[p]!)
@@ -98,7 +113,6 @@ export class JobIndex implements RangeColumns {
     }
     this.firstExpiry = firstExpiry
     this.expiries = this.expiresAt.filter((t) => Number.isFinite(t)).sort()
-    for (const [key, list] of lists) this.postings.set(key, Uint32Array.from(list))
   }
 
   /** Positions holding `value` for `facet` (case-insensitive), ascending. */

@@ -11,7 +11,7 @@ import path from 'node:path'
 import autocannon from 'autocannon'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pointCurrentAt, publishedSnapshotId } from '../../build/publish.ts'
-import { CURRENT_LINK, snapshotPaths } from '../../core/snapshot.ts'
+import { CURRENT_LINK, indexFileHash, snapshotPaths } from '../../core/snapshot.ts'
 import { build, createDataset, readJobIndex, readSnapshotFile, retitleAll, snapshotDir, type RefreshDataset } from './support/dataset.ts'
 import { get, header, percentile } from './support/http.ts'
 import { eventually, killAll, runCli, ServerProcess, sleep } from './support/processes.ts'
@@ -238,17 +238,30 @@ describe('three rebuilds under steady load', () => {
 })
 
 describe('a corrupted snapshot', () => {
+  const rewriteManifest = async (dir: string, change: (manifest: Record<string, unknown>) => void) => {
+    const file = path.join(dir, snapshotPaths.manifest)
+    const manifest = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
+    change(manifest)
+    await writeFile(file, JSON.stringify(manifest))
+  }
   const corruptions: [string, string, (dir: string) => Promise<void>][] = [
     ['index/jobs.json cut short', 'index/jobs.json', async (dir) => {
       const file = path.join(dir, snapshotPaths.jobIndex)
       const bytes = await readFile(file)
       await writeFile(file, bytes.subarray(0, Math.floor(bytes.length / 2)))
     }],
-    ['a job in index/jobs.json without its slug', 'index/jobs.json', async (dir) => {
+    ['a job in index/jobs.json without its slug', 'does not match the hash in the manifest', async (dir) => {
       const file = path.join(dir, snapshotPaths.jobIndex)
       const index = JSON.parse(await readFile(file, 'utf8')) as { jobs: Record<string, unknown>[] }
       delete index.jobs[7]!.slug
       await writeFile(file, JSON.stringify(index))
+    }],
+    ['a snapshot without index hashes (older builds): its index is checked against the schema', 'jobs.7.slug', async (dir) => {
+      const file = path.join(dir, snapshotPaths.jobIndex)
+      const index = JSON.parse(await readFile(file, 'utf8')) as { jobs: Record<string, unknown>[] }
+      delete index.jobs[7]!.slug
+      await writeFile(file, JSON.stringify(index))
+      await rewriteManifest(dir, (manifest) => delete manifest.index_hashes)
     }],
     ['manifest.json failing its schema', 'manifest.json', async (dir) => {
       const file = path.join(dir, snapshotPaths.manifest)
@@ -261,7 +274,12 @@ describe('a corrupted snapshot', () => {
       const index = JSON.parse(await readFile(file, 'utf8')) as { jobs: unknown[]; salary_order: number[] }
       index.jobs.pop()
       index.salary_order = index.salary_order.filter((p) => p < index.jobs.length)
-      await writeFile(file, JSON.stringify(index))
+      const body = JSON.stringify(index)
+      await writeFile(file, body)
+      // With a matching hash, so the count check itself is what refuses it.
+      await rewriteManifest(dir, (manifest) => {
+        ;(manifest.index_hashes as Record<string, string>)[snapshotPaths.jobIndex] = indexFileHash(body)
+      })
     }],
   ]
 
