@@ -93,89 +93,94 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   const stagingDir = await createStagingDir(options.distDir, provisionalId)
   const previous = await previousSnapshot(options.distDir)
   const writer = new SnapshotFileWriter(stagingDir, previous)
-  const usage = v1UsageNotice(options.siteUrl)
+  // The writer owns worker threads: stopped whether the build succeeds or throws.
+  try {
+    const usage = v1UsageNotice(options.siteUrl)
 
-  const issues: DatasetIssue[] = []
-  const v1Serialized: string[] = []
-  const indexed: IndexedJob[] = []
-  const liveByCompany = new Map<string, number>()
-  const textIndex = new TermPostingsBuilder()
+    const issues: DatasetIssue[] = []
+    const v1Serialized: string[] = []
+    const indexed: IndexedJob[] = []
+    const liveByCompany = new Map<string, number>()
+    const textIndex = new TermPostingsBuilder()
 
-  for (const [position, job] of live.entries()) {
-    const company = companies.get(job.company_id)!
-    const v2 = toV2Job(job, company)
-    const v1 = toV1Job(job, company, v2)
-    // The output schemas are the contract: a record that cannot be served exactly is a dataset error, not a surprise for a client.
-    for (const [shape, schema, value] of [['v2', V2Job, v2], ['v1', V1Job, v1]] as const) {
-      const checked = schema.safeParse(value)
-      if (!checked.success) {
-        for (const issue of checked.error.issues) {
-          issues.push({ source: { file: `job ${job.slug}` }, recordId: job.id, field: issue.path.join('.'), message: `cannot be served as ${shape}: ${issue.message}` })
+    for (const [position, job] of live.entries()) {
+      const company = companies.get(job.company_id)!
+      const v2 = toV2Job(job, company)
+      const v1 = toV1Job(job, company, v2)
+      // The output schemas are the contract: a record that cannot be served exactly is a dataset error, not a surprise for a client.
+      for (const [shape, schema, value] of [['v2', V2Job, v2], ['v1', V1Job, v1]] as const) {
+        const checked = schema.safeParse(value)
+        if (!checked.success) {
+          for (const issue of checked.error.issues) {
+            issues.push({ source: { file: `job ${job.slug}` }, recordId: job.id, field: issue.path.join('.'), message: `cannot be served as ${shape}: ${issue.message}` })
+          }
         }
       }
+      const hash = await writer.writePublic(snapshotPaths.v2Job(job.slug), JSON.stringify(v2))
+      v1Serialized.push(JSON.stringify(v1))
+      indexed.push(indexJob(job, dataset.rates, hash))
+      textIndex.add(position, searchDocument(v2, company))
+      liveByCompany.set(company.id, (liveByCompany.get(company.id) ?? 0) + 1)
+      if (position % 1000 === 0) progress.step('writing jobs', position, live.length)
     }
-    const hash = await writer.writePublic(snapshotPaths.v2Job(job.slug), JSON.stringify(v2))
-    v1Serialized.push(JSON.stringify(v1))
-    indexed.push(indexJob(job, dataset.rates, hash))
-    textIndex.add(position, searchDocument(v2, company))
-    liveByCompany.set(company.id, (liveByCompany.get(company.id) ?? 0) + 1)
-    if (position % 1000 === 0) progress.step('writing jobs', position, live.length)
-  }
-  progress.step('writing jobs', live.length, live.length)
-  if (issues.length > 0) throw new DatasetInvalidError(issues)
+    progress.step('writing jobs', live.length, live.length)
+    if (issues.length > 0) throw new DatasetInvalidError(issues)
 
-  for (const limit of PRECOMPUTED_V1_LIMITS) {
-    const pages = Math.max(1, Math.ceil(live.length / limit))
-    for (let page = 1; page <= pages; page++) {
-      const slice = v1Serialized.slice((page - 1) * limit, page * limit)
-      await writer.writePublic(snapshotPaths.v1Page(limit, page), v1PageBody(usage, page, limit, live.length, slice))
+    for (const limit of PRECOMPUTED_V1_LIMITS) {
+      const pages = Math.max(1, Math.ceil(live.length / limit))
+      for (let page = 1; page <= pages; page++) {
+        const slice = v1Serialized.slice((page - 1) * limit, page * limit)
+        await writer.writePublic(snapshotPaths.v1Page(limit, page), v1PageBody(usage, page, limit, live.length, slice))
+      }
     }
-  }
-  await writer.writePublic(snapshotPaths.openapi, buildOpenApiYaml())
+    await writer.writePublic(snapshotPaths.openapi, buildOpenApiYaml())
 
-  const indexHashes: Record<string, string> = {}
-  const writeIndexFile = async (relativePath: string, body: string | Buffer) => {
-    indexHashes[relativePath] = indexFileHash(body)
-    await writer.writePrivate(relativePath, body)
-  }
-  const jobIndex: SnapshotJobIndex = { jobs: indexed, salary_order: salaryOrder(indexed) }
-  await writeIndexFile(snapshotPaths.jobIndex, JSON.stringify(jobIndex))
-  progress.log('writing search index')
-  const { terms, postings } = textIndex.serialize()
-  await writeIndexFile(snapshotPaths.searchTerms, JSON.stringify(terms))
-  await writeIndexFile(snapshotPaths.searchPostings, postings)
-  const companyIndex: IndexedCompany[] = dataset.companies.map((company) => {
-    const { description_html: _html, total_raised: _raised, description: _text, ...published } = company
-    const description = plainDescription(company)
-    return { ...published, ...(description ? { description } : {}), live_jobs: liveByCompany.get(company.id) ?? 0 }
-  })
-  await writeIndexFile(snapshotPaths.companies, JSON.stringify(companyIndex))
-  await writer.flush()
+    const indexHashes: Record<string, string> = {}
+    const writeIndexFile = async (relativePath: string, body: string | Buffer) => {
+      indexHashes[relativePath] = indexFileHash(body)
+      await writer.writePrivate(relativePath, body)
+    }
+    const jobIndex: SnapshotJobIndex = { jobs: indexed, salary_order: salaryOrder(indexed) }
+    await writeIndexFile(snapshotPaths.jobIndex, JSON.stringify(jobIndex))
+    progress.log('writing search index')
+    const { terms, postings } = textIndex.serialize()
+    await writeIndexFile(snapshotPaths.searchTerms, JSON.stringify(terms))
+    await writeIndexFile(snapshotPaths.searchPostings, postings)
+    const companyIndex: IndexedCompany[] = dataset.companies.map((company) => {
+      const { description_html: _html, total_raised: _raised, description: _text, ...published } = company
+      const description = plainDescription(company)
+      return { ...published, ...(description ? { description } : {}), live_jobs: liveByCompany.get(company.id) ?? 0 }
+    })
+    await writeIndexFile(snapshotPaths.companies, JSON.stringify(companyIndex))
+    await writer.flush()
 
-  const snapshotId = await unusedSnapshotId(options.distDir, snapshotIdFor(now, writer.hashes))
-  const manifest: SnapshotManifest = {
-    format: SNAPSHOT_FORMAT,
-    snapshot_id: snapshotId,
-    built_at: now.toISOString(),
-    site_url: options.siteUrl,
-    rates_as_of: dataset.rates.as_of,
-    counts: {
-      records_jobs: dataset.jobs.length,
-      live_jobs: live.length,
-      closed_jobs: closed,
-      expired_jobs: dataset.jobs.length - live.length - closed,
-      companies: dataset.companies.length,
-    },
-    v1_limits: [...PRECOMPUTED_V1_LIMITS],
-    files: writer.hashes,
-    index_hashes: indexHashes,
+    const snapshotId = await unusedSnapshotId(options.distDir, snapshotIdFor(now, writer.hashes))
+    const manifest: SnapshotManifest = {
+      format: SNAPSHOT_FORMAT,
+      snapshot_id: snapshotId,
+      built_at: now.toISOString(),
+      site_url: options.siteUrl,
+      rates_as_of: dataset.rates.as_of,
+      counts: {
+        records_jobs: dataset.jobs.length,
+        live_jobs: live.length,
+        closed_jobs: closed,
+        expired_jobs: dataset.jobs.length - live.length - closed,
+        companies: dataset.companies.length,
+      },
+      v1_limits: [...PRECOMPUTED_V1_LIMITS],
+      files: writer.hashes,
+      index_hashes: indexHashes,
+    }
+    const changes = diffSnapshots(previous?.hashes, writer.hashes)
+    await writer.writePrivate(CHANGED_PATHS_FILE, changes.purge.join('\n') + (changes.purge.length ? '\n' : ''))
+    // The manifest goes last: a snapshot folder without one is incomplete by definition.
+    await writer.writePrivate(snapshotPaths.manifest, JSON.stringify(manifest, null, 1))
+    const snapshotDir = await publishSnapshot(options.distDir, stagingDir, snapshotId)
+    await pruneSnapshots(options.distDir, options.keepSnapshots ?? 3)
+    progress.done()
+    return { snapshotId, snapshotDir, manifest, durationMs: performance.now() - started, changes, filesRewritten: writer.rewritten, filesReused: writer.reused }
+  } finally {
+    await writer.close()
   }
-  const changes = diffSnapshots(previous?.hashes, writer.hashes)
-  await writer.writePrivate(CHANGED_PATHS_FILE, changes.purge.join('\n') + (changes.purge.length ? '\n' : ''))
-  // The manifest goes last: a snapshot folder without one is incomplete by definition.
-  await writer.writePrivate(snapshotPaths.manifest, JSON.stringify(manifest, null, 1))
-  const snapshotDir = await publishSnapshot(options.distDir, stagingDir, snapshotId)
-  await pruneSnapshots(options.distDir, options.keepSnapshots ?? 3)
-  progress.done()
-  return { snapshotId, snapshotDir, manifest, durationMs: performance.now() - started, changes, filesRewritten: writer.rewritten, filesReused: writer.reused }
 }

@@ -1,16 +1,13 @@
 /**
  * Writes the snapshot's public files: the exact response bytes, plus brotli
  * and gzip copies so neither nginx nor the runtime compresses per request.
- * Compression runs on libuv's thread pool, a bounded number at a time.
+ * Compression and writing run on worker threads (CompressPool), a bounded
+ * number of files at a time.
  */
 import { createHash } from 'node:crypto'
 import { link, mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { promisify } from 'node:util'
-import zlib from 'node:zlib'
-
-const brotli = promisify(zlib.brotliCompress)
-const gzip = promisify(zlib.gzip)
+import { CompressPool } from './compress-pool.ts'
 
 /** Short content hash: the ETag of a public file and the manifest's change detector. */
 export function contentHash(bytes: Buffer | string): string {
@@ -31,11 +28,12 @@ export class SnapshotFileWriter {
   reused = 0
   private readonly pending = new Set<Promise<void>>()
   private readonly madeDirs = new Set<string>()
+  private pool: CompressPool | undefined
 
   constructor(
     private readonly root: string,
     private readonly previous?: PreviousSnapshot,
-    private readonly concurrency = 32,
+    private readonly concurrency = 256,
   ) {}
 
   /** Queues a public file (and its compressed copies); resolves when there is room for more. */
@@ -63,6 +61,13 @@ export class SnapshotFileWriter {
     await Promise.all(this.pending)
   }
 
+  /** Stops the worker threads (after a failure too: call it in a finally). */
+  async close(): Promise<void> {
+    await Promise.allSettled(this.pending)
+    await this.pool?.close()
+    this.pool = undefined
+  }
+
   /**
    * An unchanged file is hard-linked from the previous snapshot: no
    * compression, no copy, and each snapshot folder still stands alone (pruning
@@ -87,11 +92,8 @@ export class SnapshotFileWriter {
     this.rewritten++
     const full = path.join(this.root, relativePath)
     await this.ensureDir(path.dirname(full))
-    const [br, gz] = await Promise.all([
-      brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 6, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }),
-      gzip(bytes, { level: 9 }),
-    ])
-    await Promise.all([writeFile(full, bytes), writeFile(`${full}.br`, br), writeFile(`${full}.gz`, gz)])
+    this.pool ??= new CompressPool()
+    await this.pool.write(full, bytes)
   }
 
   private async ensureDir(dir: string): Promise<void> {
