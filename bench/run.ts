@@ -355,9 +355,10 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
   }
   const ready = atMost(jobsnap.readyMs / 1000, 3, 'target ≤ 3 s')
   lines.push(`jobsnap ready (spawn to first 200 on /health): ${(jobsnap.readyMs / 1000).toFixed(2)} s; ${at100k ? `${ready.text}: ${ready.met ? 'met' : 'MISSED'}` : 'target (≤ 3 s) is for 100k'}.`)
-  const rss = atMost(rssAfter?.rssMb, 600, 'target ≤ 600 MB')
+  // The issue pairs the RSS target with readiness ("ready in at most 3 s with RSS at most 600 MB"); after load is shown too.
+  const rss = atMost(rssReady?.rssMb, 600, 'target ≤ 600 MB when ready')
   lines.push(
-    `jobsnap RSS: ${rssReady ? `${rssReady.rssMb.toFixed(0)} MB when ready` : 'unknown (no /proc)'}, ${rssAfter ? `${rssAfter.rssMb.toFixed(0)} MB after load (peak ${rssAfter.peakMb.toFixed(0)} MB)` : 'unknown after load'}; ${at100k ? `${rss.text}: ${rss.met === undefined ? 'unknown' : rss.met ? 'met' : 'MISSED'}` : 'target (≤ 600 MB) is for 100k'}.`,
+    `jobsnap RSS: ${rssReady ? `${rssReady.rssMb.toFixed(0)} MB when ready` : 'unknown (no /proc)'}, ${rssAfter ? `${rssAfter.rssMb.toFixed(0)} MB after load (peak ${rssAfter.peakMb.toFixed(0)} MB)` : 'unknown after load'}; ${at100k ? `${rss.text}: ${rss.met === undefined ? 'unknown' : rss.met ? 'met' : 'MISSED'}` : 'target (≤ 600 MB when ready) is for 100k'}.`,
   )
   const cpuNotes = rows
     .filter((row) => row.result?.cpu)

@@ -34,14 +34,18 @@ export class SlidingWindowLimiter {
     let log = this.logs.get(client)
     if (log === undefined) log = new TimestampQueue()
     log.dropUpTo(now - this.windowMs)
-    const reset = (oldest: number) => Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000))
     if (log.size >= this.limit) {
-      return { allowed: false, limit: this.limit, remaining: 0, resetSeconds: reset(log.oldest!) }
+      return { allowed: false, limit: this.limit, remaining: 0, resetSeconds: this.secondsUntilLeaves(log.oldest!, now) }
     }
     log.push(now)
     // set() also restarts the entry's TTL: a client idle for a whole window is forgotten.
     this.logs.set(client, log)
-    return { allowed: true, limit: this.limit, remaining: this.limit - log.size, resetSeconds: reset(log.oldest!) }
+    return { allowed: true, limit: this.limit, remaining: this.limit - log.size, resetSeconds: this.secondsUntilLeaves(log.oldest!, now) }
+  }
+
+  /** Whole seconds (at least 1) until a request made at `timestamp` leaves the window. */
+  private secondsUntilLeaves(timestamp: number, now: number): number {
+    return Math.max(1, Math.ceil((timestamp + this.windowMs - now) / 1000))
   }
 
   get trackedClients(): number {
