@@ -18,7 +18,7 @@ import {
 } from '../core/snapshot.ts'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { SnapshotManifest as ManifestSchema, CURRENT_LINK, indexFileHash } from '../core/snapshot.ts'
+import { SnapshotManifest as ManifestSchema, CURRENT_LINK, indexFileHash, jsonArrayByLine, serializeJobIndex, serializeManifest } from '../core/snapshot.ts'
 import { diffSnapshots, type SnapshotChanges } from './changes.ts'
 import { SnapshotFileWriter, type PreviousSnapshot } from './file-writer.ts'
 import { compareByDate, indexJob, salaryOrder, searchDocument, TermPostingsBuilder } from './index-jobs.ts'
@@ -141,7 +141,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       await writer.writePrivate(relativePath, body)
     }
     const jobIndex: SnapshotJobIndex = { jobs: indexed, salary_order: salaryOrder(indexed) }
-    await writeIndexFile(snapshotPaths.jobIndex, JSON.stringify(jobIndex))
+    await writeIndexFile(snapshotPaths.jobIndex, serializeJobIndex(jobIndex))
     progress.log('writing search index')
     const { terms, postings } = textIndex.serialize()
     await writeIndexFile(snapshotPaths.searchTerms, JSON.stringify(terms))
@@ -151,7 +151,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       const description = plainDescription(company)
       return { ...published, ...(description ? { description } : {}), live_jobs: liveByCompany.get(company.id) ?? 0 }
     })
-    await writeIndexFile(snapshotPaths.companies, JSON.stringify(companyIndex))
+    await writeIndexFile(snapshotPaths.companies, jsonArrayByLine(companyIndex))
     await writer.flush()
 
     const snapshotId = await unusedSnapshotId(options.distDir, snapshotIdFor(now, writer.hashes))
@@ -175,7 +175,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     const changes = diffSnapshots(previous?.hashes, writer.hashes)
     await writer.writePrivate(CHANGED_PATHS_FILE, changes.purge.join('\n') + (changes.purge.length ? '\n' : ''))
     // The manifest goes last: a snapshot folder without one is incomplete by definition.
-    await writer.writePrivate(snapshotPaths.manifest, JSON.stringify(manifest, null, 1))
+    await writer.writePrivate(snapshotPaths.manifest, serializeManifest(manifest))
     const snapshotDir = await publishSnapshot(options.distDir, stagingDir, snapshotId)
     await pruneSnapshots(options.distDir, options.keepSnapshots ?? 3)
     progress.done()

@@ -6,7 +6,8 @@
  *   openapi.yaml(.gz|.br)       the generated OpenAPI 3.1 document
  *   v1/<limit>/<page>.json(...) precomputed v1 pages for each PRECOMPUTED_V1_LIMITS
  *   v2/jobs/<slug>.json(...)    one v2 job each, exact response bytes
- *   index/jobs.json             SnapshotJobIndex: compact filter/sort data, date order
+ *   index/jobs.json             SnapshotJobIndex: compact filter/sort data, date order,
+ *                               one job per line (see serializeJobIndex)
  *   index/companies.json        full company profiles for the MCP tools
  *   index/terms.json            full-text vocabulary and posting counts (core/search.ts)
  *   index/postings.bin          full-text posting lists, little-endian uint32
@@ -94,6 +95,98 @@ export const SnapshotJobIndex = z.object({
   salary_order: z.array(z.int()),
 })
 export type SnapshotJobIndex = z.infer<typeof SnapshotJobIndex>
+
+/*
+ * The large files a server loads on a hot swap (the job index, companies, the
+ * manifest's file map) are plain JSON laid out one entry per line, so a
+ * server can parse them a slice of lines at a time and serve requests in
+ * between (JSON.stringify escapes newlines inside strings, so a newline
+ * always ends an entry). Any JSON reader still takes them whole.
+ */
+
+/** A JSON array, one element per line. */
+export function jsonArrayByLine(items: readonly unknown[]): string {
+  return items.length === 0 ? '[]\n' : `[\n${items.map((item) => JSON.stringify(item)).join(',\n')}\n]\n`
+}
+
+/**
+ * Parses the entries between byte offsets `start` and `end`, one per line
+ * (each but the last followed by a comma), `perSlice` lines at a time:
+ * arrays for `[]`, objects for `{}`. Lazy, so a caller can yield between slices.
+ */
+export function* entriesInSlices<T>(bytes: Buffer, start: number, end: number, brackets: '[]' | '{}', perSlice = 1000): Generator<T> {
+  let from = start
+  while (from < end) {
+    let to = from
+    for (let lines = 0; lines < perSlice && to < end; lines++) {
+      const newline = bytes.indexOf(0x0a, to)
+      to = newline < 0 || newline >= end ? end : newline + 1
+    }
+    let text = bytes.toString('utf8', from, to).trim()
+    if (text.endsWith(',')) text = text.slice(0, -1)
+    if (text) yield JSON.parse(brackets[0] + text + brackets[1]) as T
+    from = to
+  }
+}
+
+/**
+ * The elements of the array text `bytes[start, end)` as jsonArrayByLine lays
+ * it out (without its final newline), in slices; undefined for another layout
+ * (an older build: parse it whole).
+ */
+export function arrayInSlices<T>(bytes: Buffer, start = 0, end = bytes.length - 1, perSlice?: number): Iterable<T[]> | undefined {
+  if (end - start === 2 && bytes.toString('utf8', start, end) === '[]') return []
+  if (end - start < 4 || bytes.toString('utf8', start, start + 2) !== '[\n' || bytes.toString('utf8', end - 2, end) !== '\n]') return undefined
+  return entriesInSlices<T[]>(bytes, start + 2, end - 1, '[]', perSlice)
+}
+
+const JOB_INDEX_HEAD = '{"salary_order":'
+const JOB_INDEX_JOBS = ',"jobs":'
+
+/** index/jobs.json: salary_order on the first line, then the jobs one per line. */
+export function serializeJobIndex(index: SnapshotJobIndex): string {
+  return `${JOB_INDEX_HEAD}${JSON.stringify(index.salary_order)}${JOB_INDEX_JOBS}${jsonArrayByLine(index.jobs).trimEnd()}}\n`
+}
+
+/**
+ * The salary order and the jobs of an index/jobs.json written by
+ * serializeJobIndex, the jobs in slices; undefined for another layout (an
+ * older build: parse it whole).
+ */
+export function readJobIndexInSlices(bytes: Buffer, jobsPerSlice?: number): { salaryOrder: number[]; slices: Iterable<IndexedJob[]> } | undefined {
+  const headEnd = bytes.indexOf(JOB_INDEX_JOBS)
+  if (headEnd < 0 || bytes.toString('utf8', 0, JOB_INDEX_HEAD.length) !== JOB_INDEX_HEAD) return undefined
+  const salaryOrder: unknown = JSON.parse(bytes.toString('utf8', JOB_INDEX_HEAD.length, headEnd))
+  // What follows is jsonArrayByLine's text, then `}` and a newline.
+  if (bytes.toString('utf8', bytes.length - 3) !== ']}\n' || !Array.isArray(salaryOrder)) return undefined
+  const slices = arrayInSlices<IndexedJob>(bytes, headEnd + JOB_INDEX_JOBS.length, bytes.length - 2, jobsPerSlice)
+  if (slices === undefined) return undefined
+  return { salaryOrder: salaryOrder as number[], slices }
+}
+
+/** manifest.json: indented, which puts each entry of its file map on its own line. */
+export function serializeManifest(manifest: SnapshotManifest): string {
+  return JSON.stringify(manifest, null, 1)
+}
+
+const MANIFEST_FILES_OPEN = '\n "files": {\n'
+const MANIFEST_FILES_CLOSE = '\n }'
+
+/**
+ * A manifest as serializeManifest writes it, parsed as its small head (the
+ * file map left empty) plus the file map's entries in slices; undefined for
+ * another layout (parse it whole).
+ */
+export function readManifestInSlices(bytes: Buffer, entriesPerSlice = 5000): { head: unknown; files: Iterable<Record<string, unknown>> } | undefined {
+  const open = bytes.indexOf(MANIFEST_FILES_OPEN)
+  if (open < 0) return undefined
+  const entriesStart = open + MANIFEST_FILES_OPEN.length
+  // Entries are indented by two spaces, so the first newline-space-brace closes the map.
+  const close = bytes.indexOf(MANIFEST_FILES_CLOSE, entriesStart - 1)
+  if (close < 0) return undefined
+  const head: unknown = JSON.parse(bytes.toString('utf8', 0, entriesStart - 1) + bytes.toString('utf8', close))
+  return { head, files: entriesInSlices<Record<string, unknown>>(bytes, entriesStart, close + 1, '{}', entriesPerSlice) }
+}
 
 export const IndexedCompany = DatasetCompany.omit({ description_html: true, total_raised: true }).extend({
   live_jobs: z.int(),
