@@ -1,0 +1,100 @@
+/**
+ * The hot-swap pause as a load generator sees it: serves a dist folder that
+ * holds at least two snapshots (default `.bench/dist-100k`; an incremental
+ * build after a small change makes the second), loads it with autocannon
+ * (10 keep-alive connections, random single jobs of both snapshots), then
+ * re-points `current` between the two newest snapshots three times, the way
+ * `jobsnap build` publishes. Prints, per swap, the longest request that
+ * overlapped it, beside the latency of the quiet seconds before the first.
+ * `current` is put back where it was at the end.
+ *
+ *   npx tsx bench/swap-pause.ts [distDir]
+ */
+import { readFile, realpath } from 'node:fs/promises'
+import path from 'node:path'
+import autocannon from 'autocannon'
+import { listSnapshots, pointCurrentAt, publishedSnapshotId } from '../build/publish.ts'
+import { readJobIndexInSlices, snapshotPaths, type IndexedJob } from '../core/snapshot.ts'
+import { LatencyRecorder } from './load.ts'
+import { installExitHooks, LOOPBACK } from './procs.ts'
+import { startJobsnap } from './servers.ts'
+
+const CONNECTIONS = 10
+const SWAPS = 3
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const distDir = path.resolve(process.argv[2] ?? '.bench/dist-100k')
+const snapshots = (await listSnapshots(distDir)).slice(-2)
+const original = await publishedSnapshotId(distDir)
+if (snapshots.length < 2 || original === undefined) {
+  console.error(`${distDir} needs a published snapshot and one more to swap to: build again (npm run build -- --data DIR --out ${distDir}).`)
+  process.exit(2)
+}
+
+async function slugsOf(id: string): Promise<string[]> {
+  const bytes = await readFile(path.join(distDir, 'snapshots', id, snapshotPaths.jobIndex))
+  const sliced = readJobIndexInSlices(bytes)
+  const jobs: IndexedJob[] = sliced ? [...sliced.slices].flat() : (JSON.parse(bytes.toString('utf8')) as { jobs: IndexedJob[] }).jobs
+  return jobs.map((job) => job.slug)
+}
+// Slugs in both snapshots: a job only one of them holds would answer 404 from the other.
+const [before, after] = await Promise.all(snapshots.map(slugsOf))
+const inBoth = new Set(after)
+const slugs = before!.filter((slug) => inBoth.has(slug))
+
+installExitHooks()
+const server = await startJobsnap(process.cwd(), distDir, 60_000)
+console.log(`serving ${await realpath(path.join(distDir, 'current'))} (${slugs.length} jobs in both snapshots); ready in ${(server.readyMs / 1000).toFixed(2)} s`)
+
+/** Each answered request: when it started and ended (ms, this process's clock) and its status. */
+const answers: { startedAt: number; endedAt: number; status: number }[] = []
+let failures = 0
+let finish!: (result: autocannon.Result) => void
+const finished = new Promise<autocannon.Result>((resolve) => (finish = resolve))
+const instance = autocannon(
+  {
+    url: `http://${LOOPBACK}:${server.port}`,
+    connections: CONNECTIONS,
+    pipelining: 1,
+    duration: 120, // a bound; stopped after the last swap
+    timeout: 30,
+    requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: `/api/v2/jobs/${slugs[Math.floor(Math.random() * slugs.length)]}` }) }],
+  },
+  (_error, result) => finish(result),
+)
+instance.on('response', (_client: unknown, status: number, _bytes: number, responseTime: number) => {
+  const endedAt = performance.now()
+  answers.push({ startedAt: endedAt - responseTime, endedAt, status })
+  if (status !== 200) failures++
+})
+instance.on('reqError', () => failures++)
+
+const swaps: { at: number; to: string }[] = []
+try {
+  await sleep(4000) // warm: the quiet baseline
+  let target = snapshots.find((id) => id !== original) ?? snapshots[0]!
+  for (let swap = 0; swap < SWAPS; swap++) {
+    swaps.push({ at: performance.now(), to: target })
+    await pointCurrentAt(distDir, target)
+    await sleep(5000) // the server notices, loads (~1.5 s at 100k) and switches
+    target = target === snapshots[0] ? snapshots[1]! : snapshots[0]!
+  }
+} finally {
+  instance.stop()
+  await pointCurrentAt(distDir, original)
+}
+await finished
+
+const quiet = new LatencyRecorder()
+for (const answer of answers) if (answer.endedAt < swaps[0]!.at) quiet.add(answer.endedAt - answer.startedAt)
+const q = quiet.summary()
+console.log(`${answers.length} requests, ${failures} failed (connection errors or not 200), ${CONNECTIONS} connections`)
+console.log(`quiet (before the first swap): p50 ${q.p50.toFixed(1)} ms, p99 ${q.p99.toFixed(1)} ms, max ${q.max.toFixed(1)} ms`)
+for (const [i, swap] of swaps.entries()) {
+  const window = answers.filter((a) => a.endedAt > swap.at && a.startedAt < swap.at + 5000)
+  const during = new LatencyRecorder()
+  for (const answer of window) during.add(answer.endedAt - answer.startedAt)
+  const d = during.summary()
+  console.log(`swap ${i + 1} (to ${swap.to}): longest request in the 5 s after publishing ${d.max.toFixed(1)} ms; p99 ${d.p99.toFixed(1)} ms over ${window.length} requests`)
+}
+process.exit(failures === 0 ? 0 : 1)
