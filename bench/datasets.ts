@@ -76,6 +76,9 @@ function publishedSnapshot(distDir: string): { dir: string; manifest: SnapshotMa
 }
 
 /** `node --import tsx cli.ts ...` from the repository root: one process, so its RSS is the command's. */
+/** Heap for builds of more than 200k jobs, megabytes. */
+export const LARGE_BUILD_HEAP_MB = 16_384
+
 export function cliArgs(...args: string[]): string[] {
   return ['--import', 'tsx', 'cli.ts', ...args]
 }
@@ -117,7 +120,9 @@ export async function prepareDataset(
     if (existsSync(distDir)) log(`removing the previous snapshots in ${distDir}`)
     await rm(distDir, { recursive: true, force: true })
     log(`building ${dataDir} -> ${distDir} (full build; prints build time and peak RSS)`)
-    const { output, ms } = await runToEnd('build', process.execPath, cliArgs('build', '--data', dataDir, '--out', distDir, '--quiet'), {
+    // The build holds every record and its serialized v1 form at once: past V8's default heap (~4 GB) at 1M jobs.
+    const heap = spec.jobs > 200_000 ? [`--max-old-space-size=${LARGE_BUILD_HEAP_MB}`] : []
+    const { output, ms } = await runToEnd('build', process.execPath, [...heap, ...cliArgs('build', '--data', dataDir, '--out', distDir, '--quiet')], {
       cwd: repoDir,
       env: { ...process.env, JOBSNAP_KEEP_SNAPSHOTS: '1', JOBSNAP_LOG: 'silent' },
     })
