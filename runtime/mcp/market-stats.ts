@@ -1,6 +1,7 @@
 /**
- * get_market_stats: aggregates over one snapshot, computed once per snapshot
- * (the data only changes when the snapshot does).
+ * get_market_stats: aggregates over one snapshot's live jobs, computed once
+ * per snapshot and again only when another job has expired since (the same
+ * rule as the response cache: an expired job is never counted).
  */
 import { z } from 'zod'
 import { SCHEDULE_TYPES, SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
@@ -28,7 +29,7 @@ export const MarketStatsSchema = z.object({
 })
 export type MarketStats = z.infer<typeof MarketStatsSchema>
 
-const cache = new WeakMap<LoadedSnapshot, MarketStats>()
+const cache = new WeakMap<LoadedSnapshot, { expired: number; stats: MarketStats }>()
 
 function quantile(sorted: number[], q: number): number {
   if (sorted.length === 0) return 0
@@ -47,9 +48,10 @@ function ranges(groups: Map<string, number[]>): Record<string, z.infer<typeof Ra
   return out
 }
 
-export function marketStats(snapshot: LoadedSnapshot): MarketStats {
+export function marketStats(snapshot: LoadedSnapshot, now: number): MarketStats {
+  const expired = snapshot.jobs.expiredCount(now)
   const cached = cache.get(snapshot)
-  if (cached) return cached
+  if (cached?.expired === expired) return cached.stats
   const companies = snapshot.companies
   const bySchedule = SCHEDULE_TYPE_VALUES.map((type) => {
     const employers = companies.filter((c) => c.schedule_type === type).length
@@ -59,18 +61,21 @@ export function marketStats(snapshot: LoadedSnapshot): MarketStats {
   const arrangement = { remote: 0, hybrid: 0, onsite: 0 }
   const byCategory = new Map<string, number[]>()
   const byLevel = new Map<string, number[]>()
-  for (const job of snapshot.jobs.jobs) {
+  let live = 0
+  for (const [position, job] of snapshot.jobs.jobs.entries()) {
+    if (snapshot.jobs.isExpired(position, now)) continue
+    live++
     arrangement[job.work_arrangement as keyof typeof arrangement]++
     if (job.salary_high === undefined) continue
     if (job.category) (byCategory.get(job.category) ?? byCategory.set(job.category, []).get(job.category)!).push(job.salary_high)
     if (job.level) (byLevel.get(job.level) ?? byLevel.set(job.level, []).get(job.level)!).push(job.salary_high)
   }
-  const total = snapshot.jobs.size || 1
+  const total = live || 1
   const stats: MarketStats = {
     as_of: snapshot.manifest.built_at,
     exchange_rates_as_of: snapshot.manifest.rates_as_of,
     employers_tracked: companies.length,
-    live_jobs: snapshot.jobs.size,
+    live_jobs: live,
     employers_by_schedule: bySchedule,
     true_four_day_week_employer_share: bySchedule.find((s) => s.schedule_type === '4_day_week')?.share ?? 0,
     median_full_time_weekly_hours: hours.length ? quantile(hours, 0.5) : undefined,
@@ -84,7 +89,7 @@ export function marketStats(snapshot: LoadedSnapshot): MarketStats {
       'Closed and expired listings are not counted; compressed hours is not counted as a four-day week.',
     ],
   }
-  cache.set(snapshot, stats)
+  cache.set(snapshot, { expired, stats })
   return stats
 }
 

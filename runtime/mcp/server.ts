@@ -90,7 +90,7 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): McpServe
     'get_market_stats',
     { title: 'Market statistics', description: TOOL_DESCRIPTIONS.get_market_stats, outputSchema: MarketStatsSchema, annotations: READ_ONLY },
     async () => {
-      const result = marketStats(snapshot)
+      const result = marketStats(snapshot, now)
       return reply(result, renderMarketStats(result))
     },
   )

@@ -1,13 +1,14 @@
 /**
  * DECISIONS.md "What live means": a job whose expires_at passes between two
  * refreshes stops being listed at once, even from a v2 list that was cached a
- * moment before it expired.
+ * moment before it expired, and MCP market statistics stop counting it.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { RunningServer } from '../../runtime/server.ts'
 import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
 import { buildRestFixture, type RestFixture } from './support/fixture.ts'
 import { getAllV2, getV2List } from './support/http.ts'
+import { callOk, connectMcp } from '../mcp/support/mcp.ts'
 
 let fixture: RestFixture
 let server: RunningServer
@@ -39,4 +40,23 @@ it('a cached list does not outlive a job in it', async () => {
   expect(after.total).toBe(before.total - 1)
   expect(after.jobs.some((job) => job.slug === expiring!.raw.slug)).toBe(false)
   expect((await getV2List(server.url, 'limit=100')).body.total).toBe(first.body.total - 1)
+})
+
+it('MCP market statistics stop counting a job once it expires', async () => {
+  const session = await connectMcp(server.url)
+  try {
+    const next = fixture.oracle.jobs
+      .filter((job) => job.raw.status === 'live' && job.raw.expires_at !== undefined && Date.parse(job.raw.expires_at) > now)
+      .sort((a, b) => Date.parse(a.raw.expires_at!) - Date.parse(b.raw.expires_at!))[0]
+    expect(next, 'the fixture has another live job that expires later').toBeDefined()
+    const before = await callOk<{ live_jobs: number }>(session, 'get_market_stats')
+    expect(before.structured.live_jobs).toBe((await getV2List(server.url, 'limit=1')).body.total)
+
+    now = Date.parse(next!.raw.expires_at!) + 1
+    const after = await callOk<{ live_jobs: number }>(session, 'get_market_stats')
+    expect(after.structured.live_jobs).toBe(before.structured.live_jobs - 1)
+    expect(after.structured.live_jobs).toBe((await getV2List(server.url, 'limit=1')).body.total)
+  } finally {
+    await session.close()
+  }
 })
