@@ -1,10 +1,13 @@
 /**
- * Compressing and writing public files on worker threads. Each file becomes
- * three (identity, brotli, gzip): at 100k jobs that is ~300k small files,
- * and the build is bound by compressing and writing them. zlib's async API
- * builds a stream per call (~3x the cost of the compression itself for 2 KB
- * bodies), so the workers use the sync API and sync writes, in parallel with
- * the main thread, which keeps transforming and validating records.
+ * Putting public files on disk from worker threads. Each file becomes three
+ * (identity, brotli, gzip): at 100k jobs that is ~300k small files. A file
+ * unchanged since the previous snapshot is hard-linked from it instead; any
+ * other is compressed and written. zlib's async API builds a stream per call
+ * (~3x the cost of the compression itself for 2 KB bodies) and fs/promises
+ * costs a thread-pool round trip and a promise per call, so the workers use
+ * the sync APIs, files go to them in batches (one message per batch, not per
+ * file), and the main thread meanwhile keeps transforming and validating
+ * records.
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
@@ -13,20 +16,48 @@ import { Worker } from 'node:worker_threads'
 export const BROTLI_QUALITY = 6
 export const GZIP_LEVEL = 9
 
+/** One public file: where it goes, its bytes, and where an identical copy already is (link instead of writing). */
+export interface PublicFile {
+  path: string
+  bytes: Buffer
+  linkFrom?: string
+}
+
+/** Per file of a batch: true when it was hard-linked, false when compressed and written. */
+export type BatchOutcome = boolean[]
+
 // Plain JavaScript evaluated by the worker, so it runs however the build was started (tsx, compiled, tests).
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads')
-const { writeFileSync } = require('node:fs')
+const { linkSync, rmSync, writeFileSync } = require('node:fs')
 const zlib = require('node:zlib')
-parentPort.on('message', ({ id, path, bytes }) => {
+const SUFFIXES = ['', '.br', '.gz']
+function write(path, body) {
+  const br = zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: ${BROTLI_QUALITY}, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } })
+  const gz = zlib.gzipSync(body, { level: ${GZIP_LEVEL} })
+  writeFileSync(path, body)
+  writeFileSync(path + '.br', br)
+  writeFileSync(path + '.gz', gz)
+}
+// All three links or none: after a failed link (the old file is gone), the ones made are removed,
+// since writing through a link would change the previous snapshot's file.
+function link(from, path) {
   try {
-    const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    const br = zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: ${BROTLI_QUALITY}, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } })
-    const gz = zlib.gzipSync(body, { level: ${GZIP_LEVEL} })
-    writeFileSync(path, body)
-    writeFileSync(path + '.br', br)
-    writeFileSync(path + '.gz', gz)
-    parentPort.postMessage({ id })
+    for (const suffix of SUFFIXES) linkSync(from + suffix, path + suffix)
+    return true
+  } catch {
+    for (const suffix of SUFFIXES) rmSync(path + suffix, { force: true })
+    return false
+  }
+}
+parentPort.on('message', ({ id, files }) => {
+  try {
+    const linked = files.map(({ path, bytes, linkFrom }) => {
+      if (linkFrom !== undefined && link(linkFrom, path)) return true
+      write(path, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+      return false
+    })
+    parentPort.postMessage({ id, linked })
   } catch (error) {
     parentPort.postMessage({ id, error: String(error && error.message || error) })
   }
@@ -34,7 +65,7 @@ parentPort.on('message', ({ id, path, bytes }) => {
 `
 
 interface Pending {
-  resolve(): void
+  resolve(outcome: BatchOutcome): void
   reject(error: Error): void
 }
 
@@ -47,10 +78,10 @@ export class CompressPool {
   constructor(size = Math.max(1, availableParallelism())) {
     this.workers = Array.from({ length: size }, () => {
       const worker = new Worker(WORKER_SOURCE, { eval: true })
-      worker.on('message', ({ id, error }: { id: number; error?: string }) => {
+      worker.on('message', ({ id, linked, error }: { id: number; linked?: BatchOutcome; error?: string }) => {
         const task = this.pending.get(id)
         this.pending.delete(id)
-        if (error === undefined) task?.resolve()
+        if (error === undefined) task?.resolve(linked!)
         else task?.reject(new Error(error))
       })
       worker.on('error', (error) => this.failAll(error))
@@ -58,13 +89,13 @@ export class CompressPool {
     })
   }
 
-  /** Writes `bytes` to `path`, `path.br` and `path.gz`; resolves once all three are on disk. */
-  write(path: string, bytes: Buffer): Promise<void> {
+  /** Puts each file on disk (three files each); resolves, once all are there, with which were linked. */
+  write(files: PublicFile[]): Promise<BatchOutcome> {
     const id = this.nextId++
     const worker = this.workers[this.nextWorker++ % this.workers.length]!
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject })
-      worker.postMessage({ id, path, bytes })
+      worker.postMessage({ id, files })
     })
   }
 

@@ -1,13 +1,14 @@
 /**
  * Writes the snapshot's public files: the exact response bytes, plus brotli
- * and gzip copies so neither nginx nor the runtime compresses per request.
- * Compression and writing run on worker threads (CompressPool), a bounded
- * number of files at a time.
+ * and gzip copies so neither nginx nor the runtime compresses per request;
+ * a file unchanged since the previous snapshot is hard-linked from it. Both
+ * happen on worker threads (CompressPool), in batches, a bounded number of
+ * files in flight.
  */
 import { createHash } from 'node:crypto'
-import { link, mkdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { CompressPool } from './compress-pool.ts'
+import { CompressPool, type PublicFile } from './compress-pool.ts'
 
 /** Short content hash: the ETag of a public file and the manifest's change detector. */
 export function contentHash(bytes: Buffer | string): string {
@@ -20,6 +21,9 @@ export interface PreviousSnapshot {
   hashes: Record<string, string>
 }
 
+/** Files per message to a worker: amortises the message, small enough to keep both workers busy. */
+const BATCH_SIZE = 64
+
 export class SnapshotFileWriter {
   /** Relative path -> content hash, for the manifest. */
   readonly hashes: Record<string, string> = {}
@@ -27,13 +31,14 @@ export class SnapshotFileWriter {
   rewritten = 0
   reused = 0
   private readonly pending = new Set<Promise<void>>()
+  private batch: PublicFile[] = []
   private readonly madeDirs = new Set<string>()
   private pool: CompressPool | undefined
 
   constructor(
     private readonly root: string,
     private readonly previous?: PreviousSnapshot,
-    private readonly concurrency = 256,
+    private readonly concurrency = 512,
   ) {}
 
   /** Queues a public file (and its compressed copies); resolves when there is room for more. */
@@ -41,12 +46,14 @@ export class SnapshotFileWriter {
     const bytes = Buffer.from(body)
     const hash = contentHash(bytes)
     this.hashes[relativePath] = hash
+    const full = path.join(this.root, relativePath)
+    await this.ensureDir(path.dirname(full))
+    // An unchanged file is hard-linked: no compression, no copy, and each snapshot folder still
+    // stands alone (pruning the old one leaves the link intact).
     const unchanged = this.previous?.hashes[relativePath] === hash
-    const task = (unchanged ? this.linkFromPrevious(relativePath).catch(() => this.replaceLinks(relativePath, bytes)) : this.writeWithEncodings(relativePath, bytes)).finally(() =>
-      this.pending.delete(task),
-    )
-    this.pending.add(task)
-    if (this.pending.size >= this.concurrency) await Promise.race(this.pending)
+    this.batch.push({ path: full, bytes, ...(unchanged ? { linkFrom: path.join(this.previous!.dir, relativePath) } : {}) })
+    if (this.batch.length >= BATCH_SIZE) this.dispatch()
+    if (this.pending.size * BATCH_SIZE >= this.concurrency) await Promise.race(this.pending)
     return hash
   }
 
@@ -58,6 +65,7 @@ export class SnapshotFileWriter {
   }
 
   async flush(): Promise<void> {
+    this.dispatch()
     await Promise.all(this.pending)
   }
 
@@ -68,32 +76,23 @@ export class SnapshotFileWriter {
     this.pool = undefined
   }
 
-  /**
-   * An unchanged file is hard-linked from the previous snapshot: no
-   * compression, no copy, and each snapshot folder still stands alone (pruning
-   * the old one leaves the link intact).
-   */
-  private async linkFromPrevious(relativePath: string): Promise<void> {
-    const full = path.join(this.root, relativePath)
-    const old = path.join(this.previous!.dir, relativePath)
-    await this.ensureDir(path.dirname(full))
-    await Promise.all(['', '.br', '.gz'].map((suffix) => link(old + suffix, full + suffix)))
-    this.reused++
-  }
-
-  /** After a failed link: drop whatever links were made (writing through one would change the old snapshot), then write. */
-  private async replaceLinks(relativePath: string, bytes: Buffer): Promise<void> {
-    const full = path.join(this.root, relativePath)
-    await Promise.all(['', '.br', '.gz'].map((suffix) => rm(full + suffix, { force: true })))
-    await this.writeWithEncodings(relativePath, bytes)
-  }
-
-  private async writeWithEncodings(relativePath: string, bytes: Buffer): Promise<void> {
-    this.rewritten++
-    const full = path.join(this.root, relativePath)
-    await this.ensureDir(path.dirname(full))
+  private dispatch(): void {
+    if (this.batch.length === 0) return
+    const files = this.batch
+    this.batch = []
     this.pool ??= new CompressPool()
-    await this.pool.write(full, bytes)
+    const task = this.pool
+      .write(files)
+      .then((linked) => {
+        for (const wasLinked of linked) {
+          if (wasLinked) this.reused++
+          else this.rewritten++
+        }
+      })
+      .finally(() => this.pending.delete(task))
+    // Handled here so a failure between two awaits is not an unhandled rejection; flush and writePublic still see it.
+    task.catch(() => undefined)
+    this.pending.add(task)
   }
 
   private async ensureDir(dir: string): Promise<void> {
