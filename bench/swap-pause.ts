@@ -5,7 +5,8 @@
  * (10 keep-alive connections, random single jobs of both snapshots), then
  * re-points `current` between the two newest snapshots three times, the way
  * `jobsnap build` publishes. Prints, per swap, the longest request that
- * overlapped it, beside the latency of the quiet seconds before the first.
+ * overlapped it, beside the latency of quiet seconds before the first (after
+ * a warm-up).
  * `current` is put back where it was at the end.
  *
  *   npx tsx bench/swap-pause.ts [distDir]
@@ -69,9 +70,13 @@ instance.on('response', (_client: unknown, status: number, _bytes: number, respo
 })
 instance.on('reqError', () => failures++)
 
+const WARM_UP_MS = 3000
+let quietFrom = Infinity
 const swaps: { at: number; to: string }[] = []
 try {
-  await sleep(4000) // warm: the quiet baseline
+  await sleep(WARM_UP_MS) // JIT, file cache: not part of the baseline
+  quietFrom = performance.now()
+  await sleep(5000) // the quiet baseline
   let target = snapshots.find((id) => id !== original) ?? snapshots[0]!
   for (let swap = 0; swap < SWAPS; swap++) {
     swaps.push({ at: performance.now(), to: target })
@@ -86,10 +91,10 @@ try {
 await finished
 
 const quiet = new LatencyRecorder()
-for (const answer of answers) if (answer.endedAt < swaps[0]!.at) quiet.add(answer.endedAt - answer.startedAt)
+for (const answer of answers) if (answer.startedAt >= quietFrom && answer.endedAt < swaps[0]!.at) quiet.add(answer.endedAt - answer.startedAt)
 const q = quiet.summary()
 console.log(`${answers.length} requests, ${failures} failed (connection errors or not 200), ${CONNECTIONS} connections`)
-console.log(`quiet (before the first swap): p50 ${q.p50.toFixed(1)} ms, p99 ${q.p99.toFixed(1)} ms, max ${q.max.toFixed(1)} ms`)
+console.log(`quiet (the 5 s before the first swap, after ${WARM_UP_MS / 1000} s of warm-up): p50 ${q.p50.toFixed(1)} ms, p99 ${q.p99.toFixed(1)} ms, max ${q.max.toFixed(1)} ms`)
 for (const [i, swap] of swaps.entries()) {
   const window = answers.filter((a) => a.endedAt > swap.at && a.startedAt < swap.at + 5000)
   const during = new LatencyRecorder()
