@@ -154,6 +154,22 @@ describe('a server loading a real snapshot in slices', () => {
     expect(sliced.companies).toEqual(companiesWhole)
     expect(Object.keys(sliced.manifest.files).length).toBeGreaterThan(1000)
 
+    // Broken slices are refused with the file named, whether or not the hash was updated to match.
+    const manifestBytes = await readFile(path.join(dir, snapshotPaths.manifest), 'utf8')
+    const brokenLine = jobsBytes.toString('utf8').replace(/\n\{"id":/, '\n{"id":,')
+    await writeFile(path.join(dir, snapshotPaths.jobIndex), brokenLine)
+    const rehashed = JSON.parse(manifestBytes) as SnapshotManifest
+    rehashed.index_hashes![snapshotPaths.jobIndex] = indexFileHash(brokenLine)
+    await writeFile(path.join(dir, snapshotPaths.manifest), serializeManifest(rehashed))
+    await expect(loadSnapshot(dir, createFileCache(0))).rejects.toThrow(/index\/jobs\.json is not JSON/)
+    await writeFile(path.join(dir, snapshotPaths.jobIndex), jobsBytes)
+    const brokenManifest = manifestBytes.replace(/\n  "v2\/jobs\/([^"]+)": "/, '\n  "v2/jobs/$1" "')
+    expect(brokenManifest).not.toBe(manifestBytes)
+    await writeFile(path.join(dir, snapshotPaths.manifest), brokenManifest)
+    await expect(loadSnapshot(dir, createFileCache(0))).rejects.toThrow(/manifest\.json is not JSON/)
+    await writeFile(path.join(dir, snapshotPaths.manifest), manifestBytes)
+    expect((await loadSnapshot(dir, createFileCache(0))).jobs.size).toBe(whole.jobs.length)
+
     // The same snapshot rewritten the way builds before the line layout wrote it: single-line JSON files.
     const manifestPath = path.join(dir, snapshotPaths.manifest)
     const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as SnapshotManifest
