@@ -74,7 +74,7 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): McpServe
     'search_companies',
     { title: 'Search employers', description: TOOL_DESCRIPTIONS.search_companies, inputSchema: SearchCompaniesInput, outputSchema: SearchCompaniesOutput, annotations: READ_ONLY },
     async (args) => {
-      const result = searchCompanies(snapshot, args)
+      const result = searchCompanies(snapshot, args, now)
       return reply(result, renderSearchCompanies(result))
     },
   )
@@ -82,7 +82,7 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): McpServe
     'get_company',
     { title: 'Get an employer', description: TOOL_DESCRIPTIONS.get_company, inputSchema: GetCompanyInput, outputSchema: GetCompanyOutput, annotations: READ_ONLY },
     async ({ slug }) => {
-      const result = getCompany(snapshot, slug)
+      const result = getCompany(snapshot, slug, now)
       return reply(result, renderGetCompany(result))
     },
   )

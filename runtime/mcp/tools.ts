@@ -21,6 +21,7 @@ import {
 } from '../../core/taxonomy.ts'
 import { runV2Query } from '../query/run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
+import { liveJobsByCompany } from './live-jobs.ts'
 import { marketStats, MarketStatsSchema } from './market-stats.ts'
 
 export const RESULTS_PER_CALL = 25
@@ -234,7 +235,7 @@ const CompanySummary = z.object({
 })
 export const SearchCompaniesOutput = z.object({ total: z.int(), page: z.int(), has_more: z.boolean(), companies: z.array(CompanySummary) })
 
-function companySummary(c: IndexedCompany): z.infer<typeof CompanySummary> {
+function companySummary(c: IndexedCompany, liveJobs: number): z.infer<typeof CompanySummary> {
   return {
     slug: c.slug,
     name: c.name,
@@ -244,11 +245,13 @@ function companySummary(c: IndexedCompany): z.infer<typeof CompanySummary> {
     hires_worldwide: c.hires_worldwide,
     country: c.country,
     work_life_score: c.work_life_score,
-    live_jobs: c.live_jobs,
+    live_jobs: liveJobs,
   }
 }
 
-export function searchCompanies(snapshot: LoadedSnapshot, args: z.infer<typeof SearchCompaniesInput>): z.infer<typeof SearchCompaniesOutput> {
+export function searchCompanies(snapshot: LoadedSnapshot, args: z.infer<typeof SearchCompaniesInput>, now: number): z.infer<typeof SearchCompaniesOutput> {
+  const live = liveJobsByCompany(snapshot, now)
+  const liveJobs = (c: IndexedCompany) => live.get(c.id) ?? 0
   const country = args.country?.trim() ? (resolveCountry(args.country) ?? null) : undefined
   const name = args.query?.trim().toLowerCase()
   const matches = snapshot.companies
@@ -260,13 +263,13 @@ export function searchCompanies(snapshot: LoadedSnapshot, args: z.infer<typeof S
       if (name && !c.name.toLowerCase().includes(name)) return false
       return true
     })
-    .sort((a, b) => b.live_jobs - a.live_jobs || a.name.localeCompare(b.name))
+    .sort((a, b) => liveJobs(b) - liveJobs(a) || a.name.localeCompare(b.name))
   const start = (args.page - 1) * RESULTS_PER_CALL
   return {
     total: matches.length,
     page: args.page,
     has_more: start + RESULTS_PER_CALL < matches.length,
-    companies: matches.slice(start, start + RESULTS_PER_CALL).map(companySummary),
+    companies: matches.slice(start, start + RESULTS_PER_CALL).map((c) => companySummary(c, liveJobs(c))),
   }
 }
 
@@ -301,7 +304,7 @@ export const GetCompanyOutput = z.object({
   live_jobs: z.int(),
 })
 
-export function getCompany(snapshot: LoadedSnapshot, slug: string): z.infer<typeof GetCompanyOutput> {
+export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number): z.infer<typeof GetCompanyOutput> {
   const c = snapshot.companies.find((company) => company.slug === slug)
   if (!c) throw new ToolError(`No employer has the slug "${slug}". Call search_companies to find employer slugs.`)
   const s = SCHEDULE_TYPES[c.schedule_type]
@@ -322,7 +325,7 @@ export function getCompany(snapshot: LoadedSnapshot, slug: string): z.infer<type
     day_off: c.day_off,
     vacation_days: c.vacation_days,
     awards: c.awards,
-    live_jobs: c.live_jobs,
+    live_jobs: liveJobsByCompany(snapshot, now).get(c.id) ?? 0,
   }
   for (const key of Object.keys(out) as (keyof typeof out)[]) if (out[key] === undefined) delete out[key]
   return out
