@@ -75,10 +75,10 @@ function publishedSnapshot(distDir: string): { dir: string; manifest: SnapshotMa
   }
 }
 
-/** `node --import tsx cli.ts ...` from the repository root: one process, so its RSS is the command's. */
 /** Heap for builds of more than 200k jobs, megabytes. */
 export const LARGE_BUILD_HEAP_MB = 16_384
 
+/** `node --import tsx cli.ts ...` from the repository root: one process, so its RSS is the command's. */
 export function cliArgs(...args: string[]): string[] {
   return ['--import', 'tsx', 'cli.ts', ...args]
 }

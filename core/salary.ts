@@ -62,7 +62,6 @@ export function annualUsd(job: SalaryFields, rates: ExchangeRates): AnnualUsdRan
   return { low, high }
 }
 
-/** "EUR 60,000 - 75,000 a year" for people and models. */
 const formatCache = new Map<string, Intl.NumberFormat>()
 
 /** Building an Intl.NumberFormat costs ~100 us, formatting with one ~1 us: keep one per currency and precision. */
@@ -76,6 +75,7 @@ function currencyFormat(currency: string, digits: number): Intl.NumberFormat {
   return format
 }
 
+/** "EUR 60,000 - 75,000 a year" for people and models. */
 export function formatSalary(job: SalaryFields): string | undefined {
   const { salary_min: min, salary_max: max, salary_currency: currency, salary_period: period } = job
   if ((min === undefined && max === undefined) || !currency || !period) return undefined
