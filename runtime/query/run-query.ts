@@ -6,6 +6,7 @@
 import { countryContinent, regionsOfCountry, resolveCountry } from '../../core/geo.ts'
 import type { V2ListQuery } from '../../core/query.ts'
 import { placeKey } from '../../core/snapshot.ts'
+import { positionsInEveryStep } from './intersect.ts'
 import type { Facet, JobIndex, RangeColumns } from './job-index.ts'
 import type { TextIndex } from './text-index.ts'
 
@@ -51,14 +52,7 @@ export interface QueryContext {
   now: number
 }
 
-/**
- * Which positions pass every filter group and every `q` term. Each group (or
- * term) is a step: a union of posting lists. A position's level in a byte
- * mask goes up by one at each step it is in, so after the last step the
- * positions at the top level are the matches, collected as they arrive.
- * One allocation and one walk of each posting list, whatever the number of
- * groups. (Uint8 levels: at most 7 facet groups plus MAX_QUERY_TERMS terms.)
- */
+/** Positions passing every filter group and every `q` term, or undefined when nothing restricts by membership. */
 function matchingPositions({ index, text }: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): Uint32Array | undefined {
   const steps: Uint32Array[][] = [...filterGroups(query), ...extraGroups].map(([facet, values]) =>
     values.flatMap((value) => index.postingsFor(facet, value) ?? []),
@@ -68,28 +62,7 @@ function matchingPositions({ index, text }: QueryContext, query: V2ListQuery, ex
     if (terms === undefined) return new Uint32Array(0)
     steps.push(...terms)
   }
-  if (steps.length === 0) return undefined
-  const mask = new Uint8Array(index.size)
-  const last = steps.length - 1
-  for (let level = 0; level < last; level++) {
-    for (const list of steps[level]!) {
-      for (let k = 0; k < list.length; k++) {
-        const p = list[k]!
-        if (mask[p] === level) mask[p] = level + 1
-      }
-    }
-  }
-  const matches: number[] = []
-  for (const list of steps[last]!) {
-    for (let k = 0; k < list.length; k++) {
-      const p = list[k]!
-      if (mask[p] === last) {
-        mask[p] = last + 1
-        matches.push(p)
-      }
-    }
-  }
-  return Uint32Array.from(matches)
+  return steps.length === 0 ? undefined : positionsInEveryStep(steps, index.size)
 }
 
 /** The per-job (non-membership) filters of a query, resolved against `now`. */

@@ -14,6 +14,7 @@ import {
   queryTerms,
   type SerializedTerms,
 } from '../../core/search.ts'
+import { positionsInEveryStep } from './intersect.ts'
 
 export class TextIndex {
   private readonly vocabulary: SearchableMap<number>
@@ -72,17 +73,13 @@ export class TextIndex {
     return steps
   }
 
-  /** A mask of positions matching every term of `q` (all zero when a term matches nothing). */
+  /** A mask of positions matching every term of `q` (all zero when a term matches nothing); the query engine uses termPostings. */
   match(q: string): Uint8Array {
     const mask = new Uint8Array(this.size)
     const steps = this.termPostings(q)
     if (steps === undefined) return mask
     if (steps.length === 0) return mask.fill(1)
-    // Count matching terms per position: a position survives term n when it was at n before.
-    steps.forEach((lists, level) => {
-      for (const list of lists) for (let k = 0; k < list.length; k++) if (mask[list[k]!] === level) mask[list[k]!] = level + 1
-    })
-    for (let p = 0; p < mask.length; p++) mask[p] = mask[p] === steps.length ? 1 : 0
+    for (const p of positionsInEveryStep(steps, this.size)) mask[p] = 1
     return mask
   }
 }
