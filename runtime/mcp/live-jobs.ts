@@ -1,25 +1,32 @@
 /**
- * Live jobs per employer at a given time. The build counts them, but a job
- * whose expires_at passes before the next build stops being live at once
- * (DECISIONS.md "What live means"), so the counts are recomputed whenever
- * another job has expired: once per change, not once per call.
+ * Figures over a snapshot's live jobs for the MCP tools. A job whose
+ * expires_at passes before the next build stops being live at once
+ * (DECISIONS.md "What live means"), so such figures are recomputed whenever
+ * another job has expired (the rule the response cache keys on): once per
+ * change, not once per call.
  */
+import { livePositions } from '../query/run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 
-const cache = new WeakMap<LoadedSnapshot, { expired: number; counts: Map<string, number> }>()
+/** Memoizes `compute` (given the live positions) per snapshot until another job expires. */
+export function memoizeUntilExpiry<T>(compute: (snapshot: LoadedSnapshot, live: number[]) => T): (snapshot: LoadedSnapshot, now: number) => T {
+  const cache = new WeakMap<LoadedSnapshot, { expired: number; value: T }>()
+  return (snapshot, now) => {
+    const expired = snapshot.jobs.expiredCount(now)
+    const cached = cache.get(snapshot)
+    if (cached?.expired === expired) return cached.value
+    const value = compute(snapshot, livePositions(snapshot.jobs, now))
+    cache.set(snapshot, { expired, value })
+    return value
+  }
+}
 
 /** Company id -> live jobs at `now`; a company with none is absent. */
-export function liveJobsByCompany(snapshot: LoadedSnapshot, now: number): Map<string, number> {
-  const expired = snapshot.jobs.expiredCount(now)
-  const cached = cache.get(snapshot)
-  if (cached?.expired === expired) return cached.counts
+export const liveJobsByCompany = memoizeUntilExpiry((snapshot, live) => {
   const counts = new Map<string, number>()
-  const { jobs } = snapshot.jobs
-  for (let position = 0; position < jobs.length; position++) {
-    if (snapshot.jobs.isExpired(position, now)) continue
-    const id = jobs[position]!.company_id
+  for (const position of live) {
+    const id = snapshot.jobs.jobs[position]!.company_id
     counts.set(id, (counts.get(id) ?? 0) + 1)
   }
-  cache.set(snapshot, { expired, counts })
   return counts
-}
+})

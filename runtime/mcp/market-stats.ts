@@ -1,11 +1,12 @@
 /**
  * get_market_stats: aggregates over one snapshot's live jobs, computed once
- * per snapshot and again only when another job has expired since (the same
- * rule as the response cache: an expired job is never counted).
+ * per snapshot and again only when another job has expired since
+ * (memoizeUntilExpiry: an expired job is never counted).
  */
 import { z } from 'zod'
 import { SCHEDULE_TYPES, SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
+import { memoizeUntilExpiry } from './live-jobs.ts'
 
 const Range = z.object({
   jobs_with_salary: z.int(),
@@ -29,8 +30,6 @@ export const MarketStatsSchema = z.object({
 })
 export type MarketStats = z.infer<typeof MarketStatsSchema>
 
-const cache = new WeakMap<LoadedSnapshot, { expired: number; stats: MarketStats }>()
-
 function quantile(sorted: number[], q: number): number {
   if (sorted.length === 0) return 0
   const position = (sorted.length - 1) * q
@@ -48,10 +47,7 @@ function ranges(groups: Map<string, number[]>): Record<string, z.infer<typeof Ra
   return out
 }
 
-export function marketStats(snapshot: LoadedSnapshot, now: number): MarketStats {
-  const expired = snapshot.jobs.expiredCount(now)
-  const cached = cache.get(snapshot)
-  if (cached?.expired === expired) return cached.stats
+export const marketStats = memoizeUntilExpiry((snapshot: LoadedSnapshot, live: number[]): MarketStats => {
   const companies = snapshot.companies
   const bySchedule = SCHEDULE_TYPE_VALUES.map((type) => {
     const employers = companies.filter((c) => c.schedule_type === type).length
@@ -61,21 +57,19 @@ export function marketStats(snapshot: LoadedSnapshot, now: number): MarketStats 
   const arrangement = { remote: 0, hybrid: 0, onsite: 0 }
   const byCategory = new Map<string, number[]>()
   const byLevel = new Map<string, number[]>()
-  let live = 0
-  for (const [position, job] of snapshot.jobs.jobs.entries()) {
-    if (snapshot.jobs.isExpired(position, now)) continue
-    live++
+  for (const position of live) {
+    const job = snapshot.jobs.jobs[position]!
     arrangement[job.work_arrangement as keyof typeof arrangement]++
     if (job.salary_high === undefined) continue
     if (job.category) (byCategory.get(job.category) ?? byCategory.set(job.category, []).get(job.category)!).push(job.salary_high)
     if (job.level) (byLevel.get(job.level) ?? byLevel.set(job.level, []).get(job.level)!).push(job.salary_high)
   }
-  const total = live || 1
+  const total = live.length || 1
   const stats: MarketStats = {
     as_of: snapshot.manifest.built_at,
     exchange_rates_as_of: snapshot.manifest.rates_as_of,
     employers_tracked: companies.length,
-    live_jobs: live,
+    live_jobs: live.length,
     employers_by_schedule: bySchedule,
     true_four_day_week_employer_share: bySchedule.find((s) => s.schedule_type === '4_day_week')?.share ?? 0,
     median_full_time_weekly_hours: hours.length ? quantile(hours, 0.5) : undefined,
@@ -89,9 +83,8 @@ export function marketStats(snapshot: LoadedSnapshot, now: number): MarketStats 
       'Closed and expired listings are not counted; compressed hours is not counted as a four-day week.',
     ],
   }
-  cache.set(snapshot, { expired, stats })
   return stats
-}
+})
 
 function round(value: number): number {
   return Math.round(value * 1000) / 1000
