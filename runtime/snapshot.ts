@@ -58,17 +58,22 @@ async function readBytes(dir: string, file: string): Promise<Buffer> {
   }
 }
 
-function parseJson(bytes: Buffer, what: string): unknown {
+/** A JSON.parse failure, named after the file it came from. */
+function inFile(error: unknown, what: string): Error {
+  return error instanceof SyntaxError ? new Error(`${what} is not JSON: ${error.message}`) : (error as Error)
+}
+
+/** Runs a JSON reader, naming the file in a parse error. */
+function parsing<T>(what: string, read: () => T): T {
   try {
-    return JSON.parse(bytes.toString('utf8'))
+    return read()
   } catch (error) {
-    throw new Error(`${what} is not JSON: ${(error as Error).message}`)
+    throw inFile(error, what)
   }
 }
 
-/** A JSON.parse failure inside a sliced reader, named after the file it came from. */
-function inFile(error: unknown, what: string): Error {
-  return error instanceof SyntaxError ? new Error(`${what} is not JSON: ${error.message}`) : (error as Error)
+function parseJson(bytes: Buffer, what: string): unknown {
+  return parsing(what, () => JSON.parse(bytes.toString('utf8')) as unknown)
 }
 
 function verified<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, value: unknown, what: string): T {
@@ -87,6 +92,18 @@ function verified<T>(schema: { safeParse(value: unknown): { success: true; data:
  */
 const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve))
 
+/** Hands each slice of a sliced reader to `use`, letting requests run before each; a bad slice names the file. */
+async function eachSlice<T>(slices: Iterable<T>, what: string, use: (slice: T) => void): Promise<void> {
+  try {
+    for (const slice of slices) {
+      await yieldToRequests()
+      use(slice)
+    }
+  } catch (error) {
+    throw inFile(error, what)
+  }
+}
+
 function checkedFileMap(files: unknown, what: string): Record<string, string> {
   if (files === null || typeof files !== 'object' || Array.isArray(files)) throw new Error(`${what} is invalid at files: expected an object`)
   const hashes = files as Record<string, unknown>
@@ -99,40 +116,33 @@ function checkedFileMap(files: unknown, what: string): Record<string, string> {
 
 /** The manifest, checked with zod except its file map (100k entries at 100k jobs), which a loop checks a slice at a time. */
 async function loadManifest(bytes: Buffer, what: string): Promise<SnapshotManifest> {
-  try {
-    return await loadManifestUnchecked(bytes, what)
-  } catch (error) {
-    throw inFile(error, what)
-  }
-}
-
-async function loadManifestUnchecked(bytes: Buffer, what: string): Promise<SnapshotManifest> {
-  const sliced = readManifestInSlices(bytes)
+  const sliced = parsing(what, () => readManifestInSlices(bytes))
   const raw = sliced ? sliced.head : parseJson(bytes, what)
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${what} is invalid at (root): expected an object`)
   const { files, ...head } = raw as Record<string, unknown>
   const checkedHead = verified(SnapshotManifestHead, head, what)
-  let checkedFiles = checkedFileMap(files, what)
-  if (sliced) {
-    checkedFiles = {}
-    for (const slice of sliced.files) {
-      await yieldToRequests()
-      Object.assign(checkedFiles, checkedFileMap(slice, what))
-    }
-  }
+  if (!sliced) return { ...checkedHead, files: checkedFileMap(files, what) }
+  const checkedFiles: Record<string, string> = {}
+  await eachSlice(sliced.files, what, (slice) => Object.assign(checkedFiles, checkedFileMap(slice, what)))
   return { ...checkedHead, files: checkedFiles }
 }
 
 /**
- * An index file, verified: against the hash the build recorded when there is
- * one (the build validated the content before writing it), else against its
- * schema.
+ * Checks an index file against the hash the build recorded for it (the build
+ * validated the content before writing it): true when it matches, false when
+ * the manifest records none (older builds: validate the content instead).
  */
-function verifiedIndex<T>(manifest: SnapshotManifest, file: string, bytes: Buffer, schema: Parameters<typeof verified<T>>[0], what: string): T {
+function matchesRecordedHash(manifest: SnapshotManifest, file: string, bytes: Buffer, what: string): boolean {
   const expected = manifest.index_hashes?.[file]
-  if (expected === undefined) return verified(schema, parseJson(bytes, what), what)
+  if (expected === undefined) return false
   if (indexFileHash(bytes) !== expected) throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
-  return parseJson(bytes, what) as T
+  return true
+}
+
+/** An index file parsed whole: trusted by its recorded hash, else checked against its schema. */
+function verifiedIndex<T>(manifest: SnapshotManifest, file: string, bytes: Buffer, schema: Parameters<typeof verified<T>>[0], what: string): T {
+  if (matchesRecordedHash(manifest, file, bytes, what)) return parseJson(bytes, what) as T
+  return verified(schema, parseJson(bytes, what), what)
 }
 
 /** The file's little-endian uint32s, as a view on the bytes read (no copy) where the machine is little-endian. */
@@ -153,41 +163,23 @@ export async function resolveCurrentSnapshot(distDir: string): Promise<string> {
   }
 }
 
-/** The job index, verified by hash and built a slice of jobs at a time when the build recorded a hash. */
+/** The job index, built a slice of jobs at a time when its hash was recorded and it has the sliced layout. */
 async function loadJobIndex(manifest: SnapshotManifest, bytes: Buffer, what: string): Promise<JobIndex> {
-  const expected = manifest.index_hashes?.[snapshotPaths.jobIndex]
-  if (expected === undefined) return JobIndex.from(verifiedIndex(manifest, snapshotPaths.jobIndex, bytes, SnapshotJobIndex, what))
-  if (indexFileHash(bytes) !== expected) throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
-  try {
-    const sliced = readJobIndexInSlices(bytes)
-    if (sliced === undefined) return JobIndex.from(parseJson(bytes, what) as SnapshotJobIndex)
-    const builder = new JobIndexBuilder(sliced.salaryOrder)
-    for (const slice of sliced.slices) {
-      await yieldToRequests()
-      builder.add(slice)
-    }
-    return builder.finish()
-  } catch (error) {
-    throw inFile(error, what)
-  }
+  if (!matchesRecordedHash(manifest, snapshotPaths.jobIndex, bytes, what)) return JobIndex.from(verified(SnapshotJobIndex, parseJson(bytes, what), what))
+  const sliced = parsing(what, () => readJobIndexInSlices(bytes))
+  if (sliced === undefined) return JobIndex.from(parseJson(bytes, what) as SnapshotJobIndex)
+  const builder = new JobIndexBuilder(sliced.salaryOrder)
+  await eachSlice(sliced.slices, what, (slice) => builder.add(slice))
+  return builder.finish()
 }
 
-/** The companies, verified by hash and parsed a slice at a time when the build recorded a hash. */
+/** The companies, parsed a slice at a time when their hash was recorded and they have the sliced layout. */
 async function loadCompanies(manifest: SnapshotManifest, bytes: Buffer, what: string): Promise<IndexedCompany[]> {
-  const expected = manifest.index_hashes?.[snapshotPaths.companies]
-  if (expected === undefined) return verifiedIndex(manifest, snapshotPaths.companies, bytes, SnapshotCompanies, what)
-  if (indexFileHash(bytes) !== expected) throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
+  if (!matchesRecordedHash(manifest, snapshotPaths.companies, bytes, what)) return verified(SnapshotCompanies, parseJson(bytes, what), what)
   const sliced = arrayInSlices<IndexedCompany>(bytes)
   if (sliced === undefined) return parseJson(bytes, what) as IndexedCompany[]
   const companies: IndexedCompany[] = []
-  try {
-    for (const slice of sliced) {
-      await yieldToRequests()
-      companies.push(...slice)
-    }
-  } catch (error) {
-    throw inFile(error, what)
-  }
+  await eachSlice(sliced, what, (slice) => companies.push(...slice))
   return companies
 }
 
@@ -207,10 +199,9 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
   const companies = await loadCompanies(manifest, companiesBytes!, `${dir}/${snapshotPaths.companies}`)
   await yieldToRequests()
   const terms = verifiedIndex(manifest, snapshotPaths.searchTerms, termsBytes!, SerializedTerms, `${dir}/${snapshotPaths.searchTerms}`)
-  const postings = uint32View(postingsBytes!, `${dir}/${snapshotPaths.searchPostings}`)
-  if (manifest.index_hashes?.[snapshotPaths.searchPostings] !== undefined && indexFileHash(postingsBytes!) !== manifest.index_hashes[snapshotPaths.searchPostings]) {
-    throw new Error(`${dir}/${snapshotPaths.searchPostings} does not match the hash in the manifest (corrupted or changed after the build)`)
-  }
+  const postingsPath = `${dir}/${snapshotPaths.searchPostings}`
+  matchesRecordedHash(manifest, snapshotPaths.searchPostings, postingsBytes!, postingsPath)
+  const postings = uint32View(postingsBytes!, postingsPath)
   for (let k = 0; k < postings.length; k++) {
     if (postings[k]! >= jobs.size) throw new Error(`${dir}: text index points past the last job`)
   }
