@@ -11,14 +11,14 @@
  *
  *   npx tsx bench/swap-pause.ts [distDir]
  */
-import { readFile, realpath } from 'node:fs/promises'
+import { realpath } from 'node:fs/promises'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import { listSnapshots, pointCurrentAt, publishedSnapshotId } from '../build/publish.ts'
-import { readJobIndexInSlices, snapshotPaths, type IndexedJob } from '../core/snapshot.ts'
 import { LatencyRecorder } from './load.ts'
 import { installExitHooks, LOOPBACK } from './procs.ts'
 import { startJobsnap } from './servers.ts'
+import { loadVocabulary } from './workload.ts'
 
 const CONNECTIONS = 10
 const SWAPS = 3
@@ -32,14 +32,8 @@ if (snapshots.length < 2 || original === undefined) {
   process.exit(2)
 }
 
-async function slugsOf(id: string): Promise<string[]> {
-  const bytes = await readFile(path.join(distDir, 'snapshots', id, snapshotPaths.jobIndex))
-  const sliced = readJobIndexInSlices(bytes)
-  const jobs: IndexedJob[] = sliced ? [...sliced.slices].flat() : (JSON.parse(bytes.toString('utf8')) as { jobs: IndexedJob[] }).jobs
-  return jobs.map((job) => job.slug)
-}
 // Slugs in both snapshots: a job only one of them holds would answer 404 from the other.
-const [before, after] = await Promise.all(snapshots.map(slugsOf))
+const [before, after] = snapshots.map((id) => loadVocabulary(path.join(distDir, 'snapshots', id)).slugs)
 const inBoth = new Set(after)
 const slugs = before!.filter((slug) => inBoth.has(slug))
 
