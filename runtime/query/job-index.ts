@@ -91,10 +91,8 @@ export class JobIndex implements RangeColumns {
       salaryLow: inSalaryOrder(this.salaryLow),
       salaryHigh: inSalaryOrder(this.salaryHigh),
     }
-    let firstExpiry = Infinity
-    for (let p = 0; p < n; p++) if (this.expiresAt[p]! < firstExpiry) firstExpiry = this.expiresAt[p]!
-    this.firstExpiry = firstExpiry
     this.expiries = this.expiresAt.filter((t) => Number.isFinite(t)).sort()
+    this.firstExpiry = this.expiries[0] ?? Infinity
   }
 
   /** Positions holding `value` for `facet` (case-insensitive), ascending. */
