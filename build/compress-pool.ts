@@ -11,6 +11,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
+import { ENCODINGS } from '../core/snapshot.ts'
 
 /** Brotli quality 6 and gzip level 9: within a few percent of the smallest files, at a fraction of quality 11's time. */
 export const BROTLI_QUALITY = 6
@@ -31,13 +32,15 @@ const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads')
 const { linkSync, rmSync, writeFileSync } = require('node:fs')
 const zlib = require('node:zlib')
-const SUFFIXES = ['', '.br', '.gz']
+const ENCODINGS = ${JSON.stringify(ENCODINGS.map(({ name, suffix }) => [name, suffix]))}
+const SUFFIXES = ['', ...ENCODINGS.map(([, suffix]) => suffix)]
+const COMPRESS = {
+  br: (body) => zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: ${BROTLI_QUALITY}, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+  gzip: (body) => zlib.gzipSync(body, { level: ${GZIP_LEVEL} }),
+}
 function write(path, body) {
-  const br = zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: ${BROTLI_QUALITY}, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } })
-  const gz = zlib.gzipSync(body, { level: ${GZIP_LEVEL} })
   writeFileSync(path, body)
-  writeFileSync(path + '.br', br)
-  writeFileSync(path + '.gz', gz)
+  for (const [name, suffix] of ENCODINGS) writeFileSync(path + suffix, COMPRESS[name](body))
 }
 // All three links or none: after a failed link (the old file is gone), the ones made are removed,
 // since writing through a link would change the previous snapshot's file.
