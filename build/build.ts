@@ -16,7 +16,7 @@ import {
   type SnapshotJobIndex,
   type SnapshotManifest,
 } from '../core/snapshot.ts'
-import { readFile } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { SnapshotManifest as ManifestSchema, CURRENT_LINK, indexFileHash, jsonArrayByLine, serializeJobIndex, serializeManifest } from '../core/snapshot.ts'
 import { diffSnapshots, type SnapshotChanges } from './changes.ts'
@@ -24,6 +24,7 @@ import { SnapshotFileWriter, type PreviousSnapshot } from './file-writer.ts'
 import { compareByDate, indexJob, salaryOrder, searchDocument, TermPostingsBuilder } from './index-jobs.ts'
 import { DatasetInvalidError, type DatasetIssue } from './issues.ts'
 import { loadDataset } from './load-dataset.ts'
+import { PackedBodiesWriter } from './packed-bodies.ts'
 import { buildOpenApiYaml } from './openapi.ts'
 import { createProgress, type Progress } from './progress.ts'
 import { createStagingDir, publishSnapshot, pruneSnapshots, unusedSnapshotId } from './publish.ts'
@@ -93,6 +94,9 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   const stagingDir = await createStagingDir(options.distDir, provisionalId)
   const previous = await previousSnapshot(options.distDir)
   const writer = new SnapshotFileWriter(stagingDir, previous)
+  await mkdir(path.join(stagingDir, path.dirname(snapshotPaths.v2Bodies.bodies)), { recursive: true })
+  const packedV2 = new PackedBodiesWriter(stagingDir, snapshotPaths.v2Bodies)
+  const packedV1 = new PackedBodiesWriter(stagingDir, snapshotPaths.v1Bodies)
   // The writer owns worker threads: stopped whether the build succeeds or throws.
   try {
     const usage = v1UsageNotice(options.siteUrl)
@@ -116,8 +120,12 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
           }
         }
       }
-      const hash = await writer.writePublic(snapshotPaths.v2Job(job.slug), JSON.stringify(v2))
-      v1Serialized.push(JSON.stringify(v1))
+      const v2Body = Buffer.from(JSON.stringify(v2))
+      const v1Body = JSON.stringify(v1)
+      const hash = await writer.writePublic(snapshotPaths.v2Job(job.slug), v2Body)
+      packedV2.add(v2Body)
+      packedV1.add(Buffer.from(v1Body))
+      v1Serialized.push(v1Body)
       indexed.push(indexJob(job, dataset.rates, hash))
       textIndex.add(position, searchDocument(v2, company))
       liveByCompany.set(company.id, (liveByCompany.get(company.id) ?? 0) + 1)
@@ -152,6 +160,11 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       return { ...published, ...(description ? { description } : {}), live_jobs: liveByCompany.get(company.id) ?? 0 }
     })
     await writeIndexFile(snapshotPaths.companies, jsonArrayByLine(companyIndex))
+    for (const [packed, paths] of [[packedV2, snapshotPaths.v2Bodies], [packedV1, snapshotPaths.v1Bodies]] as const) {
+      const { lengths, bodiesHash } = packed.finish()
+      indexHashes[paths.bodies] = bodiesHash
+      await writeIndexFile(paths.lengths, lengths)
+    }
     await writer.flush()
 
     const snapshotId = await unusedSnapshotId(options.distDir, snapshotIdFor(now, writer.hashes))
@@ -181,6 +194,8 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     progress.done()
     return { snapshotId, snapshotDir, manifest, durationMs: performance.now() - started, changes, filesRewritten: writer.rewritten, filesReused: writer.reused }
   } finally {
+    packedV2.close()
+    packedV1.close()
     await writer.close()
   }
 }

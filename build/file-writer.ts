@@ -42,8 +42,8 @@ export class SnapshotFileWriter {
   ) {}
 
   /** Queues a public file (and its compressed copies); resolves when there is room for more. */
-  async writePublic(relativePath: string, body: string): Promise<string> {
-    const bytes = Buffer.from(body)
+  async writePublic(relativePath: string, body: string | Buffer): Promise<string> {
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body
     const hash = contentHash(bytes)
     this.hashes[relativePath] = hash
     const full = path.join(this.root, relativePath)

@@ -11,6 +11,11 @@
  *   index/companies.json        full company profiles for the MCP tools
  *   index/terms.json            full-text vocabulary and posting counts (core/search.ts)
  *   index/postings.bin          full-text posting lists, little-endian uint32
+ *   index/v2-jobs.bin           every v2 job body again, date order, joined by commas,
+ *   index/v2-jobs.len           with its byte lengths (little-endian uint32): the server
+ *                               holds it in memory and stitches list pages from it
+ *   index/v1-jobs.bin / .len    the same for v1 jobs: a v1 page is one contiguous range,
+ *                               read with one positional read
  *
  * `<dist>/current` is a relative symlink to the published snapshot; the build
  * swaps it atomically, the runtime follows it.
@@ -20,7 +25,8 @@ import path from 'node:path'
 import { z } from 'zod'
 import { DatasetCompany } from './schema/dataset.ts'
 
-export const SNAPSHOT_FORMAT = 1
+/** 2: the packed job bodies (index/v2-jobs.*, index/v1-jobs.*) that servers read pages from. */
+export const SNAPSHOT_FORMAT = 2
 export const PRECOMPUTED_V1_LIMITS = [25, 100] as const
 export const CURRENT_LINK = 'current'
 export const SNAPSHOTS_DIR = 'snapshots'
@@ -201,6 +207,17 @@ export const placeKey = {
   region: (name: string) => `r:${name}`,
 }
 
+/**
+ * Response bodies packed into one file, in date order, joined by commas, so
+ * that positions i..j are one contiguous range that is already the inside of
+ * a JSON array; `lengths` holds each body's byte length (little-endian
+ * uint32, the comma not counted).
+ */
+export interface PackedBodiesPaths {
+  bodies: string
+  lengths: string
+}
+
 export const snapshotPaths = {
   manifest: 'manifest.json',
   openapi: 'openapi.yaml',
@@ -208,6 +225,8 @@ export const snapshotPaths = {
   companies: 'index/companies.json',
   searchTerms: 'index/terms.json',
   searchPostings: 'index/postings.bin',
+  v2Bodies: { bodies: 'index/v2-jobs.bin', lengths: 'index/v2-jobs.len' } satisfies PackedBodiesPaths,
+  v1Bodies: { bodies: 'index/v1-jobs.bin', lengths: 'index/v1-jobs.len' } satisfies PackedBodiesPaths,
   v1Page: (limit: number, page: number) => `v1/${limit}/${page}.json`,
   v2Job: (slug: string) => `v2/jobs/${slug}.json`,
 }
@@ -222,7 +241,13 @@ export function v1UsageNotice(siteUrl: string): string {
   return `jobsnap is free to use; if you show these jobs in a public product, please link back to ${siteUrl}.`
 }
 
+/** What goes before and after the comma-joined jobs of a v1 list page. */
+export function v1PageFrame(usage: string, page: number, limit: number, total: number): { head: string; tail: string } {
+  return { head: `{"usage":${JSON.stringify(usage)},"page":${page},"total":${total},"has_more":${page * limit < total},"jobs":[`, tail: ']}' }
+}
+
 /** The exact bytes of a v1 list page, from already-serialized jobs. */
 export function v1PageBody(usage: string, page: number, limit: number, total: number, serializedJobs: string[]): string {
-  return `{"usage":${JSON.stringify(usage)},"page":${page},"total":${total},"has_more":${page * limit < total},"jobs":[${serializedJobs.join(',')}]}`
+  const { head, tail } = v1PageFrame(usage, page, limit, total)
+  return head + serializedJobs.join(',') + tail
 }

@@ -5,6 +5,7 @@
  * loaded as one typed array (never re-indexed), public files read on demand
  * through a bounded cache.
  */
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { readFile, realpath } from 'node:fs/promises'
 import { endianness } from 'node:os'
@@ -21,9 +22,12 @@ import {
   SnapshotJobIndex,
   SnapshotManifestHead,
   type SnapshotManifest,
+  SNAPSHOT_FORMAT,
   snapshotPaths,
   type IndexedCompany,
+  type PackedBodiesPaths,
 } from '../core/snapshot.ts'
+import { PackedBodies } from './packed-bodies.ts'
 import { JobIndex, JobIndexBuilder } from './query/job-index.ts'
 import { TextIndex } from './query/text-index.ts'
 
@@ -35,6 +39,12 @@ export interface LoadedSnapshot {
   text: TextIndex
   companies: IndexedCompany[]
   companyById: Map<string, IndexedCompany>
+  /** Every v2 job body by date position, in memory: list pages, single jobs and tool results come from here. */
+  v2Bodies: PackedBodies
+  /** Every v1 job body by date position, read from the packed file one range per page. */
+  v1Bodies: PackedBodies
+  /** Releases what the snapshot holds open; called once no request uses it any more. */
+  close(): void
   /** Reads a public file (identity or a precompressed copy) through the shared cache. */
   readPublic(relativePath: string, encoding?: 'br' | 'gzip'): Promise<Buffer | undefined>
 }
@@ -120,6 +130,9 @@ async function loadManifest(bytes: Buffer, what: string): Promise<SnapshotManife
   const raw = sliced ? sliced.head : parseJson(bytes, what)
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${what} is invalid at (root): expected an object`)
   const { files, ...head } = raw as Record<string, unknown>
+  if (head.format !== SNAPSHOT_FORMAT) {
+    throw new Error(`${what}: snapshot format ${JSON.stringify(head.format)}, this server reads format ${SNAPSHOT_FORMAT}; rebuild it with this version's \`jobsnap build\``)
+  }
   const checkedHead = verified(SnapshotManifestHead, head, what)
   if (!sliced) return { ...checkedHead, files: checkedFileMap(files, what) }
   const checkedFiles: Record<string, string> = {}
@@ -152,6 +165,27 @@ function uint32View(bytes: Buffer, what: string): Uint32Array {
   const values = new Uint32Array(bytes.length / 4)
   for (let i = 0; i < values.length; i++) values[i] = bytes.readUInt32LE(i * 4)
   return values
+}
+
+/** Checks `bytes` against the hash the build recorded, hashing a slice at a time so a hot swap does not stall requests. */
+async function checkRecordedHashInSlices(manifest: SnapshotManifest, file: string, bytes: Buffer, what: string): Promise<void> {
+  const expected = manifest.index_hashes?.[file]
+  if (expected === undefined) throw new Error(`${what}: the manifest records no hash for it`)
+  const hash = createHash('sha256')
+  const SLICE = 16 << 20
+  for (let start = 0; start < bytes.length; start += SLICE) {
+    hash.update(bytes.subarray(start, start + SLICE))
+    await yieldToRequests()
+  }
+  if (hash.digest('base64url') !== expected) throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
+}
+
+/** A packed-bodies lengths file, checked against its recorded hash. */
+function packedLengths(manifest: SnapshotManifest, dir: string, paths: PackedBodiesPaths): Uint32Array {
+  const what = `${dir}/${paths.lengths}`
+  const bytes = readFileSync(path.join(dir, paths.lengths))
+  if (!matchesRecordedHash(manifest, paths.lengths, bytes, what)) throw new Error(`${what}: the manifest records no hash for it`)
+  return uint32View(bytes, what)
 }
 
 /** Resolves `<dist>/current` to a snapshot folder, or throws when nothing is published. */
@@ -207,6 +241,20 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
   }
   const text = new TextIndex(terms, postings, jobs.size)
 
+  const v2Lengths = packedLengths(manifest, dir, snapshotPaths.v2Bodies)
+  const v2Path = `${dir}/${snapshotPaths.v2Bodies.bodies}`
+  const v2Bytes = await readBytes(dir, snapshotPaths.v2Bodies.bodies)
+  await checkRecordedHashInSlices(manifest, snapshotPaths.v2Bodies.bodies, v2Bytes, v2Path)
+  const v2Bodies = PackedBodies.inMemory(v2Bytes, v2Lengths, v2Path)
+  // The v1 bodies stay on disk, checked by size against their lengths: like the public files, they are served as they are.
+  const v1Bodies = PackedBodies.inFile(path.join(dir, snapshotPaths.v1Bodies.bodies), packedLengths(manifest, dir, snapshotPaths.v1Bodies), `${dir}/${snapshotPaths.v1Bodies.bodies}`)
+  for (const packed of [v2Bodies, v1Bodies]) {
+    if (packed.size !== jobs.size) {
+      v1Bodies.close()
+      throw new Error(`${dir}: packed bodies hold ${packed.size} jobs, the index ${jobs.size}`)
+    }
+  }
+
   // Snapshot paths are built from validated names (never from raw input), so plain concatenation is safe.
   const root = dir.endsWith(path.sep) ? dir : dir + path.sep
   const readPublic = async (relativePath: string, encoding?: 'br' | 'gzip') => {
@@ -232,6 +280,9 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
     text,
     companies,
     companyById: new Map(companies.map((c) => [c.id, c])),
+    v2Bodies,
+    v1Bodies,
+    close: () => v1Bodies.close(),
     readPublic,
   }
 }

@@ -58,7 +58,7 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): McpServe
     'search_jobs',
     { title: 'Search jobs', description: TOOL_DESCRIPTIONS.search_jobs, inputSchema: SearchJobsInput, outputSchema: SearchJobsOutput, annotations: READ_ONLY },
     async (args) => {
-      const result = await searchJobs(snapshot, args, now)
+      const result = searchJobs(snapshot, args, now)
       return reply(result, renderSearchJobs(result))
     },
   )
@@ -66,7 +66,7 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): McpServe
     'get_job',
     { title: 'Get a job', description: TOOL_DESCRIPTIONS.get_job, inputSchema: GetJobInput, outputSchema: GetJobOutput, annotations: READ_ONLY },
     async ({ slug }) => {
-      const result = await getJob(snapshot, slug, now)
+      const result = getJob(snapshot, slug, now)
       return reply(result, renderGetJob(result))
     },
   )

@@ -10,7 +10,7 @@ import type { V2ListQuery } from '../../core/query.ts'
 import { formatSalary } from '../../core/salary.ts'
 import type { V2Job } from '../../core/schema/api.ts'
 import { V2Job as V2JobSchema } from '../../core/schema/api.ts'
-import { snapshotPaths, type IndexedCompany } from '../../core/snapshot.ts'
+import type { IndexedCompany } from '../../core/snapshot.ts'
 import {
   REMOTE_LEVELS,
   REMOTE_LEVEL_VALUES,
@@ -103,10 +103,9 @@ function locationsText(job: V2Job): string {
   return parts.join(' | ') || 'not stated'
 }
 
-async function readJob(snapshot: LoadedSnapshot, slug: string): Promise<V2Job> {
-  const bytes = await snapshot.readPublic(snapshotPaths.v2Job(slug))
-  if (!bytes) throw new Error(`snapshot ${snapshot.id} lacks job ${slug}`)
-  return JSON.parse(bytes.toString('utf8')) as V2Job
+/** The v2 job at a date position, parsed from the in-memory bodies. */
+function jobAt(snapshot: LoadedSnapshot, position: number): V2Job {
+  return JSON.parse(snapshot.v2Bodies.body(position).toString('utf8')) as V2Job
 }
 
 function summarise(job: V2Job) {
@@ -141,14 +140,14 @@ export function searchJobsQuery(args: z.infer<typeof SearchJobsInput>): V2ListQu
   }
 }
 
-export async function searchJobs(snapshot: LoadedSnapshot, args: z.infer<typeof SearchJobsInput>, now: number): Promise<z.infer<typeof SearchJobsOutput>> {
+export function searchJobs(snapshot: LoadedSnapshot, args: z.infer<typeof SearchJobsInput>, now: number): z.infer<typeof SearchJobsOutput> {
   const query = searchJobsQuery(args)
   const companyIds =
     args.min_work_life_score === undefined
       ? undefined
       : snapshot.companies.filter((c) => (c.work_life_score ?? -1) >= args.min_work_life_score!).map((c) => c.id)
   const { total, positions } = runV2Query({ index: snapshot.jobs, text: snapshot.text, now }, query, companyIds ? [['company', companyIds]] : [])
-  const jobs = await Promise.all(positions.map((p) => readJob(snapshot, snapshot.jobs.jobs[p]!.slug)))
+  const jobs = positions.map((p) => jobAt(snapshot, p))
   return { total, page: args.page, has_more: args.page * RESULTS_PER_CALL < total, jobs: jobs.map(summarise) }
 }
 
@@ -175,12 +174,12 @@ export const GetJobOutput = z.object({
 
 export class ToolError extends Error {}
 
-export async function getJob(snapshot: LoadedSnapshot, slug: string, now: number): Promise<z.infer<typeof GetJobOutput>> {
+export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.infer<typeof GetJobOutput> {
   const position = snapshot.jobs.positionOf(slug)
   if (position === undefined || snapshot.jobs.isExpired(position, now)) {
     throw new ToolError(`No live job has the slug "${slug}". Call search_jobs to find current slugs.`)
   }
-  const job = await readJob(snapshot, slug)
+  const job = jobAt(snapshot, position)
   const company = snapshot.companyById.get(snapshot.jobs.jobs[position]!.company_id)
   const min = job.hours_per_week_min
   const max = job.hours_per_week_max

@@ -1,7 +1,8 @@
 /**
- * GET /api/v2/jobs and /api/v2/jobs/{slug}. The single job is its
- * precomputed file; the list is a query over the in-memory index whose page
- * is stitched from the precomputed job files, then cached.
+ * GET /api/v2/jobs and /api/v2/jobs/{slug}. Both answer from the packed v2
+ * bodies in memory (the same bytes as the per-job files on disk): the single
+ * job as it is, the list as a query over the in-memory index whose page is
+ * stitched from those bodies, then cached. No file is read per request.
  */
 import { canonicalV2Query, parseV2ListQuery } from '../../core/query.ts'
 import { snapshotPaths } from '../../core/snapshot.ts'
@@ -12,6 +13,7 @@ import type { RestContext } from './context.ts'
 
 /** Slugs are lowercase words joined by - or _; anything else cannot name a job, so it never reaches the file system. */
 const SLUG = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/
+const LIST_HEAD = Buffer.from('{"data":[')
 
 export async function handleV2Job(ctx: RestContext, slug: string): Promise<Response> {
   const { snapshot } = ctx
@@ -19,10 +21,9 @@ export async function handleV2Job(ctx: RestContext, slug: string): Promise<Respo
   if (position === undefined || snapshot.jobs.isExpired(position, ctx.now)) {
     return sendError(ctx.request, 404, `No live job has the slug ${JSON.stringify(slug.slice(0, 100))}. List jobs at /api/v2/jobs.`, { headers: ctx.headers })
   }
+  // The identity body from memory; compressed copies are the file's precompressed siblings.
   const file = snapshotPaths.v2Job(slug)
-  const body = await snapshot.readPublic(file)
-  if (!body) throw new Error(`snapshot ${snapshot.id} lacks ${file}`)
-  const payload = filePayload(body, snapshot.jobs.jobs[position]!.hash, (encoding) => snapshot.readPublic(file, encoding))
+  const payload = filePayload(snapshot.v2Bodies.body(position), snapshot.jobs.jobs[position]!.hash, (encoding) => snapshot.readPublic(file, encoding))
   return sendPayload(ctx.request, payload, { cacheStatus: 'HIT', maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL, headers: ctx.headers })
 }
 
@@ -34,23 +35,8 @@ export async function handleV2List(ctx: RestContext): Promise<Response> {
   const key = `v2|${snapshot.id}|${snapshot.jobs.expiredCount(ctx.now)}|${canonicalV2Query(query)}`
   const result = await ctx.responseCache.getOrCompute(key, async () => {
     const { total, positions } = runV2Query({ index: snapshot.jobs, text: snapshot.text, now: ctx.now }, query)
-    const bodies = await Promise.all(
-      positions.map(async (p) => {
-        const file = snapshotPaths.v2Job(snapshot.jobs.jobs[p]!.slug)
-        const bytes = await snapshot.readPublic(file)
-        if (!bytes) throw new Error(`snapshot ${snapshot.id} lacks ${file}`)
-        return bytes
-      }),
-    )
-    const head = Buffer.from('{"data":[')
-    const tail = Buffer.from(`],"page":${query.page},"limit":${query.limit},"total":${total},"has_more":${query.page * query.limit < total}}`)
-    const parts: Buffer[] = [head]
-    bodies.forEach((b, i) => {
-      if (i > 0) parts.push(Buffer.from(','))
-      parts.push(b)
-    })
-    parts.push(tail)
-    return computedPayload(Buffer.concat(parts))
+    const tail = `],"page":${query.page},"limit":${query.limit},"total":${total},"has_more":${query.page * query.limit < total}}`
+    return computedPayload(Buffer.concat([LIST_HEAD, snapshot.v2Bodies.join(positions), Buffer.from(tail)]))
   })
   return sendPayload(ctx.request, result!.payload, { cacheStatus: result!.hit ? 'HIT' : 'MISS', maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL, headers: ctx.headers })
 }

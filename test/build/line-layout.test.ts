@@ -10,6 +10,7 @@ import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { buildSnapshot } from '../../build/build.ts'
 import {
+  SNAPSHOT_FORMAT,
   arrayInSlices,
   indexFileHash,
   jsonArrayByLine,
@@ -91,7 +92,7 @@ describe('index/companies.json, one company per line', () => {
 
 describe('manifest.json, one file hash per line', () => {
   const manifest = (files: Record<string, string>): SnapshotManifest => ({
-    format: 1,
+    format: SNAPSHOT_FORMAT,
     snapshot_id: '20261123T000000000Z-abcdef12',
     built_at: '2026-11-23T00:00:00.000Z',
     site_url: 'https://jobsnap.example',

@@ -1,0 +1,132 @@
+/**
+ * Response bodies packed one after the other in date order, joined by commas
+ * (core/snapshot.ts PackedBodiesPaths). Positions i..j-1 are one contiguous
+ * range that is already the inside of a JSON array, so a date-ordered page is
+ * a single slice and any other page is a few slices and one copy.
+ *
+ * Two homes for the bytes: in memory (v2 jobs: list pages pick them from all
+ * over the snapshot, and a read the OS no longer caches costs ~300 us), or a
+ * file read with one positional read per request (v1 jobs: a v1 page is one
+ * range, and keeping them in memory too would double the RSS at 1M jobs).
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
+
+const COMMA = Buffer.from(',')
+
+/** Where the packed bytes live: `read(start, end)` returns bytes [start, end). */
+interface ByteSource {
+  read(start: number, end: number): Buffer
+  close(): void
+}
+
+export class PackedBodies {
+  /** offsets[i] is where body i starts; offsets[size] is one past the end, as if a comma followed the last body. */
+  private readonly offsets: Float64Array
+
+  private constructor(
+    private readonly source: ByteSource,
+    offsets: Float64Array,
+  ) {
+    this.offsets = offsets
+  }
+
+  /** Bodies held in memory: every read is a slice of `bytes`, no copy. */
+  static inMemory(bytes: Buffer, lengths: Uint32Array, what: string): PackedBodies {
+    const offsets = offsetsOf(lengths, bytes.length, what)
+    return new PackedBodies({ read: (start, end) => bytes.subarray(start, end), close: () => {} }, offsets)
+  }
+
+  /**
+   * Bodies left in the file at `file`, read with positional reads on a
+   * descriptor held open until `close` (the server closes a replaced
+   * snapshot only after the requests that took it have finished).
+   */
+  static inFile(file: string, lengths: Uint32Array, what: string): PackedBodies {
+    const fd = openSync(file, 'r')
+    try {
+      const offsets = offsetsOf(lengths, fstatSync(fd).size, what)
+      let open = true
+      const source: ByteSource = {
+        read(start, end) {
+          const bytes = Buffer.allocUnsafe(end - start)
+          let done = 0
+          while (done < bytes.length) {
+            const n = readSync(fd, bytes, done, bytes.length - done, start + done)
+            if (n === 0) throw new Error(`${what}: file ended at byte ${start + done}, expected ${end}`)
+            done += n
+          }
+          return bytes
+        },
+        close() {
+          if (open) closeSync(fd)
+          open = false
+        },
+      }
+      return new PackedBodies(source, offsets)
+    } catch (error) {
+      closeSync(fd)
+      throw error
+    }
+  }
+
+  get size(): number {
+    return this.offsets.length - 1
+  }
+
+  /** The body at `position`. */
+  body(position: number): Buffer {
+    return this.range(position, position + 1)
+  }
+
+  /** Bodies `from`..`to - 1` joined by commas (empty when from >= to). */
+  range(from: number, to: number): Buffer {
+    if (from >= to) return Buffer.alloc(0)
+    return this.source.read(this.offsets[from]!, this.offsets[to]! - 1)
+  }
+
+  /**
+   * The bodies at ascending `positions`, joined by commas. Consecutive runs
+   * are single slices; from a file, the whole span is one read.
+   */
+  pick(positions: readonly number[]): Buffer {
+    if (positions.length === 0) return Buffer.alloc(0)
+    const first = positions[0]!
+    const last = positions[positions.length - 1]!
+    if (last - first + 1 === positions.length) return this.range(first, last + 1)
+    // A span mostly made of bodies not asked for is not worth reading whole.
+    if (last - first + 1 > 2 * positions.length + 64) return this.join(positions)
+    const span = this.range(first, last + 1)
+    const base = this.offsets[first]!
+    const parts: Buffer[] = []
+    for (let i = 0; i < positions.length; i++) {
+      const p = positions[i]!
+      if (i > 0) parts.push(COMMA)
+      parts.push(span.subarray(this.offsets[p]! - base, this.offsets[p + 1]! - 1 - base))
+    }
+    return Buffer.concat(parts)
+  }
+
+  /** The bodies at `positions` in the order given (any order), joined by commas. */
+  join(positions: readonly number[]): Buffer {
+    const parts: Buffer[] = []
+    for (let i = 0; i < positions.length; i++) {
+      if (i > 0) parts.push(COMMA)
+      parts.push(this.body(positions[i]!))
+    }
+    return Buffer.concat(parts)
+  }
+
+  /** Releases the file descriptor of a file-backed instance. */
+  close(): void {
+    this.source.close()
+  }
+}
+
+/** Start offsets from body lengths, checked against the packed file's size. */
+function offsetsOf(lengths: Uint32Array, totalBytes: number, what: string): Float64Array {
+  const offsets = new Float64Array(lengths.length + 1)
+  for (let i = 0; i < lengths.length; i++) offsets[i + 1] = offsets[i]! + lengths[i]! + 1
+  const expected = lengths.length === 0 ? 0 : offsets[lengths.length]! - 1
+  if (expected !== totalBytes) throw new Error(`${what}: ${totalBytes} bytes, but its lengths add up to ${expected}`)
+  return offsets
+}
