@@ -51,10 +51,11 @@ const serve = defineCommand({
     port: { type: 'string', description: 'Port (PORT, default 3000)' },
     host: { type: 'string', description: 'Bind address (HOST, default 127.0.0.1)' },
     dist: { type: 'string', description: 'Snapshot folder (JOBSNAP_DIST, default dist)' },
+    workers: { type: 'string', description: 'Server processes sharing the port (JOBSNAP_WORKERS, default 1; e.g. the number of cores)' },
     'build-if-missing': { type: 'boolean', description: 'Build from JOBSNAP_DATA first when nothing is published' },
   },
   async run({ args }) {
-    const config = loadConfig(process.env, { PORT: args.port, HOST: args.host, JOBSNAP_DIST: args.dist })
+    const config = loadConfig(process.env, { PORT: args.port, HOST: args.host, JOBSNAP_DIST: args.dist, JOBSNAP_WORKERS: args.workers })
     const { runServeCommand } = await import('./runtime/cli.ts')
     await runServeCommand(config, { buildIfMissing: args['build-if-missing'] === true })
   },

@@ -16,6 +16,12 @@ export const ConfigSchema = z.object({
   PORT: intFromEnv(0).max(65535).default(3000),
   /** Address the server binds. */
   HOST: z.string().default('127.0.0.1'),
+  /**
+   * Server processes sharing the port (node:cluster). 1 serves from this
+   * process; N > 1 forks N workers whose rate limits stay exact per client
+   * (held in the primary, or in Redis when JOBSNAP_REDIS_URL is set).
+   */
+  JOBSNAP_WORKERS: intFromEnv(1).max(64).default(1),
   /** Dataset folder read by `jobsnap build`. */
   JOBSNAP_DATA: z.string().default('data'),
   /** Snapshot folder written by the build and served by the runtime. */

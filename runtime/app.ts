@@ -8,7 +8,8 @@ import type { Config } from '../core/config.ts'
 import { snapshotPaths } from '../core/snapshot.ts'
 import { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { filePayload } from './http/payload.ts'
-import { rateLimitHeaders, SlidingWindowLimiter, TokenBucketLimiter } from './http/rate-limit.ts'
+import { PrimaryLimiter, type PrimaryLimitClient } from './http/primary-limiter.ts'
+import { limitersFor, rateLimitHeaders, REST_WINDOW_SECONDS, type SlidingWindowLimiter, type TokenBucketLimiter } from './http/rate-limit.ts'
 import { RedisSlidingWindowLimiter, RedisTokenBucketLimiter, type Limiter, type SharedLimitStore } from './http/redis-limiter.ts'
 import { sendError, sendPayload, withCommonHeaders } from './http/respond.ts'
 import { ResponseCache } from './http/response-cache.ts'
@@ -22,7 +23,6 @@ import { FastResponse } from 'srvx'
 
 const READ_METHODS = new Set(['GET', 'HEAD'])
 const ALLOW = 'GET, HEAD, OPTIONS'
-const REST_WINDOW_SECONDS = 60
 
 export interface AppDependencies {
   config: Config
@@ -32,6 +32,8 @@ export interface AppDependencies {
   log?: (message: string, fields?: Record<string, unknown>) => void
   /** When set, both rate buckets live in Redis (shared by every replica). */
   sharedLimits?: SharedLimitStore
+  /** When set (a cluster worker without Redis), both rate buckets live in the cluster's primary. */
+  primaryLimits?: PrimaryLimitClient
 }
 
 export interface JobsnapApp {
@@ -58,10 +60,19 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   const clock = deps.clock ?? Date.now
   const log = deps.log ?? (() => {})
   const isTrusted = trustedProxyMatcher(config.JOBSNAP_TRUST_PROXY)
-  const restLimiter = new SlidingWindowLimiter(config.JOBSNAP_REST_LIMIT, REST_WINDOW_SECONDS * 1000, config.JOBSNAP_MAX_CLIENTS)
-  const mcpLimiter = new TokenBucketLimiter(config.JOBSNAP_MCP_BURST, config.JOBSNAP_MCP_RATE, config.JOBSNAP_MAX_CLIENTS)
-  const restGate: Limiter = deps.sharedLimits ? new RedisSlidingWindowLimiter(deps.sharedLimits, restLimiter) : restLimiter
-  const mcpGate: Limiter = deps.sharedLimits ? new RedisTokenBucketLimiter(deps.sharedLimits, mcpLimiter) : mcpLimiter
+  // The local limiters decide alone, or answer while Redis or the primary does not.
+  const { rest: restLimiter, mcp: mcpLimiter } = limitersFor(config)
+  const { sharedLimits, primaryLimits } = deps
+  const restGate: Limiter = sharedLimits
+    ? new RedisSlidingWindowLimiter(sharedLimits, restLimiter)
+    : primaryLimits
+      ? new PrimaryLimiter(primaryLimits, 'rest', restLimiter)
+      : restLimiter
+  const mcpGate: Limiter = sharedLimits
+    ? new RedisTokenBucketLimiter(sharedLimits, mcpLimiter)
+    : primaryLimits
+      ? new PrimaryLimiter(primaryLimits, 'mcp', mcpLimiter)
+      : mcpLimiter
   const responseCache = new ResponseCache(config.JOBSNAP_CACHE_MB * 1024 * 1024, config.JOBSNAP_CACHE_TTL)
   const clientOf = (request: Request) =>
     resolveClient((request as Request & { ip?: string }).ip, request.headers.get('x-forwarded-for'), isTrusted)
@@ -132,6 +143,8 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       age_seconds: Math.max(0, Math.round((now - Date.parse(snapshot.manifest.built_at)) / 1000)),
       live_jobs: snapshot.jobs.size,
       companies: snapshot.companies.length,
+      // Which process answered: with --workers N, each worker is its own process.
+      pid: process.pid,
     }
     const bytes = Buffer.from(JSON.stringify(body))
     // An explicit Content-Length, so HEAD announces the length GET sends.

@@ -4,6 +4,7 @@
  * while listhen adds a dev banner, tunnels and a Node-listener shim that a
  * production API does not want in its request path.
  */
+import cluster from 'node:cluster'
 import { watch, type FSWatcher } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
@@ -11,6 +12,7 @@ import { serve } from 'h3'
 import type { Config } from '../core/config.ts'
 import { CURRENT_LINK } from '../core/snapshot.ts'
 import { createApp, type JobsnapApp } from './app.ts'
+import type { PrimaryLimitClient } from './http/primary-limiter.ts'
 import { SharedLimitStore } from './http/redis-limiter.ts'
 import { createFileCache } from './snapshot.ts'
 import { SnapshotHolder } from './snapshot-holder.ts'
@@ -33,6 +35,8 @@ export interface StartOptions {
   clock?: () => number
   /** Follow `<dist>/current` and reload on change (default true). */
   watch?: boolean
+  /** A cluster worker's channel to the limits its primary holds (unused when Redis is configured). */
+  primaryLimits?: PrimaryLimitClient
 }
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }
@@ -108,7 +112,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const sharedLimits = config.JOBSNAP_REDIS_URL ? await SharedLimitStore.open(config.JOBSNAP_REDIS_URL, log) : undefined
   // Counting locally while Redis connects would let a client past the shared limit; wait briefly.
   await sharedLimits?.waitUntilReady(2000)
-  const jobsnap = createApp({ config, snapshots, clock: options.clock, log, sharedLimits })
+  const jobsnap = createApp({ config, snapshots, clock: options.clock, log, sharedLimits, primaryLimits: sharedLimits ? undefined : options.primaryLimits })
 
   // Slow clients cannot hold a connection open: headers and the whole request must arrive in time
   // (else 408). Node only checks those deadlines every `connectionsCheckingInterval` (30 s by
@@ -121,6 +125,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     hostname: config.HOST,
     silent: true,
     gracefulShutdown: false,
+    // srvx listens with `exclusive: true` unless told this; cluster workers need the primary's shared handle.
+    reusePort: cluster.isWorker,
     node: {
       headersTimeout,
       requestTimeout,

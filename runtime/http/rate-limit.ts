@@ -4,7 +4,11 @@
  * that the least recently seen client may be forgotten under such a flood.
  */
 import { LRUCache } from 'lru-cache'
+import type { Config } from '../../core/config.ts'
 import type { HeaderList } from './respond.ts'
+
+/** The REST bucket's rolling window: the limit is per minute. */
+export const REST_WINDOW_SECONDS = 60
 
 export interface RateDecision {
   allowed: boolean
@@ -110,6 +114,14 @@ export class TokenBucketLimiter {
     bucket.tokens -= 1
     const toFull = (this.burst - bucket.tokens) / this.ratePerSecond
     return { allowed: true, limit: this.burst, remaining: Math.floor(bucket.tokens), resetSeconds: Math.max(1, Math.ceil(toFull)) }
+  }
+}
+
+/** The REST and MCP limiters as configured: one pair per server, or one per cluster in its primary. */
+export function limitersFor(config: Config): { rest: SlidingWindowLimiter; mcp: TokenBucketLimiter } {
+  return {
+    rest: new SlidingWindowLimiter(config.JOBSNAP_REST_LIMIT, REST_WINDOW_SECONDS * 1000, config.JOBSNAP_MAX_CLIENTS),
+    mcp: new TokenBucketLimiter(config.JOBSNAP_MCP_BURST, config.JOBSNAP_MCP_RATE, config.JOBSNAP_MAX_CLIENTS),
   }
 }
 

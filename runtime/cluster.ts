@@ -1,0 +1,99 @@
+/**
+ * `jobsnap serve --workers N`: the primary process of a node:cluster. It
+ * serves no request itself; it forks N workers that share the listening port
+ * (the primary hands out connections round-robin), holds the one pair of
+ * rate limiters they all ask (unless Redis holds them), forwards SIGHUP and
+ * SIGTERM, replaces a worker that dies, and reports each worker's ready time
+ * and RSS, and their total.
+ *
+ * Each worker is a whole server: it loads the snapshot itself, follows
+ * `dist/current` itself (so a hot swap reaches every worker) and drains on
+ * SIGTERM like a single process does.
+ */
+import cluster, { type Worker } from 'node:cluster'
+import type { Config } from '../core/config.ts'
+import { answerLimitAsks } from './http/primary-limiter.ts'
+import { limitersFor } from './http/rate-limit.ts'
+import type { Logger } from './server.ts'
+
+/** Worker -> primary, once its server listens. */
+export interface WorkerReady {
+  type: 'jobsnap:ready'
+  url: string
+  snapshot_id: string
+  /** Process start to listening, milliseconds. */
+  ready_ms: number
+  rss_mb: number
+}
+
+export function isWorkerReady(message: unknown): message is WorkerReady {
+  return typeof message === 'object' && message !== null && (message as WorkerReady).type === 'jobsnap:ready'
+}
+
+/** Runs the primary until SIGTERM/SIGINT has drained every worker; then the process exits 0. */
+export function runPrimary(config: Config, log: Logger): void {
+  const count = config.JOBSNAP_WORKERS
+  // With Redis every worker counts there (as replicas on other machines do); otherwise here, once.
+  const limiters = config.JOBSNAP_REDIS_URL ? undefined : limitersFor(config)
+  const ready = new Map<number, WorkerReady>()
+  let stopping = false
+  let failed = false
+  let announced = false
+
+  const fork = (): Worker => {
+    const worker = cluster.fork()
+    worker.on('message', (message: unknown) => {
+      if (limiters && answerLimitAsks(limiters, message, (answer) => worker.send(answer))) return
+      if (isWorkerReady(message)) {
+        ready.set(worker.id, message)
+        log('worker ready', { pid: worker.process.pid, ready_ms: message.ready_ms, rss_mb: message.rss_mb, snapshot_id: message.snapshot_id })
+        if (!announced && ready.size === count) {
+          announced = true
+          const all = [...ready.values()]
+          log(`jobsnap listening on ${message.url}`, {
+            workers: count,
+            limits: limiters ? 'held by the primary' : 'in redis',
+            ready_ms_max: Math.max(...all.map((w) => w.ready_ms)),
+            rss_mb_total: Math.round(all.reduce((sum, w) => sum + w.rss_mb, 0) + process.memoryUsage.rss() / 2 ** 20),
+          })
+        }
+      }
+    })
+    return worker
+  }
+
+  const toWorkers = (signal: NodeJS.Signals) => {
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
+  }
+
+  cluster.on('exit', (worker, code, signal) => {
+    const wasReady = ready.delete(worker.id)
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0)
+      return
+    }
+    if (!wasReady) {
+      // A worker that never came up (bad snapshot, port taken) would fail again: stop instead of looping.
+      log('a worker failed to start; stopping', { pid: worker.process.pid, code, signal })
+      stopping = true
+      failed = true
+      toWorkers('SIGTERM')
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(1)
+      return
+    }
+    log('worker exited; starting another', { pid: worker.process.pid, code, signal })
+    fork()
+  })
+
+  for (let i = 0; i < count; i++) fork()
+
+  process.on('SIGHUP', () => toWorkers('SIGHUP'))
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return
+    stopping = true
+    log('shutting down', { signal, workers: count })
+    toWorkers('SIGTERM')
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+}
