@@ -1,12 +1,13 @@
 /**
  * Executes a parsed v2 list query against a JobIndex. Pure: no I/O, no
- * clock (the caller passes `now`). Cost is O(jobs) per query with a few
- * typed-array reads each, independent of how the filters combine.
+ * clock (the caller passes `now`). Cost: one walk of each posting list the
+ * query names, per-job checks on its matches only, and a walk of the sort
+ * order that stops when the page is full.
  */
 import { countryContinent, regionsOfCountry, resolveCountry } from '../../core/geo.ts'
 import type { V2ListQuery } from '../../core/query.ts'
 import { placeKey } from '../../core/snapshot.ts'
-import { positionsInEveryStep } from './intersect.ts'
+import { markEveryStep } from './intersect.ts'
 import type { Facet, JobIndex, RangeColumns } from './job-index.ts'
 import type { TextIndex } from './text-index.ts'
 
@@ -52,21 +53,26 @@ export interface QueryContext {
   now: number
 }
 
-/** Positions passing every filter group and every `q` term, or undefined when nothing restricts by membership. */
-function matchingPositions({ index, text }: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): Uint32Array | undefined {
+/** A `q` term that matches no vocabulary term: the query matches nothing. */
+const NOTHING = 'nothing'
+
+/** The membership steps of a query (filter groups, then `q` terms); undefined when nothing restricts by membership. */
+function membershipSteps({ index, text }: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): Uint32Array[][] | undefined | typeof NOTHING {
   const steps: Uint32Array[][] = [...filterGroups(query), ...extraGroups].map(([facet, values]) =>
     values.flatMap((value) => index.postingsFor(facet, value) ?? []),
   )
   if (query.q !== undefined) {
     const terms = text.termPostings(query.q)
-    if (terms === undefined) return new Uint32Array(0)
+    if (terms === undefined) return NOTHING
     steps.push(...terms)
   }
-  return steps.length === 0 ? undefined : positionsInEveryStep(steps, index.size)
+  return steps.length === 0 ? undefined : steps
 }
 
 /** The per-job (non-membership) filters of a query, resolved against `now`. */
 interface JobFilters {
+  /** False when no job can fail them: then they are not checked at all. */
+  any: boolean
   /** False until the first expiry: nothing in a fresh snapshot needs the check. */
   checkExpiry: boolean
   now: number
@@ -77,11 +83,15 @@ interface JobFilters {
 }
 
 function jobFilters(index: JobIndex, query: V2ListQuery, now: number): JobFilters {
+  const checkExpiry = now >= index.firstExpiry
+  const postedSince = query.posted_after ? now - query.posted_after * DAY_MS : -Infinity
+  const checkSalary = query.salary_min !== undefined || query.salary_max !== undefined
   return {
-    checkExpiry: now >= index.firstExpiry,
+    any: checkExpiry || postedSince > -Infinity || checkSalary,
+    checkExpiry,
     now,
-    postedSince: query.posted_after ? now - query.posted_after * DAY_MS : -Infinity,
-    checkSalary: query.salary_min !== undefined || query.salary_max !== undefined,
+    postedSince,
+    checkSalary,
     salaryMin: query.salary_min ?? -Infinity,
     salaryMax: query.salary_max ?? Infinity,
   }
@@ -101,55 +111,62 @@ function passes(index: RangeColumns, f: JobFilters, p: number): boolean {
  * Runs a v2 list query. `extraGroups` adds facet filters the REST API does
  * not expose (the MCP tools' employer filters) under the same AND/OR rules.
  *
- * Matches are put in order by sorting them (positions are date ranks;
- * salary uses each position's salary rank), unless they are a large share
- * of the snapshot: then one walk of the precomputed order is cheaper.
+ * Membership (filters, `q`) marks the matches in a byte mask, applying the
+ * per-job filters to those matches only, which also counts them: the total
+ * is known before any page is read. The page is then a walk of the
+ * requested order (positions are date ranks; salary walks the precomputed
+ * salary order) that stops as soon as the page is full. Nothing is sorted
+ * per query.
  */
 export function runV2Query(context: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][] = []): QueryResult {
   const { index, now } = context
-  const matches = matchingPositions(context, query, extraGroups)
   const filters = jobFilters(index, query, now)
   const start = (query.page - 1) * query.limit
   const end = start + query.limit
-  const positions: number[] = []
-  let total = 0
   const bySalary = query.sort === 'salary'
+  const steps = membershipSteps(context, query, extraGroups)
+  if (steps === NOTHING) return { total: 0, positions: [] }
 
-  let ordered: Uint32Array | undefined
-  if (matches !== undefined && matches.length * SORT_INSTEAD_OF_WALK < index.size) {
-    if (bySalary) {
-      ordered = Uint32Array.from(matches, (p) => index.salaryRank[p]!).sort()
-      for (let i = 0; i < ordered.length; i++) ordered[i] = index.salaryOrder[ordered[i]!]!
-    } else ordered = matches.sort()
-  }
-  if (ordered !== undefined) {
-    for (let i = 0; i < ordered.length; i++) {
-      const p = ordered[i]!
-      if (!passes(index.byDate, filters, p)) continue
-      if (total >= start && total < end) positions.push(p)
+  const positions: number[] = []
+  if (steps === undefined) {
+    // Every job is a member: with no per-job filter the page is a slice of the order.
+    if (!filters.any) {
+      for (let i = start; i < Math.min(end, index.size); i++) positions.push(bySalary ? index.salaryOrder[i]! : i)
+      return { total: index.size, positions }
+    }
+    // The walk: i is a date position, or a salary rank whose columns are stored in that order.
+    const columns = bySalary ? index.bySalary : index.byDate
+    let total = 0
+    for (let i = 0; i < index.size; i++) {
+      // Date positions are newest first: past the first too old for posted_after, every job is.
+      if (!bySalary && columns.postedAt[i]! < filters.postedSince) break
+      if (!passes(columns, filters, i)) continue
+      if (total >= start && total < end) positions.push(bySalary ? index.salaryOrder[i]! : i)
       total++
     }
     return { total, positions }
   }
 
-  // The walk: i is a date position, or a salary rank whose columns are stored in that order.
-  const columns = bySalary ? index.bySalary : index.byDate
-  let inMatches: Uint8Array | undefined
-  if (matches !== undefined) {
-    inMatches = new Uint8Array(index.size)
-    for (let i = 0; i < matches.length; i++) inMatches[bySalary ? index.salaryRank[matches[i]!]! : matches[i]!] = 1
+  const { mask, matched, count } = markEveryStep(steps, index.size, filters.any ? (p) => passes(index.byDate, filters, p) : undefined)
+  const wanted = Math.min(end, count)
+  let seen = 0
+  if (bySalary) {
+    const order = index.salaryOrder
+    for (let rank = 0; seen < wanted; rank++) {
+      const p = order[rank]!
+      if (mask[p] !== matched) continue
+      if (seen >= start) positions.push(p)
+      seen++
+    }
+  } else {
+    for (let p = 0; seen < wanted; p++) {
+      if (mask[p] !== matched) continue
+      if (seen >= start) positions.push(p)
+      seen++
+    }
   }
-  for (let i = 0; i < index.size; i++) {
-    if (inMatches !== undefined && inMatches[i] === 0) continue
-    if (!passes(columns, filters, i)) continue
-    if (total >= start && total < end) positions.push(bySalary ? index.salaryOrder[i]! : i)
-    total++
-  }
-  return { total, positions }
+  return { total: count, positions }
 }
-
-/** Matches below size / this are sorted; above, the precomputed order is walked. */
-const SORT_INSTEAD_OF_WALK = 8
 
 /** Live positions in date order, for pages composed at request time (v1 after an expiry). */
 export function livePositions(index: JobIndex, now: number): number[] {

@@ -14,7 +14,7 @@ import {
   queryTerms,
   type SerializedTerms,
 } from '../../core/search.ts'
-import { positionsInEveryStep } from './intersect.ts'
+import { markEveryStep } from './intersect.ts'
 
 export class TextIndex {
   private readonly vocabulary: SearchableMap<number>
@@ -79,7 +79,8 @@ export class TextIndex {
     const steps = this.termPostings(q)
     if (steps === undefined) return mask
     if (steps.length === 0) return mask.fill(1)
-    for (const p of positionsInEveryStep(steps, this.size)) mask[p] = 1
+    const { mask: levels, matched } = markEveryStep(steps, this.size)
+    for (let p = 0; p < this.size; p++) mask[p] = levels[p] === matched ? 1 : 0
     return mask
   }
 }
