@@ -12,6 +12,16 @@ import type { Payload } from './respond.ts'
 const brotli = promisify(zlib.brotliCompress)
 const gzip = promisify(zlib.gzip)
 
+/**
+ * Computed bodies are compressed per request, once per cache entry, and a
+ * CDN in front caches them again: the fastest levels win. On a 100-job page
+ * (169 KB) brotli quality 1 takes 0.6 ms for 27 KB where quality 4 took
+ * 2.2 ms for 24 KB; gzip level 1 1.2 ms for 30 KB against level 6's 2.5 ms
+ * for 24 KB. Snapshot files are compressed harder, once, at build time.
+ */
+const COMPUTED_BROTLI_QUALITY = 1
+const COMPUTED_GZIP_LEVEL = 1
+
 /** Below this, compression costs more than it saves. */
 const MIN_COMPRESS_BYTES = 512
 
@@ -28,7 +38,9 @@ export function computedPayload(body: Buffer, contentType?: string): Payload {
     encoded(encoding) {
       if (body.length < MIN_COMPRESS_BYTES) return Promise.resolve(undefined)
       encoded[encoding] ??=
-        encoding === 'br' ? brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }) : gzip(body, { level: 6 })
+        encoding === 'br'
+          ? brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: COMPUTED_BROTLI_QUALITY, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } })
+          : gzip(body, { level: COMPUTED_GZIP_LEVEL })
       return encoded[encoding]
     },
   }

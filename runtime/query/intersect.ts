@@ -1,52 +1,143 @@
 /**
- * The one intersection behind filters and `q`. Each step is a union of
- * posting lists (a filter group's values, or a query term's expansions); a
- * position matches when it is in every step. A position's level in a byte
- * mask goes up by one at each step it is in, so after the last step the
- * positions at the top level are the matches: one allocation and one walk of
- * each posting list, whatever the number of steps. Uint8 levels: at most 7
- * facet groups plus MAX_QUERY_TERMS terms, plus the two marks below.
+ * The one intersection behind filters and `q`, on bitsets (one bit per
+ * position, 32 to a word). Each step is a union of posting lists (a filter
+ * group's values, or a query term's expansions); a position matches when it
+ * is in every step. A long posting list (a broad value: a work arrangement,
+ * a region, a common word) is turned into a bitset once and kept, so its
+ * union or intersection costs size/32 word operations instead of a walk of
+ * its positions; a short one sets its bits directly.
  */
-export interface MatchMask {
-  /** Per position; `mask[p] === matched` for the positions in every step that `accept` took. */
-  mask: Uint8Array
-  matched: number
-  /** How many positions are marked `matched`. */
+
+/** A list at least this fraction of the positions long is worth a kept bitset (it then takes no more memory than the list). */
+const BITSET_SHARE = 1 / 32
+
+/** Bitsets of long posting lists, made on first use and kept with the index they belong to. */
+export class BitsetCache {
+  private readonly cache = new WeakMap<Uint32Array, Uint32Array>()
+
+  constructor(readonly size: number) {}
+
+  /** The list's bitset when the list is long enough to be worth keeping one; undefined otherwise. */
+  bitsOf(list: Uint32Array): Uint32Array | undefined {
+    if (list.length < this.size * BITSET_SHARE) return undefined
+    let bits = this.cache.get(list)
+    if (bits === undefined) {
+      bits = new Uint32Array(wordsFor(this.size))
+      setBits(bits, list)
+      this.cache.set(list, bits)
+    }
+    return bits
+  }
+}
+
+export const wordsFor = (size: number) => (size + 31) >>> 5
+
+function setBits(bits: Uint32Array, list: Uint32Array): void {
+  for (let k = 0; k < list.length; k++) {
+    const p = list[k]!
+    bits[p >>> 5]! |= 1 << (p & 31)
+  }
+}
+
+/** One step: a union of posting lists. */
+export interface Step {
+  lists: readonly Uint32Array[]
+  /** Lists made for this query only (a range filter's prefix): no bitset is kept for them. */
+  once?: boolean
+}
+
+/** The union of one step's lists, as a new bitset (or a kept one, never to be written, when the step is one long list). */
+function unionOf(step: Step, cache: BitsetCache): { bits: Uint32Array; shared: boolean } {
+  const { lists } = step
+  if (lists.length === 1 && !step.once) {
+    const kept = cache.bitsOf(lists[0]!)
+    if (kept) return { bits: kept, shared: true }
+  }
+  const bits = new Uint32Array(wordsFor(cache.size))
+  for (const list of lists) {
+    const kept = step.once ? undefined : cache.bitsOf(list)
+    if (kept) for (let w = 0; w < bits.length; w++) bits[w]! |= kept[w]!
+    else setBits(bits, list)
+  }
+  return { bits, shared: false }
+}
+
+function popcount(word: number): number {
+  word -= (word >>> 1) & 0x55555555
+  word = (word & 0x33333333) + ((word >>> 2) & 0x33333333)
+  return (((word + (word >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
+}
+
+/** The positions in every step (and in `within`, when given), as a bitset, and how many they are. */
+export interface Matches {
+  bits: Uint32Array
   count: number
 }
 
 /**
- * Marks the positions in every step and accepted by `accept` (called once
- * per such position, so per-job checks cost nothing for the rest). The
- * caller reads matches in whatever order it needs by walking that order and
- * testing the mask, so no list of matches is built or sorted.
+ * Intersects the steps (each a union of posting lists), and `within` (the
+ * live jobs, once some have expired since the build). Callers read matches
+ * in whatever order they need by testing bits, so no list of matches is
+ * built or sorted.
  */
-export function markEveryStep(steps: readonly (readonly Uint32Array[])[], size: number, accept?: (position: number) => boolean): MatchMask {
-  if (steps.length === 0) throw new Error('markEveryStep: no steps (nothing restricts; the caller decides what that means)')
-  const mask = new Uint8Array(size)
-  const last = steps.length - 1
-  for (let level = 0; level < last; level++) {
-    for (const list of steps[level]!) {
-      for (let k = 0; k < list.length; k++) {
-        const p = list[k]!
-        if (mask[p] === level) mask[p] = level + 1
-      }
-    }
-  }
-  // In the last step a position is seen at most once (a later list of the same union finds it
-  // past `last`): refused ones stay at last + 1, accepted ones go to last + 2.
-  const refused = last + 1
-  const matched = last + 2
+export function matchEveryStep(steps: readonly Step[], cache: BitsetCache, within?: Uint32Array): Matches {
+  if (steps.length === 0) throw new Error('matchEveryStep: no steps (nothing restricts; the caller decides what that means)')
+  // Smallest first: a step of short lists sets fewer bits.
+  const ordered = [...steps].sort((a, b) => totalLength(a.lists) - totalLength(b.lists))
+  const first = unionOf(ordered[0]!, cache)
+  const bits = first.shared ? first.bits.slice() : first.bits
+  for (let s = 1; s < ordered.length; s++) andInto(bits, unionOf(ordered[s]!, cache).bits)
+  if (within) andInto(bits, within)
+  return { bits, count: countBits(bits) }
+}
+
+function andInto(bits: Uint32Array, other: Uint32Array): void {
+  for (let w = 0; w < bits.length; w++) bits[w]! &= other[w]!
+}
+
+export function countBits(bits: Uint32Array): number {
   let count = 0
-  for (const list of steps[last]!) {
-    for (let k = 0; k < list.length; k++) {
-      const p = list[k]!
-      if (mask[p] !== last) continue
-      if (accept === undefined || accept(p)) {
-        mask[p] = matched
-        count++
-      } else mask[p] = refused
+  for (let w = 0; w < bits.length; w++) if (bits[w] !== 0) count += popcount(bits[w]!)
+  return count
+}
+
+/** A bitset of the positions where `holds` is true. */
+export function bitsWhere(size: number, holds: (position: number) => boolean): Uint32Array {
+  const bits = new Uint32Array(wordsFor(size))
+  for (let p = 0; p < size; p++) if (holds(p)) bits[p >>> 5]! |= 1 << (p & 31)
+  return bits
+}
+
+function totalLength(lists: readonly Uint32Array[]): number {
+  let n = 0
+  for (const list of lists) n += list.length
+  return n
+}
+
+/** True when position `p` is set. */
+export function hasBit(bits: Uint32Array, p: number): boolean {
+  return (bits[p >>> 5]! & (1 << (p & 31))) !== 0
+}
+
+/** The set positions in ascending order, from the `skip`-th to before the `end`-th (0-based), stopping there. */
+export function setPositionsInRange(bits: Uint32Array, skip: number, end: number): number[] {
+  const out: number[] = []
+  let seen = 0
+  for (let w = 0; w < bits.length && seen < end; w++) {
+    let word = bits[w]!
+    if (word === 0) continue
+    const inWord = popcount(word)
+    // A whole word before the page is skipped without visiting its bits.
+    if (seen + inWord <= skip) {
+      seen += inWord
+      continue
+    }
+    while (word !== 0 && seen < end) {
+      const bit = word & -word
+      word ^= bit
+      if (seen >= skip) out.push((w << 5) | (31 - Math.clz32(bit)))
+      seen++
     }
   }
-  return { mask, matched, count }
+  return out
 }

@@ -4,6 +4,7 @@
  * Positions are indexes into the date order (0 = newest).
  */
 import type { IndexedJob, SnapshotJobIndex } from '../../core/snapshot.ts'
+import { BitsetCache, bitsWhere, countBits } from './intersect.ts'
 
 export type Facet = 'category' | 'level' | 'schedule' | 'work_arrangement' | 'tag' | 'place' | 'company'
 
@@ -41,6 +42,8 @@ export class JobIndex implements RangeColumns {
   readonly salaryLow: Float64Array
   readonly salaryHigh: Float64Array
   readonly salaryOrder: Uint32Array
+  /** 0, 1, 2, ...: the date order as a list, whose prefixes are posting lists (posted_after). */
+  readonly dateOrder: Uint32Array
   /** Inverse of salaryOrder: the rank of each position in salary order. */
   readonly salaryRank: Uint32Array
   /**
@@ -53,6 +56,8 @@ export class JobIndex implements RangeColumns {
   readonly byDate: RangeColumns
   /** Earliest expiry of any job: until then nothing in the snapshot has expired. */
   readonly firstExpiry: number
+  /** Bitsets of this index's long posting lists (facets and full text alike), made as queries need them. */
+  readonly bitsets: BitsetCache
   /** Every finite expires_at, ascending, to count expired jobs in O(log n). */
   private readonly expiries: Float64Array
   private readonly postings: Map<string, Uint32Array>
@@ -75,9 +80,12 @@ export class JobIndex implements RangeColumns {
     this.salaryLow = columns.salaryLow
     this.salaryHigh = columns.salaryHigh
     this.salaryOrder = salaryOrder
+    this.dateOrder = new Uint32Array(n)
+    for (let p = 0; p < n; p++) this.dateOrder[p] = p
     this.salaryRank = salaryRank
     this.postings = postings
     this.positionBySlug = positionBySlug
+    this.bitsets = new BitsetCache(n)
     this.byDate = { postedAt: this.postedAt, expiresAt: this.expiresAt, salaryLow: this.salaryLow, salaryHigh: this.salaryHigh }
     // A plain loop: Float64Array.from with a map function goes through the iterator protocol, ~10x slower.
     const inSalaryOrder = (column: Float64Array) => {
@@ -114,6 +122,39 @@ export class JobIndex implements RangeColumns {
       else high = mid
     }
     return low
+  }
+
+  private live: { expired: number; bits: Uint32Array; count: number } | undefined
+
+  /** The positions not expired at `now`, as a bitset; made again only when another job has expired. */
+  liveBits(now: number): { bits: Uint32Array; count: number } {
+    const expired = this.expiredCount(now)
+    if (this.live?.expired !== expired) {
+      const bits = bitsWhere(this.size, (p) => this.expiresAt[p]! > now)
+      this.live = { expired, bits, count: countBits(bits) }
+    }
+    return this.live
+  }
+
+  private byLowestSalary: { order: Uint32Array; lows: Float64Array } | undefined
+
+  /**
+   * Positions by bottom of salary range, lowest first, jobs without salary
+   * last, and those bottoms in that order: salary_max keeps a prefix of it.
+   * Sorted on first use (~30 ms at 100k jobs, ~0.4 s at 1M), then kept.
+   */
+  salaryLowOrder(): { order: Uint32Array; lows: Float64Array } {
+    if (this.byLowestSalary) return this.byLowestSalary
+    const n = this.size
+    const key = new Float64Array(n)
+    for (let p = 0; p < n; p++) key[p] = Number.isNaN(this.salaryLow[p]!) ? Infinity : this.salaryLow[p]!
+    const order = new Uint32Array(n)
+    for (let p = 0; p < n; p++) order[p] = p
+    order.sort((a, b) => key[a]! - key[b]! || a - b)
+    const lows = new Float64Array(n)
+    for (let rank = 0; rank < n; rank++) lows[rank] = key[order[rank]!]!
+    this.byLowestSalary = { order, lows }
+    return this.byLowestSalary
   }
 
   isExpired(position: number, now: number): boolean {

@@ -7,8 +7,8 @@
 import { countryContinent, regionsOfCountry, resolveCountry } from '../../core/geo.ts'
 import type { V2ListQuery } from '../../core/query.ts'
 import { placeKey } from '../../core/snapshot.ts'
-import { markEveryStep } from './intersect.ts'
-import type { Facet, JobIndex, RangeColumns } from './job-index.ts'
+import { hasBit, matchEveryStep, setPositionsInRange, type Step } from './intersect.ts'
+import type { Facet, JobIndex } from './job-index.ts'
 import type { TextIndex } from './text-index.ts'
 
 const DAY_MS = 86_400_000
@@ -57,116 +57,107 @@ export interface QueryContext {
 const NOTHING = 'nothing'
 
 /** The membership steps of a query (filter groups, then `q` terms); undefined when nothing restricts by membership. */
-function membershipSteps({ index, text }: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): Uint32Array[][] | undefined | typeof NOTHING {
-  const steps: Uint32Array[][] = [...filterGroups(query), ...extraGroups].map(([facet, values]) =>
-    values.flatMap((value) => index.postingsFor(facet, value) ?? []),
-  )
+function membershipSteps({ index, text }: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): Step[] | undefined | typeof NOTHING {
+  const steps: Step[] = [...filterGroups(query), ...extraGroups].map(([facet, values]) => ({
+    lists: values.flatMap((value) => index.postingsFor(facet, value) ?? []),
+  }))
   if (query.q !== undefined) {
     const terms = text.termPostings(query.q)
     if (terms === undefined) return NOTHING
-    steps.push(...terms)
+    for (const lists of terms) steps.push({ lists })
   }
   return steps.length === 0 ? undefined : steps
 }
 
-/** The per-job (non-membership) filters of a query, resolved against `now`. */
-interface JobFilters {
-  /** False when no job can fail them: then they are not checked at all. */
-  any: boolean
-  /** False until the first expiry: nothing in a fresh snapshot needs the check. */
-  checkExpiry: boolean
-  now: number
-  postedSince: number
-  checkSalary: boolean
-  salaryMin: number
-  salaryMax: number
+/**
+ * Each range filter keeps a prefix of an order, found by binary search, and
+ * that prefix is a posting list like any other: posted_after of the date
+ * order (newest first), salary_min of the salary order (highest top of
+ * range first), salary_max of the order by bottom of range (lowest first).
+ * Jobs without salary end both salary orders, so either salary filter
+ * leaves them out.
+ */
+function rangeSteps(index: JobIndex, query: V2ListQuery, now: number): Step[] {
+  const prefixes: Uint32Array[] = []
+  if (query.posted_after) {
+    const since = now - query.posted_after * DAY_MS
+    prefixes.push(index.dateOrder.subarray(0, firstFailing(index.size, (p) => index.postedAt[p]! >= since)))
+  }
+  if (query.salary_min !== undefined) {
+    const min = query.salary_min
+    prefixes.push(index.salaryOrder.subarray(0, firstFailing(index.size, (rank) => index.bySalary.salaryHigh[rank]! >= min)))
+  }
+  if (query.salary_max !== undefined) {
+    const max = query.salary_max
+    const { order, lows } = index.salaryLowOrder()
+    prefixes.push(order.subarray(0, firstFailing(index.size, (rank) => lows[rank]! <= max)))
+  }
+  return prefixes.map((prefix) => ({ lists: [prefix], once: true }))
 }
 
-function jobFilters(index: JobIndex, query: V2ListQuery, now: number): JobFilters {
-  const checkExpiry = now >= index.firstExpiry
-  const postedSince = query.posted_after ? now - query.posted_after * DAY_MS : -Infinity
-  const checkSalary = query.salary_min !== undefined || query.salary_max !== undefined
-  return {
-    any: checkExpiry || postedSince > -Infinity || checkSalary,
-    checkExpiry,
-    now,
-    postedSince,
-    checkSalary,
-    salaryMin: query.salary_min ?? -Infinity,
-    salaryMax: query.salary_max ?? Infinity,
+/** The first index in [0, size) where `holds` turns false (it holds on a prefix only). */
+function firstFailing(size: number, holds: (i: number) => boolean): number {
+  let low = 0
+  let high = size
+  while (low < high) {
+    const mid = (low + high) >>> 1
+    if (holds(mid)) low = mid + 1
+    else high = mid
   }
-}
-
-function passes(index: RangeColumns, f: JobFilters, p: number): boolean {
-  if (f.checkExpiry && index.expiresAt[p]! <= f.now) return false
-  if (index.postedAt[p]! < f.postedSince) return false
-  if (f.checkSalary) {
-    const low = index.salaryLow[p]!
-    if (Number.isNaN(low) || index.salaryHigh[p]! < f.salaryMin || low > f.salaryMax) return false
-  }
-  return true
+  return low
 }
 
 /**
  * Runs a v2 list query. `extraGroups` adds facet filters the REST API does
  * not expose (the MCP tools' employer filters) under the same AND/OR rules.
  *
- * Membership (filters, `q`) marks the matches in a byte mask, applying the
- * per-job filters to those matches only, which also counts them: the total
- * is known before any page is read. The page is then a walk of the
- * requested order (positions are date ranks; salary walks the precomputed
- * salary order) that stops as soon as the page is full. Nothing is sorted
- * per query.
+ * Filters, `q` terms and range filters are all steps of one bitset
+ * intersection (runtime/query/intersect.ts), with the jobs still live once
+ * some have expired since the build; counting its bits gives the total
+ * before any page is read. The page is then a walk of the requested order (positions
+ * are date ranks; salary walks the precomputed salary order) that stops as
+ * soon as the page is full. Nothing is sorted per query.
  */
 export function runV2Query(context: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][] = []): QueryResult {
   const { index, now } = context
-  const filters = jobFilters(index, query, now)
   const start = (query.page - 1) * query.limit
   const end = start + query.limit
   const bySalary = query.sort === 'salary'
-  const steps = membershipSteps(context, query, extraGroups)
-  if (steps === NOTHING) return { total: 0, positions: [] }
+  const membership = membershipSteps(context, query, extraGroups)
+  if (membership === NOTHING) return { total: 0, positions: [] }
+  const steps = [...(membership ?? []), ...rangeSteps(index, query, now)]
+  // Nothing in a fresh snapshot has expired: until the first expiry nothing is checked.
+  const live = now >= index.firstExpiry ? index.liveBits(now) : undefined
 
   const positions: number[] = []
-  if (steps === undefined) {
-    // Every job is a member: with no per-job filter the page is a slice of the order.
-    if (!filters.any) {
-      for (let i = start; i < Math.min(end, index.size); i++) positions.push(bySalary ? index.salaryOrder[i]! : i)
-      return { total: index.size, positions }
-    }
-    // The walk: i is a date position, or a salary rank whose columns are stored in that order.
-    const columns = bySalary ? index.bySalary : index.byDate
-    let total = 0
-    for (let i = 0; i < index.size; i++) {
-      // Date positions are newest first: past the first too old for posted_after, every job is.
-      if (!bySalary && columns.postedAt[i]! < filters.postedSince) break
-      if (!passes(columns, filters, i)) continue
-      if (total >= start && total < end) positions.push(bySalary ? index.salaryOrder[i]! : i)
-      total++
-    }
-    return { total, positions }
+  if (steps.length === 0 && live === undefined) {
+    // Every job matches: the page is a slice of the order.
+    for (let i = start; i < Math.min(end, index.size); i++) positions.push(bySalary ? index.salaryOrder[i]! : i)
+    return { total: index.size, positions }
   }
 
-  const { mask, matched, count } = markEveryStep(steps, index.size, filters.any ? (p) => passes(index.byDate, filters, p) : undefined)
+  const { bits, count } = steps.length === 0 ? { bits: live!.bits, count: live!.count } : matchEveryStep(steps, index.bitsets, live?.bits)
   const wanted = Math.min(end, count)
+  if (!bySalary) return { total: count, positions: setPositionsInRange(bits, start, wanted) }
+  if (count * SORT_INSTEAD_OF_WALK < index.size) {
+    // Few matches: sorting their salary ranks is cheaper than walking the salary order to find them.
+    const ranks = Uint32Array.from(setPositionsInRange(bits, 0, count), (p) => index.salaryRank[p]!).sort()
+    for (let i = start; i < wanted; i++) positions.push(index.salaryOrder[ranks[i]!]!)
+    return { total: count, positions }
+  }
+  const order = index.salaryOrder
   let seen = 0
-  if (bySalary) {
-    const order = index.salaryOrder
-    for (let rank = 0; seen < wanted; rank++) {
-      const p = order[rank]!
-      if (mask[p] !== matched) continue
-      if (seen >= start) positions.push(p)
-      seen++
-    }
-  } else {
-    for (let p = 0; seen < wanted; p++) {
-      if (mask[p] !== matched) continue
-      if (seen >= start) positions.push(p)
-      seen++
-    }
+  for (let rank = 0; seen < wanted; rank++) {
+    const p = order[rank]!
+    if (!hasBit(bits, p)) continue
+    if (seen >= start) positions.push(p)
+    seen++
   }
   return { total: count, positions }
 }
+
+/** Matches below size / this are sorted by salary rank; above, the salary order is walked. */
+const SORT_INSTEAD_OF_WALK = 16
 
 /** Live positions in date order, for pages composed at request time (v1 after an expiry). */
 export function livePositions(index: JobIndex, now: number): number[] {

@@ -14,12 +14,14 @@ import {
   queryTerms,
   type SerializedTerms,
 } from '../../core/search.ts'
-import { markEveryStep } from './intersect.ts'
+import { BitsetCache, hasBit, matchEveryStep } from './intersect.ts'
 
 export class TextIndex {
   private readonly vocabulary: SearchableMap<number>
   private readonly starts: Uint32Array
   private readonly counts: Uint32Array
+  /** One view per term, made once: the same object each time, so its bitset can be kept (BitsetCache). */
+  private readonly views: (Uint32Array | undefined)[]
 
   constructor(
     serialized: SerializedTerms,
@@ -35,6 +37,7 @@ export class TextIndex {
       offset += this.counts[i]!
     }
     if (offset !== postings.length) throw new Error(`text index: counts add up to ${offset} postings, file has ${postings.length}`)
+    this.views = new Array<Uint32Array | undefined>(n)
     this.vocabulary = SearchableMap.from(serialized.terms.map((term, i) => [term, i] as [string, number]))
   }
 
@@ -68,7 +71,7 @@ export class TextIndex {
     for (const term of queryTerms(q)) {
       const ids = this.expand(term)
       if (ids.length === 0) return undefined
-      steps.push(ids.map((id) => this.postings.subarray(this.starts[id]!, this.starts[id]! + this.counts[id]!)))
+      steps.push(ids.map((id) => (this.views[id] ??= this.postings.subarray(this.starts[id]!, this.starts[id]! + this.counts[id]!))))
     }
     return steps
   }
@@ -79,8 +82,8 @@ export class TextIndex {
     const steps = this.termPostings(q)
     if (steps === undefined) return mask
     if (steps.length === 0) return mask.fill(1)
-    const { mask: levels, matched } = markEveryStep(steps, this.size)
-    for (let p = 0; p < this.size; p++) mask[p] = levels[p] === matched ? 1 : 0
+    const { bits } = matchEveryStep(steps.map((lists) => ({ lists })), new BitsetCache(this.size))
+    for (let p = 0; p < this.size; p++) mask[p] = hasBit(bits, p) ? 1 : 0
     return mask
   }
 }
