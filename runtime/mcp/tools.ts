@@ -4,6 +4,7 @@
  * tested without a server and cannot drift from the REST matching rules
  * (search_jobs runs the same query engine as GET /api/v2/jobs).
  */
+import { LRUCache } from 'lru-cache'
 import { z } from 'zod'
 import { resolveCountry } from '../../core/geo.ts'
 import type { V2ListQuery } from '../../core/query.ts'
@@ -108,6 +109,25 @@ function jobAt(snapshot: LoadedSnapshot, position: number): V2Job {
   return JSON.parse(snapshot.v2Bodies.body(position).toString('utf8')) as V2Job
 }
 
+/** Summaries kept per snapshot: a search result is mostly jobs other searches returned too. */
+const SUMMARIES_KEPT = 20_000
+const summaryCaches = new WeakMap<LoadedSnapshot, LRUCache<number, JobSummary>>()
+
+type JobSummary = ReturnType<typeof summarise>
+
+/**
+ * The search result line of the job at `position`. Parsing a whole v2 body
+ * (~1.7 KB) for it was most of a search_jobs call's cost; a bounded cache
+ * per snapshot keeps the summaries of the jobs searches keep returning.
+ */
+function summaryAt(snapshot: LoadedSnapshot, position: number): JobSummary {
+  let cache = summaryCaches.get(snapshot)
+  if (!cache) summaryCaches.set(snapshot, (cache = new LRUCache<number, JobSummary>({ max: SUMMARIES_KEPT })))
+  let summary = cache.get(position)
+  if (!summary) cache.set(position, (summary = summarise(jobAt(snapshot, position))))
+  return summary
+}
+
 function summarise(job: V2Job) {
   return {
     slug: job.slug,
@@ -147,8 +167,7 @@ export function searchJobs(snapshot: LoadedSnapshot, args: z.infer<typeof Search
       ? undefined
       : snapshot.companies.filter((c) => (c.work_life_score ?? -1) >= args.min_work_life_score!).map((c) => c.id)
   const { total, positions } = runV2Query({ index: snapshot.jobs, text: snapshot.text, now }, query, companyIds ? [['company', companyIds]] : [])
-  const jobs = positions.map((p) => jobAt(snapshot, p))
-  return { total, page: args.page, has_more: args.page * RESULTS_PER_CALL < total, jobs: jobs.map(summarise) }
+  return { total, page: args.page, has_more: args.page * RESULTS_PER_CALL < total, jobs: positions.map((p) => summaryAt(snapshot, p)) }
 }
 
 export function renderSearchJobs(result: z.infer<typeof SearchJobsOutput>): string {
