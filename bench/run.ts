@@ -14,9 +14,11 @@
  * limits raised) and time it to its first 200 on /health, start nginx and
  * json-server on the same snapshot, then load each scenario with autocannon
  * (keep-alive, fixed connections and duration, loopback) or the MCP SDK
- * client, warm-up first. Load generator and servers share this machine's
- * cores: the numbers compare servers under the same handicap, they are not
- * absolute capacities.
+ * client, warm-up first. Then the wrk half (bench/wrk-section.ts): the same
+ * scenarios under wrk, beside bare node:http and bare h3 floors, with and
+ * without `Accept-Encoding: gzip, br`, and jobsnap again with `--workers 2`.
+ * Load generator and servers share this machine's cores: the numbers
+ * compare servers under the same handicap, they are not absolute capacities.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -25,6 +27,8 @@ import { parseArgs } from 'node:util'
 import { DEFAULT_SEED, prepareDataset, sizeLabel, specFor, type PreparedDataset } from './datasets.ts'
 import { runLoad, type LoadResult } from './load.ts'
 import { runMcpLoad } from './mcp-load.ts'
+import { findWrk, WRK_INSTALL } from './wrk.ts'
+import { runWrkSection } from './wrk-section.ts'
 import { cpuSecondsOf, installExitHooks, killAll, onCleanup, probe, removeOnDeath, stopChild } from './procs.ts'
 import { formatMs, GENERATOR_BOUND, ratioOf, renderReport, type ScenarioRow, type SectionFacts, type Target } from './report.ts'
 import { jsonServerDb, rssOf, startJobsnap, startJsonServer, startNginx, type Optional, type RunningServer } from './servers.ts'
@@ -33,6 +37,7 @@ import {
   jobsnapListPath,
   jsonServerListPath,
   loadVocabulary,
+  mcpSearchArgs,
   pick,
   prng,
   randomListQuery,
@@ -73,6 +78,8 @@ const positiveInt = (raw: string | undefined, fallback: number, name: string): n
 const QUICK_JOBS = 3_000
 const FULL_JOBS = 100_000
 const LARGE_JOBS = 1_000_000
+/** wrk's connections: the issue's load mix is measured with 8. */
+const WRK_CONNECTIONS = 8
 /** json-server holds its whole database as one JS object; past this it is not worth the memory. */
 const JSON_SERVER_MAX_JOBS = 200_000
 
@@ -205,23 +212,6 @@ function httpScenarios(vocabulary: Vocabulary, jobs: number): HttpScenario[] {
   ]
 }
 
-function mcpSearchArgs(query: ListQuery): Record<string, unknown> {
-  const args: Record<string, unknown> = {
-    query: query.q,
-    schedule: query.schedule,
-    category: query.category,
-    level: query.level,
-    skills: query.skills,
-    country: query.country?.[0],
-    work_arrangement: query.work_arrangement,
-    posted_within_days: query.posted_after,
-    sort: query.sort,
-    page: query.page,
-  }
-  for (const key of Object.keys(args)) if (args[key] === undefined) delete args[key]
-  return args
-}
-
 // ---------- one dataset ----------
 
 /** Reads every identity file the HTTP scenarios serve (v2 jobs, v1 pages of 25) and the index files once. */
@@ -281,6 +271,7 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
   const servers: Servers = { jobsnap, nginx, jsonServer }
 
   const rows: ScenarioRow[] = []
+  const wrkLines: string[] = []
   let seed = 1
   for (const scenario of httpScenarios(vocabulary, jobs)) {
     seed++
@@ -339,10 +330,35 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
   }
 
   const rssAfter = rssOf(jobsnap)
+
+  const wrk = findWrk()
+  if (!wrk) missing.add(`wrk not found, so the wrk half (floor references, every core) did not run; install it with: ${WRK_INSTALL}`)
+  else {
+    const section = await runWrkSection({
+      wrk,
+      repoDir,
+      distDir: dataset.distDir,
+      snapshotDir: dataset.snapshotDir,
+      workDir,
+      vocabulary,
+      jobs,
+      jobsnap,
+      nginx: nginx.ok ? nginx.server : undefined,
+      seconds: settings.seconds,
+      warmupSeconds: settings.warmupSeconds,
+      connections: WRK_CONNECTIONS,
+      mcpClients: settings.mcpClients,
+      readyTimeoutMs: jobs > FULL_JOBS ? 900_000 : 180_000,
+      log,
+    })
+    rows.push(...section.rows)
+    wrkLines.push(...section.lines)
+  }
+
   for (const server of [jobsnap, nginx.ok ? nginx.server : undefined, jsonServer.ok ? jsonServer.server : undefined]) if (server) await stopChild(server.child)
 
   const at100k = jobs === FULL_JOBS
-  const lines: string[] = []
+  const lines: string[] = [...wrkLines]
   const build = dataset.build
   if (build) {
     const when = build.fresh ? 'measured in this run' : `recorded ${build.stats.measured_at} when this snapshot was built (--rebuild measures it again)`

@@ -30,15 +30,19 @@ export type Optional<T> = { ok: true; server: T } | { ok: false; reason: string 
 
 const NO_LIMIT = '1000000000'
 
-/** `node --import tsx cli.ts serve` with production settings: JSON logs off, rate limits out of the way. */
-export async function startJobsnap(repoDir: string, distDir: string, readyTimeoutMs: number): Promise<RunningServer> {
+/**
+ * `node --import tsx cli.ts serve` with production settings: logs off, rate limits out of the way.
+ * With `workers` > 1 the cluster's primary logs (JSON) the line that carries every worker's
+ * ready time and the total RSS; `clusterFacts` reads it.
+ */
+export async function startJobsnap(repoDir: string, distDir: string, readyTimeoutMs: number, workers = 1): Promise<RunningServer> {
   const port = await freePort()
-  const child = startChild('jobsnap', process.execPath, cliArgs('serve', '--port', String(port), '--host', LOOPBACK, '--dist', distDir), {
+  const child = startChild(workers > 1 ? `jobsnap --workers ${workers}` : 'jobsnap', process.execPath, cliArgs('serve', '--port', String(port), '--host', LOOPBACK, '--dist', distDir, '--workers', String(workers)), {
     cwd: repoDir,
     env: {
       ...process.env,
       NODE_ENV: 'production',
-      JOBSNAP_LOG: 'silent',
+      JOBSNAP_LOG: workers > 1 ? 'json' : 'silent',
       JOBSNAP_REST_LIMIT: NO_LIMIT,
       JOBSNAP_MCP_BURST: NO_LIMIT,
       JOBSNAP_MCP_RATE: NO_LIMIT,
@@ -46,8 +50,30 @@ export async function startJobsnap(repoDir: string, distDir: string, readyTimeou
       JOBSNAP_TRUST_PROXY: '',
     },
   })
-  const readyMs = await waitForHttp(child, port, '/health', { timeoutMs: readyTimeoutMs })
-  return { name: 'jobsnap', port, child, readyMs }
+  let readyMs = await waitForHttp(child, port, '/health', { timeoutMs: readyTimeoutMs })
+  if (workers > 1) {
+    // /health answers as soon as one worker listens; ready means all of them.
+    const deadline = performance.now() + readyTimeoutMs
+    while (clusterFacts(child) === undefined && performance.now() < deadline && child.isRunning()) await new Promise((resolve) => setTimeout(resolve, 20))
+    readyMs = performance.now() - child.startedAt
+  }
+  return { name: child.name, port, child, readyMs }
+}
+
+/** From a clustered jobsnap's log: the slowest worker's ready time and the RSS of all its processes when ready. */
+export function clusterFacts(child: Child): { readyMsMax: number; rssMbTotal: number } | undefined {
+  const line = /\{[^\n]*"message":"jobsnap listening[^\n]*\}/.exec(child.output())?.[0]
+  if (!line) return undefined
+  const fields = JSON.parse(line) as { ready_ms_max: number; rss_mb_total: number }
+  return { readyMsMax: fields.ready_ms_max, rssMbTotal: fields.rss_mb_total }
+}
+
+/** The floor references: bench/bare-server.ts on bare node:http or h3, returning `file`'s bytes to every request. */
+export async function startBareServer(repoDir: string, kind: 'node' | 'h3', file: string): Promise<RunningServer> {
+  const port = await freePort()
+  const child = startChild(`bare ${kind}`, process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', kind, String(port), file], { cwd: repoDir, env: { ...process.env, NODE_ENV: 'production' } })
+  const readyMs = await waitForHttp(child, port, '/health', { timeoutMs: 30_000 })
+  return { name: kind === 'node' ? 'bare node:http' : 'bare h3', port, child, readyMs }
 }
 
 export function rssOf(server: RunningServer): ReturnType<typeof memoryOf> {

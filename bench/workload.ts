@@ -216,3 +216,21 @@ export function jsonServerListPath(query: ListQuery, now = Date.now()): string {
   params.set('_limit', String(query.limit ?? 25))
   return `/jobs?${params}`
 }
+
+/** The search_jobs arguments that ask what a v2 list query asks (as far as the tool's arguments go). */
+export function mcpSearchArgs(query: ListQuery): Record<string, unknown> {
+  const args: Record<string, unknown> = {
+    query: query.q,
+    schedule: query.schedule,
+    category: query.category,
+    level: query.level,
+    skills: query.skills,
+    country: query.country?.[0],
+    work_arrangement: query.work_arrangement,
+    posted_within_days: query.posted_after,
+    sort: query.sort,
+    page: query.page,
+  }
+  for (const key of Object.keys(args)) if (args[key] === undefined) delete args[key]
+  return args
+}

@@ -1,0 +1,36 @@
+/**
+ * The floor references of `npm run bench`: a server that does nothing but
+ * return one fixed body (the bytes of a real single-job response, with the
+ * same content type), either on bare `node:http` or as a one-route h3 app
+ * served through srvx as jobsnap is. What jobsnap adds on top of either is
+ * its own per-request cost.
+ *
+ *   npx tsx bench/bare-server.ts node|h3 PORT FILE
+ */
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import { H3, serve } from 'h3'
+import { FastResponse } from 'srvx'
+
+const [kind, portText, file] = process.argv.slice(2)
+if ((kind !== 'node' && kind !== 'h3') || !portText || !file) {
+  console.error('usage: bench/bare-server.ts node|h3 PORT FILE')
+  process.exit(2)
+}
+const port = Number(portText)
+const body = readFileSync(file)
+const headers: [string, string][] = [
+  ['content-type', 'application/json; charset=utf-8'],
+  ['content-length', String(body.length)],
+]
+
+if (kind === 'node') {
+  createServer((_request, response) => {
+    response.writeHead(200, headers.flat())
+    response.end(body)
+  }).listen(port, '127.0.0.1')
+} else {
+  const app = new H3()
+  app.get('/**', () => new FastResponse(body, { headers }))
+  serve(app, { port, hostname: '127.0.0.1', silent: true, gracefulShutdown: false })
+}

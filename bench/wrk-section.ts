@@ -1,0 +1,169 @@
+/**
+ * The wrk half of `npm run bench`: the same scenarios as the autocannon half
+ * under a load generator fast enough to saturate nginx, with and without
+ * `Accept-Encoding: gzip, br` (what CDNs send), beside the floor references
+ * (bare node:http and bare h3 returning one real job's bytes), and then
+ * jobsnap again with `--workers 2` (every core), MCP included.
+ *
+ * wrk runs one thread on the same two cores as the servers: the ratios within
+ * a run are what to read, not the absolute rates.
+ */
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { snapshotPaths } from '../core/snapshot.ts'
+import type { LoadResult } from './load.ts'
+import { runMcpLoad } from './mcp-load.ts'
+import { probe, stopChild } from './procs.ts'
+import { formatMs, type ScenarioRow, type Target } from './report.ts'
+import { clusterFacts, startBareServer, startJobsnap, type RunningServer } from './servers.ts'
+import { runWrk } from './wrk.ts'
+import { jobsnapListPath, mcpSearchArgs, pick, prng, randomListQuery, worstQueryVariant, type Vocabulary } from './workload.ts'
+
+export interface WrkSectionOptions {
+  wrk: string
+  repoDir: string
+  distDir: string
+  snapshotDir: string
+  workDir: string
+  vocabulary: Vocabulary
+  jobs: number
+  jobsnap: RunningServer
+  nginx?: RunningServer
+  seconds: number
+  warmupSeconds: number
+  connections: number
+  mcpClients: number
+  readyTimeoutMs: number
+  log: (line: string) => void
+}
+
+const CDN_ENCODING = 'gzip, br'
+/** Paths per scenario: more than a run sends, so an "uncached" run never repeats a query. */
+const PATHS_PER_RUN = 60_000
+
+const atLeast = (value: number | undefined, min: number, text: string): Target => ({ text, met: value === undefined ? undefined : value >= min })
+const atMost = (value: number | undefined, max: number, text: string): Target => ({ text, met: value === undefined || !Number.isFinite(value) ? undefined : value <= max })
+
+type Paths = (random: () => number) => string
+
+export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: ScenarioRow[]; lines: string[] }> {
+  const { vocabulary } = o
+  const at1m = o.jobs >= 1_000_000
+  const rows: ScenarioRow[] = []
+  const lines: string[] = []
+  let seed = 500
+
+  const slug: Paths = (random) => `/api/v2/jobs/${pick(random, vocabulary.slugs)}`
+  const v1Page: Paths = (random) => `/api/v1?page=${1 + Math.floor(random() * vocabulary.v1Pages)}`
+  const mix: Paths = (random) => jobsnapListPath(randomListQuery(random, vocabulary))
+  const mixLimit100: Paths = (random) => jobsnapListPath({ ...randomListQuery(random, vocabulary), limit: 100 })
+  const worst: Paths = (random) => jobsnapListPath(worstQueryVariant(random))
+
+  const measure = async (server: RunningServer, paths: Paths, options: { connections?: number; encoding?: string; seed: number }): Promise<LoadResult> => {
+    const random = prng(options.seed)
+    const list = Array.from({ length: PATHS_PER_RUN }, () => paths(random))
+    const connections = options.connections ?? o.connections
+    if (o.warmupSeconds > 0) {
+      const warm = prng(options.seed + 1_000_003)
+      await runWrk({ wrk: o.wrk, port: server.port, paths: Array.from({ length: 5000 }, () => paths(warm)), connections, seconds: o.warmupSeconds, acceptEncoding: options.encoding, workDir: o.workDir })
+    }
+    const result = await runWrk({ wrk: o.wrk, port: server.port, paths: list, connections, seconds: o.seconds, acceptEncoding: options.encoding, workDir: o.workDir })
+    await probe(server.port, '/__bench_drain', 300_000)
+    return result
+  }
+  const describe = (r: LoadResult) => `${Math.round(r.rps)} req/s, p50 ${formatMs(r.p50)} ms, p99 ${formatMs(r.p99)} ms, max ${formatMs(r.max)} ms, ${r.errors} errors`
+  const run = async (scenario: string, server: RunningServer, paths: Paths, options: { connections?: number; encoding?: string; seed: number }) => {
+    o.log(`wrk ${scenario}: ${server.name}`)
+    const result = await measure(server, paths, options)
+    o.log(`  ${describe(result)}`)
+    return result
+  }
+  const row = (scenario: string, server: string, result: LoadResult, targets: Target[] = [], reference?: { name: string; result?: LoadResult }): ScenarioRow => ({
+    scenario: `wrk: ${scenario}`,
+    server,
+    result,
+    targets,
+    reference,
+  })
+
+  // The floor references return the bytes of one real response of each kind: a single job, a v1 page.
+  const jobFile = path.join(o.snapshotDir, snapshotPaths.v2Job(vocabulary.slugs[0]!))
+  const pageFile = path.join(o.snapshotDir, snapshotPaths.v1Page(25, 1))
+  lines.push(
+    `wrk floor references: bare node:http and a one-route h3 app on srvx (bench/bare-server.ts), returning the ${readFileSync(jobFile).length}-byte body of one real job (or the ${readFileSync(pageFile).length}-byte first v1 page) to every request, with none of jobsnap's headers, limiter or routing.`,
+  )
+  const fixed: Paths = () => '/'
+  for (const [scenario, paths, file] of [['single job by slug', slug, jobFile], ['v1 page (limit 25)', v1Page, pageFile]] as const) {
+    const bareNode = await startBareServer(o.repoDir, 'node', file)
+    const bareH3 = await startBareServer(o.repoDir, 'h3', file)
+    try {
+      const s = ++seed
+      const floor = `floor for ${scenario}: the same bytes every time`
+      const nodeFloor = await run(floor, bareNode, fixed, { seed: s })
+      const h3Floor = await run(floor, bareH3, fixed, { seed: s })
+      const vsFloor = (result: LoadResult) => atLeast(result.rps / nodeFloor.rps, 0.8, '≥ 0.8× bare node:http')
+      const mine = await run(scenario, o.jobsnap, paths, { seed: s })
+      rows.push(
+        { ...row(floor, 'bare node:http', nodeFloor), isReference: true },
+        { ...row(floor, 'bare h3 (srvx)', h3Floor, [], { name: 'bare node:http', result: nodeFloor }), isReference: true },
+        row(scenario, 'jobsnap', mine, [vsFloor(mine)], { name: 'bare node:http', result: nodeFloor }),
+      )
+      if (o.nginx) rows.push({ ...row(scenario, 'nginx (1 worker)', await run(scenario, o.nginx, paths, { seed: s }), [], { name: 'bare node:http', result: nodeFloor }), isReference: true })
+      const compressed = await run(`${scenario}, ${CDN_ENCODING}`, o.jobsnap, paths, { seed: s, encoding: CDN_ENCODING })
+      rows.push(row(`${scenario}, Accept-Encoding: ${CDN_ENCODING}`, 'jobsnap', compressed))
+    } finally {
+      await stopChild(bareNode.child)
+      await stopChild(bareH3.child)
+    }
+  }
+
+  const uncachedTarget = (result: LoadResult) => atMost(result.p99, at1m ? 50 : 10, `p99 ≤ ${at1m ? 50 : 10} ms`)
+  const mixSeed = ++seed
+  const single = await run('v2 uncached random mix', o.jobsnap, mix, { seed: mixSeed })
+  rows.push(row('v2 uncached random mix', 'jobsnap, 1 process', single, [uncachedTarget(single)]))
+  const singleCompressed = await run(`v2 uncached random mix, ${CDN_ENCODING}`, o.jobsnap, mix, { seed: mixSeed + 7, encoding: CDN_ENCODING })
+  rows.push(row(`v2 uncached random mix, Accept-Encoding: ${CDN_ENCODING}`, 'jobsnap, 1 process', singleCompressed, [uncachedTarget(singleCompressed)]))
+  const oneAtATime = await run('v2 uncached, limit=100, one request at a time', o.jobsnap, mixLimit100, { seed: ++seed, connections: 1 })
+  rows.push(row('v2 uncached, limit=100, one request at a time', 'jobsnap, 1 process', oneAtATime, [atMost(oneAtATime.p50, 2, 'p50 ≤ 2 ms')]))
+  const worstOne = await run('v2 worst query, one at a time', o.jobsnap, worst, { seed: ++seed, connections: 1 })
+  rows.push(row('v2 worst query, one at a time', 'jobsnap, 1 process', worstOne, [atMost(worstOne.max, at1m ? 200 : 50, `max ≤ ${at1m ? 200 : 50} ms (max ${formatMs(worstOne.max)} ms)`)]))
+
+  // MCP on one process, for the ratio with every core below.
+  const mcpSeed = ++seed
+  const mcpArgs = (s: number) => {
+    const random = prng(s)
+    return () => mcpSearchArgs(randomListQuery(random, vocabulary))
+  }
+  const mcpRun = async (server: RunningServer) => {
+    o.log(`MCP search_jobs, ${o.mcpClients} SDK clients: ${server.name}`)
+    if (o.warmupSeconds > 0) await runMcpLoad({ port: server.port, clients: o.mcpClients, seconds: o.warmupSeconds, tool: 'search_jobs', nextArgs: mcpArgs(mcpSeed + 1_000_003) })
+    const result = await runMcpLoad({ port: server.port, clients: o.mcpClients, seconds: o.seconds, tool: 'search_jobs', nextArgs: mcpArgs(mcpSeed) })
+    o.log(`  ${describe(result).replace('req/s', 'calls/s')}`)
+    return result
+  }
+  const mcpSingle = await mcpRun(o.jobsnap)
+  rows.push(row(`MCP search_jobs, ${o.mcpClients} SDK clients (calls/s)`, 'jobsnap, 1 process', mcpSingle, [atLeast(mcpSingle.rps, 600, '≥ 600 calls/s on one process')]))
+
+  // Every core: the same server with two workers (stopped before: two servers would share the cores).
+  await stopChild(o.jobsnap.child)
+  o.log('starting jobsnap --workers 2')
+  const cluster = await startJobsnap(o.repoDir, o.distDir, o.readyTimeoutMs, 2)
+  try {
+    const facts = clusterFacts(cluster.child)
+    const ready = atMost(facts && facts.readyMsMax / 1000, at1m ? 30 : 3, `≤ ${at1m ? 30 : 3} s per worker`)
+    lines.push(
+      `jobsnap --workers 2: all workers ready ${(cluster.readyMs / 1000).toFixed(2)} s after spawn; slowest worker ${facts ? (facts.readyMsMax / 1000).toFixed(2) : '?'} s from its own start (${ready.met === undefined ? ready.text : `${ready.text}: ${ready.met ? 'met' : 'MISSED'}`}); RSS of the primary and both workers together ${facts?.rssMbTotal ?? '?'} MB when ready.`,
+    )
+    const both = await run('v2 uncached random mix', cluster, mix, { seed: mixSeed })
+    rows.push(row('v2 uncached random mix', 'jobsnap --workers 2', both, [atLeast(both.rps / single.rps, 1.3, '≥ 1.3× one process'), uncachedTarget(both)], { name: 'jobsnap, 1 process', result: single }))
+    const bothCompressed = await run(`v2 uncached random mix, ${CDN_ENCODING}`, cluster, mix, { seed: mixSeed + 7, encoding: CDN_ENCODING })
+    rows.push(row(`v2 uncached random mix, Accept-Encoding: ${CDN_ENCODING}`, 'jobsnap --workers 2', bothCompressed, [uncachedTarget(bothCompressed)], { name: 'jobsnap, 1 process', result: singleCompressed }))
+    const bothSlug = await run('single job by slug', cluster, slug, { seed: ++seed })
+    rows.push(row('single job by slug', 'jobsnap --workers 2', bothSlug))
+    const mcpBoth = await mcpRun(cluster)
+    rows.push(row(`MCP search_jobs, ${o.mcpClients} SDK clients (calls/s)`, 'jobsnap --workers 2', mcpBoth, [atLeast(mcpBoth.rps, 1000, '≥ 1,000 calls/s with every core')], { name: 'jobsnap, 1 process', result: mcpSingle }))
+  } finally {
+    await stopChild(cluster.child)
+  }
+  return { rows, lines }
+}

@@ -1,0 +1,121 @@
+/**
+ * The packed job bodies: what the build writes is, body for body, the bytes
+ * of the per-job files and v1 pages a static server would send, and the
+ * runtime's reader (in memory and from the file) hands back exactly those
+ * bytes for any position, range or selection.
+ */
+import { readFileSync } from 'node:fs'
+import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PackedBodiesWriter } from '../../build/packed-bodies.ts'
+import { CURRENT_LINK, snapshotPaths, v1PageFrame, v1UsageNotice, type SnapshotJobIndex, type SnapshotManifest } from '../../core/snapshot.ts'
+import { PackedBodies } from '../../runtime/packed-bodies.ts'
+import { createFileCache, loadSnapshot } from '../../runtime/snapshot.ts'
+import { buildFixture, tempDir, type FixtureSnapshot } from '../support/fixtures.ts'
+
+const lengthsOf = (bytes: Buffer) => new Uint32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length))
+
+describe('PackedBodies', () => {
+  let dir: string
+  const bodies = Array.from({ length: 300 }, (_, i) => Buffer.from(JSON.stringify({ i, text: 'x'.repeat(i % 17), quote: 'a,"b"\n' })))
+  let lengths: Uint32Array
+
+  beforeAll(async () => {
+    dir = await tempDir('packed')
+    await mkdir(path.join(dir, 'index'))
+    const writer = new PackedBodiesWriter(dir, snapshotPaths.v2Bodies)
+    for (const body of bodies) writer.add(body)
+    const finished = writer.finish()
+    lengths = lengthsOf(finished.lengths)
+    await writeFile(path.join(dir, snapshotPaths.v2Bodies.lengths), finished.lengths)
+  })
+
+  const joined = (positions: number[]) => Buffer.from(positions.map((p) => bodies[p]!.toString()).join(','))
+
+  for (const home of ['inMemory', 'inFile'] as const) {
+    it(`${home}: every body, range and selection is the exact bytes`, () => {
+      const file = path.join(dir, snapshotPaths.v2Bodies.bodies)
+      const packed = home === 'inMemory' ? PackedBodies.inMemory(readFileSync(file), lengths, file) : PackedBodies.inFile(file, lengths, file)
+      try {
+        expect(packed.size).toBe(bodies.length)
+        for (let p = 0; p < bodies.length; p++) expect(packed.body(p).equals(bodies[p]!)).toBe(true)
+        expect(packed.range(10, 35).equals(joined(Array.from({ length: 25 }, (_, i) => 10 + i)))).toBe(true)
+        expect(packed.range(5, 5).length).toBe(0)
+        for (const positions of [[0, 1, 2], [3, 5, 8, 9], [0, 299], [17], [], [1, 2, 3, 100, 101]]) {
+          expect(packed.pick(positions).equals(joined(positions)), `pick ${positions}`).toBe(true)
+        }
+        expect(packed.join([299, 0, 150]).equals(joined([299, 0, 150]))).toBe(true)
+        // The joined ranges are JSON array contents.
+        expect(JSON.parse(`[${packed.range(0, bodies.length).toString()}]`)).toHaveLength(bodies.length)
+      } finally {
+        packed.close()
+      }
+    })
+  }
+
+  it('refuses lengths that do not add up to the file', () => {
+    const file = path.join(dir, snapshotPaths.v2Bodies.bodies)
+    const wrong = Uint32Array.from(lengths)
+    wrong[7]! += 1
+    expect(() => PackedBodies.inMemory(readFileSync(file), wrong, file)).toThrow(/lengths add up to/)
+    expect(() => PackedBodies.inFile(file, wrong.subarray(1), file)).toThrow(/lengths add up to/)
+  })
+})
+
+describe('a built snapshot', () => {
+  let fixture: FixtureSnapshot
+  let snapshotDir: string
+
+  beforeAll(async () => {
+    fixture = await buildFixture({ jobs: 400, companies: 50, seed: 5 })
+    snapshotDir = await realpath(path.join(fixture.distDir, CURRENT_LINK))
+  })
+  afterAll(() => fixture?.cleanup())
+
+  const read = (file: string) => readFile(path.join(snapshotDir, file))
+
+  it('packs every v2 job body exactly as its file, in date order', async () => {
+    const index = JSON.parse((await read(snapshotPaths.jobIndex)).toString()) as SnapshotJobIndex
+    const file = path.join(snapshotDir, snapshotPaths.v2Bodies.bodies)
+    const packed = PackedBodies.inMemory(readFileSync(file), lengthsOf(await read(snapshotPaths.v2Bodies.lengths)), file)
+    expect(packed.size).toBe(index.jobs.length)
+    for (const [p, job] of index.jobs.entries()) expect(packed.body(p).equals(await read(snapshotPaths.v2Job(job.slug))), job.slug).toBe(true)
+  })
+
+  it('packs the v1 jobs so that every precomputed v1 page is its frame around one range', async () => {
+    const manifest = JSON.parse((await read(snapshotPaths.manifest)).toString()) as SnapshotManifest
+    const file = path.join(snapshotDir, snapshotPaths.v1Bodies.bodies)
+    const packed = PackedBodies.inFile(file, lengthsOf(await read(snapshotPaths.v1Bodies.lengths)), file)
+    try {
+      const total = manifest.counts.live_jobs
+      for (const limit of manifest.v1_limits) {
+        for (let page = 1; page <= Math.max(1, Math.ceil(total / limit)); page++) {
+          const { head, tail } = v1PageFrame(v1UsageNotice(manifest.site_url), page, limit, total)
+          const composed = Buffer.concat([Buffer.from(head), packed.range((page - 1) * limit, Math.min(total, page * limit)), Buffer.from(tail)])
+          expect(composed.equals(await read(snapshotPaths.v1Page(limit, page))), `v1 page ${page} of ${limit}`).toBe(true)
+        }
+      }
+    } finally {
+      packed.close()
+    }
+  })
+
+  it('records the hash of each packed file in the manifest', async () => {
+    const manifest = JSON.parse((await read(snapshotPaths.manifest)).toString()) as SnapshotManifest
+    for (const paths of [snapshotPaths.v2Bodies, snapshotPaths.v1Bodies]) {
+      expect(manifest.index_hashes?.[paths.bodies]).toMatch(/^[\w-]{43}$/)
+      expect(manifest.index_hashes?.[paths.lengths]).toMatch(/^[\w-]{43}$/)
+    }
+  })
+
+  it('a server refuses the snapshot once a byte of its v2 bodies changed (last: it damages the fixture)', async () => {
+    const loaded = await loadSnapshot(snapshotDir, createFileCache(0))
+    loaded.close()
+    const file = path.join(snapshotDir, snapshotPaths.v2Bodies.bodies)
+    const bytes = await readFile(file)
+    bytes[100] = bytes[100] === 0x41 ? 0x42 : 0x41
+    await writeFile(file, bytes)
+    await expect(loadSnapshot(snapshotDir, createFileCache(0))).rejects.toThrow(/v2-jobs\.bin does not match the hash/)
+  })
+})
