@@ -68,31 +68,53 @@ function popcount(word: number): number {
   return (((word + (word >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
 }
 
-/** The positions in every step (and in `within`, when given), as a bitset, and how many they are. */
-export interface Matches {
-  bits: Uint32Array
-  count: number
-}
-
 /**
- * Intersects the steps (each a union of posting lists), and `within` (the
- * live jobs, once some have expired since the build). Callers read matches
- * in whatever order they need by testing bits, so no list of matches is
- * built or sorted.
+ * Intersects the steps (each a union of posting lists) into a new bitset
+ * the caller may narrow further. Callers read matches in whatever order
+ * they need by testing bits, so no list of matches is built or sorted.
  */
-export function matchEveryStep(steps: readonly Step[], cache: BitsetCache, within?: Uint32Array): Matches {
+export function matchEveryStep(steps: readonly Step[], cache: BitsetCache): Uint32Array {
   if (steps.length === 0) throw new Error('matchEveryStep: no steps (nothing restricts; the caller decides what that means)')
   // Smallest first: a step of short lists sets fewer bits.
   const ordered = [...steps].sort((a, b) => totalLength(a.lists) - totalLength(b.lists))
   const first = unionOf(ordered[0]!, cache)
   const bits = first.shared ? first.bits.slice() : first.bits
   for (let s = 1; s < ordered.length; s++) andInto(bits, unionOf(ordered[s]!, cache).bits)
-  if (within) andInto(bits, within)
-  return { bits, count: countBits(bits) }
+  return bits
 }
 
-function andInto(bits: Uint32Array, other: Uint32Array): void {
+export function andInto(bits: Uint32Array, other: Uint32Array): void {
   for (let w = 0; w < bits.length; w++) bits[w]! &= other[w]!
+}
+
+/** A bitset of the positions below `end`, out of `size`. */
+export function bitsBelow(end: number, size: number): Uint32Array {
+  const bits = new Uint32Array(wordsFor(size))
+  bits.fill(0xffffffff, 0, end >>> 5)
+  if (end & 31) bits[end >>> 5] = (1 << (end & 31)) - 1
+  return bits
+}
+
+/** Clears every position from `from` on. */
+export function clearFrom(bits: Uint32Array, from: number): void {
+  const word = from >>> 5
+  if (word >= bits.length) return
+  bits[word]! &= (1 << (from & 31)) - 1
+  bits.fill(0, word + 1)
+}
+
+/** Clears each set position that `refuse` says to, visiting them lowest first. */
+export function clearWhere(bits: Uint32Array, refuse: (position: number) => boolean): void {
+  for (let w = 0; w < bits.length; w++) {
+    let word = bits[w]!
+    let kept = word
+    while (word !== 0) {
+      const bit = word & -word
+      word ^= bit
+      if (refuse((w << 5) | (31 - Math.clz32(bit)))) kept ^= bit
+    }
+    bits[w] = kept
+  }
 }
 
 export function countBits(bits: Uint32Array): number {

@@ -82,7 +82,7 @@ export class TextIndex {
     const steps = this.termPostings(q)
     if (steps === undefined) return mask
     if (steps.length === 0) return mask.fill(1)
-    const { bits } = matchEveryStep(steps.map((lists) => ({ lists })), new BitsetCache(this.size))
+    const bits = matchEveryStep(steps.map((lists) => ({ lists })), new BitsetCache(this.size))
     for (let p = 0; p < this.size; p++) mask[p] = hasBit(bits, p) ? 1 : 0
     return mask
   }
