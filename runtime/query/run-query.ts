@@ -7,7 +7,7 @@
 import { countryContinent, regionsOfCountry, resolveCountry } from '../../core/geo.ts'
 import type { V2ListQuery } from '../../core/query.ts'
 import { placeKey } from '../../core/snapshot.ts'
-import { andInto, bitsBelow, clearFrom, clearWhere, countBits, hasBit, matchEveryStep, setPositionsInRange, type Step } from './intersect.ts'
+import { andInto, clearFrom, setBelow, clearWhere, countBits, hasBit, matchEveryStep, setPositionsInRange, type Step } from './intersect.ts'
 import type { Facet, JobIndex } from './job-index.ts'
 import type { TextIndex } from './text-index.ts'
 
@@ -128,6 +128,20 @@ function firstFailing(size: number, holds: (i: number) => boolean): number {
  * Nothing is sorted per query but a few salary ranks.
  */
 export function runV2Query(context: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][] = []): QueryResult {
+  try {
+    return matchAndPage(context, query, extraGroups)
+  } finally {
+    context.index.bitsets.returnScratch()
+  }
+}
+
+function copyOf(bits: Uint32Array, index: JobIndex): Uint32Array {
+  const copy = index.bitsets.scratch()
+  copy.set(bits)
+  return copy
+}
+
+function matchAndPage(context: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): QueryResult {
   const { index, now } = context
   const start = (query.page - 1) * query.limit
   const end = start + query.limit
@@ -157,7 +171,7 @@ export function runV2Query(context: QueryContext, query: V2ListQuery, extraGroup
     }
   }
 
-  const bits = steps.length > 0 ? matchEveryStep(steps, index.bitsets) : live ? live.bits.slice() : bitsBelow(index.size, index.size)
+  const bits = steps.length > 0 ? matchEveryStep(steps, index.bitsets) : live ? copyOf(live.bits, index) : setBelow(index.bitsets.scratch(), index.size)
   if (live && steps.length > 0) andInto(bits, live.bits)
   if (below < index.size) clearFrom(bits, below)
   let count = countBits(bits)
