@@ -13,7 +13,7 @@ import path from 'node:path'
 import { snapshotPaths } from '../core/snapshot.ts'
 import type { LoadResult } from './load.ts'
 import { runMcpLoad } from './mcp-load.ts'
-import { probe, stopChild } from './procs.ts'
+import { LOOPBACK, probe, stopChild } from './procs.ts'
 import { formatMs, type ScenarioRow, type Target } from './report.ts'
 import { clusterFacts, startBareServer, startJobsnap, type RunningServer } from './servers.ts'
 import { runWrk } from './wrk.ts'
@@ -144,6 +144,10 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
   const mcpSingle = await mcpRun(o.jobsnap)
   rows.push(row(`MCP search_jobs, ${o.mcpClients} SDK clients (calls/s)`, 'jobsnap, 1 process', mcpSingle, [atLeast(mcpSingle.rps, 600, '≥ 600 calls/s on one process')]))
 
+  // The collector's pauses over every run this process served (its /health counts them from ready on).
+  const gc = await gcFacts(o.jobsnap)
+  if (gc) lines.push(`jobsnap (one process) garbage collection from ready to the end of its runs: ${gc.collections.toLocaleString('en-US')} collections, longest pause ${formatMs(gc.longest_pause_ms)} ms.`)
+
   // Every core: the same server with two workers (stopped before: two servers would share the cores).
   await stopChild(o.jobsnap.child)
   o.log('starting jobsnap --workers 2')
@@ -166,4 +170,14 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
     await stopChild(cluster.child)
   }
   return { rows, lines }
+}
+
+/** The GC figures a server's /health reports, or undefined when it does not. */
+async function gcFacts(server: RunningServer): Promise<{ longest_pause_ms: number; collections: number } | undefined> {
+  try {
+    const health = (await (await fetch(`http://${LOOPBACK}:${server.port}/health`)).json()) as { gc?: { longest_pause_ms: number; collections: number } }
+    return health.gc
+  } catch {
+    return undefined
+  }
 }

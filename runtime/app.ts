@@ -18,6 +18,7 @@ import { handleDocs } from './routes/docs.ts'
 import { handleMcpRequest } from './mcp/endpoint.ts'
 import { handleV1List } from './routes/v1.ts'
 import { handleV2Job, handleV2List } from './routes/v2.ts'
+import type { GcPauses } from './gc-pauses.ts'
 import type { SnapshotHolder } from './snapshot-holder.ts'
 import { FastResponse } from 'srvx'
 
@@ -34,6 +35,8 @@ export interface AppDependencies {
   sharedLimits?: SharedLimitStore
   /** When set (a cluster worker without Redis), both rate buckets live in the cluster's primary. */
   primaryLimits?: PrimaryLimitClient
+  /** The process's garbage-collection pauses, reported on /health when given. */
+  gcPauses?: GcPauses
 }
 
 export interface JobsnapApp {
@@ -145,6 +148,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       companies: snapshot.companies.length,
       // Which process answered: with --workers N, each worker is its own process.
       pid: process.pid,
+      ...(deps.gcPauses ? { gc: { longest_pause_ms: Math.round(deps.gcPauses.longestMs() * 100) / 100, collections: deps.gcPauses.collections() } } : {}),
     }
     const bytes = Buffer.from(JSON.stringify(body))
     // An explicit Content-Length, so HEAD announces the length GET sends.

@@ -12,6 +12,7 @@ import { serve } from 'h3'
 import type { Config } from '../core/config.ts'
 import { CURRENT_LINK } from '../core/snapshot.ts'
 import { createApp, type JobsnapApp } from './app.ts'
+import { watchGcPauses } from './gc-pauses.ts'
 import type { PrimaryLimitClient } from './http/primary-limiter.ts'
 import { SharedLimitStore } from './http/redis-limiter.ts'
 import { createFileCache } from './snapshot.ts'
@@ -112,7 +113,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const sharedLimits = config.JOBSNAP_REDIS_URL ? await SharedLimitStore.open(config.JOBSNAP_REDIS_URL, log) : undefined
   // Counting locally while Redis connects would let a client past the shared limit; wait briefly.
   await sharedLimits?.waitUntilReady(2000)
-  const jobsnap = createApp({ config, snapshots, clock: options.clock, log, sharedLimits, primaryLimits: sharedLimits ? undefined : options.primaryLimits })
+  const gcPauses = watchGcPauses()
+  const jobsnap = createApp({ config, snapshots, clock: options.clock, log, sharedLimits, primaryLimits: sharedLimits ? undefined : options.primaryLimits, gcPauses })
 
   // Slow clients cannot hold a connection open: headers and the whole request must arrive in time
   // (else 408). Node only checks those deadlines every `connectionsCheckingInterval` (30 s by
@@ -200,6 +202,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     reload,
     async close() {
       watcher?.close()
+      gcPauses.stop()
       await server.close()
       await sharedLimits?.close()
     },

@@ -25,7 +25,11 @@ const freshClient = () => `198.51.100.${nextClient++}`
 async function healthOver(agent: http.Agent): Promise<{ pid: number; snapshot_id: string }> {
   const response = await get(`${server.url}/health`, { agent })
   expect(response.status).toBe(200)
-  return JSON.parse(response.body.toString('utf8')) as { pid: number; snapshot_id: string }
+  const health = JSON.parse(response.body.toString('utf8')) as { pid: number; snapshot_id: string; gc: { longest_pause_ms: number; collections: number } }
+  // Each worker reports its own collector's pauses.
+  expect(health.gc.collections).toBeGreaterThanOrEqual(0)
+  expect(health.gc.longest_pause_ms).toBeGreaterThanOrEqual(0)
+  return health
 }
 
 /** Opens keep-alive connections until two of them are served by different workers. */
