@@ -25,7 +25,7 @@ export function memoizeUntilExpiry<T>(compute: (snapshot: LoadedSnapshot, live: 
 export const liveJobsByCompany = memoizeUntilExpiry((snapshot, live) => {
   const counts = new Map<string, number>()
   for (const position of live) {
-    const id = snapshot.jobs.jobs[position]!.company_id
+    const id = snapshot.jobs.valueAt('company', position)!
     counts.set(id, (counts.get(id) ?? 0) + 1)
   }
   return counts

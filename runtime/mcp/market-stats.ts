@@ -57,12 +57,15 @@ export const marketStats = memoizeUntilExpiry((snapshot: LoadedSnapshot, live: n
   const arrangement = { remote: 0, hybrid: 0, onsite: 0 }
   const byCategory = new Map<string, number[]>()
   const byLevel = new Map<string, number[]>()
+  const index = snapshot.jobs
   for (const position of live) {
-    const job = snapshot.jobs.jobs[position]!
-    arrangement[job.work_arrangement as keyof typeof arrangement]++
-    if (job.salary_high === undefined) continue
-    if (job.category) (byCategory.get(job.category) ?? byCategory.set(job.category, []).get(job.category)!).push(job.salary_high)
-    if (job.level) (byLevel.get(job.level) ?? byLevel.set(job.level, []).get(job.level)!).push(job.salary_high)
+    arrangement[index.valueAt('work_arrangement', position) as keyof typeof arrangement]++
+    const salary = index.salaryHigh[position]!
+    if (Number.isNaN(salary)) continue
+    const category = index.valueAt('category', position)
+    const level = index.valueAt('level', position)
+    if (category) (byCategory.get(category) ?? byCategory.set(category, []).get(category)!).push(salary)
+    if (level) (byLevel.get(level) ?? byLevel.set(level, []).get(level)!).push(salary)
   }
   const total = live.length || 1
   const stats: MarketStats = {

@@ -199,7 +199,7 @@ export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.i
     throw new ToolError(`No live job has the slug "${slug}". Call search_jobs to find current slugs.`)
   }
   const job = jobAt(snapshot, position)
-  const company = snapshot.companyById.get(snapshot.jobs.jobs[position]!.company_id)
+  const company = snapshot.companyById.get(snapshot.jobs.valueAt('company', position)!)
   const min = job.hours_per_week_min
   const max = job.hours_per_week_max
   const hours = min && max && min !== max ? `${min}-${max} hours a week` : (max ?? min) ? `${max ?? min} hours a week` : company?.hours_full_time ? `${company.hours_full_time} hours a week (employer's full-time hours)` : undefined

@@ -2,6 +2,11 @@
  * The in-memory query index for one snapshot: posting lists per facet value
  * and typed arrays for ranges, built once at load from index/jobs.json.
  * Positions are indexes into the date order (0 = newest).
+ *
+ * No object per job is kept: what the handlers read per position (the
+ * ETag hash, the company, a few facet values) is in typed arrays and one
+ * string, so a million jobs add a handful of objects to the heap the
+ * garbage collector walks, not tens of millions.
  */
 import type { IndexedJob, SnapshotJobIndex } from '../../core/snapshot.ts'
 import { BitsetCache, bitsWhere, countBits } from './intersect.ts'
@@ -19,9 +24,56 @@ export interface RangeColumns {
   readonly salaryHigh: Float64Array
 }
 
+/** Single-valued facets whose value per position the handlers read (MCP company and market figures). */
+export type ValueFacet = 'category' | 'level' | 'work_arrangement' | 'company'
+const VALUE_FACETS: readonly ValueFacet[] = ['category', 'level', 'work_arrangement', 'company']
+
+/** One single-valued facet per position: a code each (0: no value) and the distinct values. */
+class ValueColumn {
+  private readonly values: string[] = []
+  private readonly codeOf = new Map<string, number>()
+
+  constructor(readonly codes: Uint32Array) {}
+
+  set(position: number, value: string | undefined): void {
+    if (value === undefined) return
+    let code = this.codeOf.get(value)
+    if (code === undefined) {
+      this.values.push(value)
+      this.codeOf.set(value, (code = this.values.length))
+    }
+    this.codes[position] = code
+  }
+
+  at(position: number): string | undefined {
+    const code = this.codes[position]!
+    return code === 0 ? undefined : this.values[code - 1]
+  }
+}
+
+/** Many short strings as one string and their offsets: one heap object, however many strings. */
+class PackedStrings {
+  constructor(
+    private readonly joined: string,
+    private readonly offsets: Uint32Array,
+  ) {}
+
+  static from(strings: readonly string[]): PackedStrings {
+    const offsets = new Uint32Array(strings.length + 1)
+    for (let i = 0; i < strings.length; i++) offsets[i + 1] = offsets[i]! + strings[i]!.length
+    return new PackedStrings(strings.join(''), offsets)
+  }
+
+  at(i: number): string {
+    return this.joined.slice(this.offsets[i]!, this.offsets[i + 1]!)
+  }
+}
+
 /** What JobIndexBuilder assembles; JobIndex derives the rest. */
 interface JobIndexParts {
-  jobs: IndexedJob[]
+  size: number
+  hashes: PackedStrings
+  values: Record<ValueFacet, ValueColumn>
   /** By date position. */
   columns: RangeColumns
   salaryOrder: Uint32Array
@@ -33,7 +85,6 @@ interface JobIndexParts {
 
 export class JobIndex implements RangeColumns {
   readonly size: number
-  readonly jobs: IndexedJob[]
   /** Epoch ms per position. */
   readonly postedAt: Float64Array
   /** Epoch ms per position; +Infinity when the job never expires. */
@@ -62,6 +113,8 @@ export class JobIndex implements RangeColumns {
   private readonly expiries: Float64Array
   private readonly postings: Map<string, Uint32Array>
   private readonly positionBySlug: Map<string, number>
+  private readonly hashes: PackedStrings
+  private readonly values: Record<ValueFacet, ValueColumn>
 
   /** Builds the whole index at once; a loader that must stay responsive feeds a JobIndexBuilder slice by slice instead. */
   static from(index: SnapshotJobIndex): JobIndex {
@@ -71,10 +124,11 @@ export class JobIndex implements RangeColumns {
   }
 
   /** Made by JobIndex.from or JobIndexBuilder.finish. */
-  constructor({ jobs, columns, salaryOrder, salaryRank, postings, positionBySlug }: JobIndexParts) {
-    const n = jobs.length
+  constructor({ size, hashes, values, columns, salaryOrder, salaryRank, postings, positionBySlug }: JobIndexParts) {
+    const n = size
     this.size = n
-    this.jobs = jobs
+    this.hashes = hashes
+    this.values = values
     this.postedAt = columns.postedAt
     this.expiresAt = columns.expiresAt
     this.salaryLow = columns.salaryLow
@@ -106,6 +160,16 @@ export class JobIndex implements RangeColumns {
   /** Positions holding `value` for `facet` (case-insensitive), ascending. */
   postingsFor(facet: Facet, value: string): Uint32Array | undefined {
     return this.postings.get(`${facet}:${value.toLowerCase()}`)
+  }
+
+  /** Content hash of the job's v2 body: its ETag. */
+  hashAt(position: number): string {
+    return this.hashes.at(position)
+  }
+
+  /** The job's value of a single-valued facet, as the dataset spells it (a company is its id). */
+  valueAt(facet: ValueFacet, position: number): string | undefined {
+    return this.values[facet].at(position)
   }
 
   positionOf(slug: string): number | undefined {
@@ -169,7 +233,10 @@ export class JobIndex implements RangeColumns {
  */
 export class JobIndexBuilder {
   private readonly size: number
-  private readonly jobs: IndexedJob[] = []
+  /** Jobs added so far: the next one's position. */
+  private count = 0
+  private readonly hashes: string[] = []
+  private readonly values: Record<ValueFacet, ValueColumn>
   private readonly columns: RangeColumns
   private readonly salaryOrder: Uint32Array
   private readonly salaryRank: Uint32Array
@@ -183,6 +250,7 @@ export class JobIndexBuilder {
     this.size = n
     this.salaryOrder = Uint32Array.from(salaryOrder)
     this.columns = { postedAt: new Float64Array(n), expiresAt: new Float64Array(n), salaryLow: new Float64Array(n), salaryHigh: new Float64Array(n) }
+    this.values = Object.fromEntries(VALUE_FACETS.map((facet) => [facet, new ValueColumn(new Uint32Array(n))])) as Record<ValueFacet, ValueColumn>
     // salary_order must be a permutation of the positions: queries walk it and sort by its inverse.
     this.salaryRank = new Uint32Array(n).fill(n)
     for (let rank = 0; rank < n; rank++) {
@@ -194,11 +262,16 @@ export class JobIndexBuilder {
 
   /** Appends the next jobs in date order. */
   add(jobs: readonly IndexedJob[]): void {
-    if (this.jobs.length + jobs.length > this.size) throw new Error(`index: more jobs than the ${this.size} positions in salary_order`)
+    if (this.count + jobs.length > this.size) throw new Error(`index: more jobs than the ${this.size} positions in salary_order`)
     const { postedAt, expiresAt, salaryLow, salaryHigh } = this.columns
+    const { category, level, work_arrangement, company } = this.values
     for (const job of jobs) {
-      const p = this.jobs.length
-      this.jobs.push(job)
+      const p = this.count++
+      this.hashes.push(job.hash)
+      category.set(p, job.category)
+      level.set(p, job.level)
+      work_arrangement.set(p, job.work_arrangement)
+      company.set(p, job.company_id)
       this.positionBySlug.set(job.slug, p)
       postedAt[p] = job.posted_at
       expiresAt[p] = job.expires_at ?? Infinity
@@ -215,7 +288,7 @@ export class JobIndexBuilder {
   }
 
   finish(): JobIndex {
-    if (this.jobs.length !== this.size) throw new Error(`index: salary_order has ${this.size} positions, there are ${this.jobs.length} jobs`)
+    if (this.count !== this.size) throw new Error(`index: salary_order has ${this.size} positions, there are ${this.count} jobs`)
     const postings = new Map<string, Uint32Array>()
     for (const [facet, byValue] of this.lists) {
       for (const [value, list] of byValue) {
@@ -225,7 +298,16 @@ export class JobIndexBuilder {
         postings.set(key, existing ? Uint32Array.from(new Set([...existing, ...list])).sort() : Uint32Array.from(list))
       }
     }
-    return new JobIndex({ jobs: this.jobs, columns: this.columns, salaryOrder: this.salaryOrder, salaryRank: this.salaryRank, postings, positionBySlug: this.positionBySlug })
+    return new JobIndex({
+      size: this.size,
+      hashes: PackedStrings.from(this.hashes),
+      values: this.values,
+      columns: this.columns,
+      salaryOrder: this.salaryOrder,
+      salaryRank: this.salaryRank,
+      postings,
+      positionBySlug: this.positionBySlug,
+    })
   }
 
   private addPosting(facet: Facet, value: string | undefined, position: number): void {

@@ -23,7 +23,7 @@ export async function handleV2Job(ctx: RestContext, slug: string): Promise<Respo
   }
   // The identity body from memory; compressed copies are the file's precompressed siblings.
   const file = snapshotPaths.v2Job(slug)
-  const payload = filePayload(snapshot.v2Bodies.body(position), snapshot.jobs.jobs[position]!.hash, (encoding) => snapshot.readPublic(file, encoding))
+  const payload = filePayload(snapshot.v2Bodies.body(position), snapshot.jobs.hashAt(position), (encoding) => snapshot.readPublic(file, encoding))
   return sendPayload(ctx.request, payload, { cacheStatus: 'HIT', maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL, headers: ctx.headers })
 }
 
