@@ -7,7 +7,8 @@
  */
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { readFile, realpath } from 'node:fs/promises'
+import { open, readFile, realpath, type FileHandle } from 'node:fs/promises'
+import { constants } from 'node:buffer'
 import { endianness } from 'node:os'
 import path from 'node:path'
 import { LRUCache } from 'lru-cache'
@@ -65,6 +66,36 @@ async function readBytes(dir: string, file: string): Promise<Buffer> {
     return await readFile(path.join(dir, file))
   } catch (error) {
     throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
+  }
+}
+
+/** Bytes read per call when loading a large file: between reads, requests run. */
+const LARGE_READ_CHUNK = 64 << 20
+
+/**
+ * A whole file of any size up to a Buffer's limit (4 GiB), read in chunks:
+ * fs.readFile refuses files over 2 GiB, which the packed v2 bodies pass at
+ * about 1.2M jobs.
+ */
+async function readLargeFile(dir: string, file: string): Promise<Buffer> {
+  const full = path.join(dir, file)
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(full, 'r')
+    const { size } = await handle.stat()
+    if (size > constants.MAX_LENGTH) throw new Error(`${size} bytes is more than a Buffer holds (${constants.MAX_LENGTH})`)
+    const bytes = Buffer.allocUnsafeSlow(size)
+    let done = 0
+    while (done < size) {
+      const { bytesRead } = await handle.read(bytes, done, Math.min(LARGE_READ_CHUNK, size - done), done)
+      if (bytesRead === 0) throw new Error(`file ended at byte ${done} of ${size}`)
+      done += bytesRead
+    }
+    return bytes
+  } catch (error) {
+    throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
+  } finally {
+    await handle?.close()
   }
 }
 
@@ -243,7 +274,7 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
 
   const v2Lengths = packedLengths(manifest, dir, snapshotPaths.v2Bodies)
   const v2Path = `${dir}/${snapshotPaths.v2Bodies.bodies}`
-  const v2Bytes = await readBytes(dir, snapshotPaths.v2Bodies.bodies)
+  const v2Bytes = await readLargeFile(dir, snapshotPaths.v2Bodies.bodies)
   await checkRecordedHashInSlices(manifest, snapshotPaths.v2Bodies.bodies, v2Bytes, v2Path)
   const v2Bodies = PackedBodies.inMemory(v2Bytes, v2Lengths, v2Path)
   // The v1 bodies stay on disk, checked by size against their lengths: like the public files, they are served as they are.
