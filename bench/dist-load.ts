@@ -1,0 +1,57 @@
+/**
+ * One built snapshot under wrk, without the rest of the bench: spawn to
+ * ready and RSS, then the uncached random mix (8 connections), the worst
+ * query (one connection) and random single jobs, 10 s each after a 2 s
+ * warm-up, then the server's GC figures from /health. For sizes the full
+ * bench makes slow to reach (a 1M-job snapshot built by hand), or any
+ * snapshot an operator wants to check.
+ *
+ *   npx tsx bench/dist-load.ts [distDir] [--workers N]
+ *
+ * Needs Debian's wrk. Same caveat as the bench: wrk and the server share
+ * this machine's cores.
+ */
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { installExitHooks, killAll, LOOPBACK, stopChild } from './procs.ts'
+import { formatMs } from './report.ts'
+import { clusterFacts, rssOf, startJobsnap } from './servers.ts'
+import { findWrk, runWrk, WRK_INSTALL } from './wrk.ts'
+import { jobsnapListPath, loadVocabulary, pick, prng, randomListQuery, worstQueryVariant } from './workload.ts'
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { workers: { type: 'string', default: '1' } } })
+const distDir = positionals[0] ?? '.bench/dist-100k'
+const workers = Number(values.workers)
+const wrk = findWrk()
+if (!wrk) {
+  console.error(`wrk not found; install it with: ${WRK_INSTALL}`)
+  process.exit(2)
+}
+
+installExitHooks()
+const workDir = mkdtempSync(path.join(os.tmpdir(), 'jobsnap-dist-load-'))
+const server = await startJobsnap(path.resolve(import.meta.dirname, '..'), distDir, 900_000, workers)
+const facts = clusterFacts(server.child)
+console.log(
+  `${distDir}: ready ${(server.readyMs / 1000).toFixed(2)} s after spawn, RSS ${facts ? `${facts.rssMbTotal} MB (primary and ${workers} workers)` : `${rssOf(server)?.rssMb.toFixed(0) ?? '?'} MB`}`,
+)
+const vocabulary = loadVocabulary(realpathSync(path.join(distDir, 'current')))
+const random = prng(11)
+const scenarios: [string, () => string, number][] = [
+  ['v2 uncached random mix, 8 connections', () => jobsnapListPath(randomListQuery(random, vocabulary)), 8],
+  ['v2 worst query, 1 connection', () => jobsnapListPath(worstQueryVariant(random)), 1],
+  ['single job by slug, 8 connections', () => `/api/v2/jobs/${pick(random, vocabulary.slugs)}`, 8],
+]
+for (const [name, next, connections] of scenarios) {
+  await runWrk({ wrk, port: server.port, paths: Array.from({ length: 3000 }, next), connections, seconds: 2, workDir })
+  const r = await runWrk({ wrk, port: server.port, paths: Array.from({ length: 60_000 }, next), connections, seconds: 10, workDir })
+  console.log(`${name}: ${Math.round(r.rps)} req/s, p50 ${formatMs(r.p50)} ms, p99 ${formatMs(r.p99)} ms, max ${formatMs(r.max)} ms, ${r.errors} errors`)
+}
+const health = (await (await fetch(`http://${LOOPBACK}:${server.port}/health`)).json()) as { gc?: { longest_pause_ms: number; collections: number } }
+console.log(`GC since ready: ${health.gc?.collections ?? '?'} collections, longest pause ${formatMs(health.gc?.longest_pause_ms)} ms; RSS now ${rssOf(server)?.rssMb.toFixed(0) ?? '?'} MB`)
+await stopChild(server.child)
+rmSync(workDir, { recursive: true, force: true })
+killAll()
+process.exit(0)
