@@ -22,7 +22,9 @@ const SPARE_SCRATCH = 16
  * about every 700 ms under load.
  */
 export class BitsetCache {
-  private readonly cache = new WeakMap<Uint32Array, Uint32Array>()
+  // A Map, not a WeakMap: its keys are the index's own lists, alive as long as it is, and V8 marks
+  // a large WeakMap's entries as ephemerons, which lengthened full collections.
+  private readonly cache = new Map<Uint32Array, Uint32Array>()
   private readonly spare: Uint32Array[] = []
   private readonly lent: Uint32Array[] = []
 
@@ -130,19 +132,6 @@ export function clearFrom(bits: Uint32Array, from: number): void {
   bits.fill(0, word + 1)
 }
 
-/** Clears each set position that `refuse` says to, visiting them lowest first. */
-export function clearWhere(bits: Uint32Array, refuse: (position: number) => boolean): void {
-  for (let w = 0; w < bits.length; w++) {
-    let word = bits[w]!
-    let kept = word
-    while (word !== 0) {
-      const bit = word & -word
-      word ^= bit
-      if (refuse((w << 5) | (31 - Math.clz32(bit)))) kept ^= bit
-    }
-    bits[w] = kept
-  }
-}
 
 export function countBits(bits: Uint32Array): number {
   let count = 0

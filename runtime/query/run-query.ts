@@ -7,7 +7,7 @@
 import { countryContinent, regionsOfCountry, resolveCountry } from '../../core/geo.ts'
 import type { V2ListQuery } from '../../core/query.ts'
 import { placeKey } from '../../core/snapshot.ts'
-import { andInto, clearFrom, setBelow, clearWhere, countBits, hasBit, matchEveryStep, setPositionsInRange, type Step } from './intersect.ts'
+import { andInto, clearFrom, countBits, hasBit, matchEveryStep, setBelow, setPositionsInRange, type Step } from './intersect.ts'
 import type { Facet, JobIndex } from './job-index.ts'
 import type { TextIndex } from './text-index.ts'
 
@@ -92,13 +92,22 @@ function salarySteps(index: JobIndex, salary: { min: number; max: number }): Ste
   return prefixes.map((prefix) => ({ lists: [prefix], once: true }))
 }
 
-/** Clears the matches outside the salary bounds (no salary: outside any). */
+/** Clears the matches outside the salary bounds (no salary: outside any). A loop, not a callback per match: this runs on every match. */
 function keepSalaries(index: JobIndex, bits: Uint32Array, salary: { min: number; max: number }): void {
   const { salaryLow, salaryHigh } = index
-  clearWhere(bits, (p) => {
-    const low = salaryLow[p]!
-    return Number.isNaN(low) || salaryHigh[p]! < salary.min || low > salary.max
-  })
+  const { min, max } = salary
+  for (let w = 0; w < bits.length; w++) {
+    let word = bits[w]!
+    let kept = word
+    while (word !== 0) {
+      const bit = word & -word
+      word ^= bit
+      const p = (w << 5) | (31 - Math.clz32(bit))
+      const low = salaryLow[p]!
+      if (Number.isNaN(low) || salaryHigh[p]! < min || low > max) kept ^= bit
+    }
+    bits[w] = kept
+  }
 }
 
 /** The first index in [0, size) where `holds` turns false (it holds on a prefix only). */
@@ -185,8 +194,9 @@ function matchAndPage(context: QueryContext, query: V2ListQuery, extraGroups: [F
 
   const wanted = Math.min(end, count)
   if (!bySalary) return { total: count, positions: setPositionsInRange(bits, start, wanted) }
-  if (count * SORT_INSTEAD_OF_WALK < index.size) {
-    // Few matches: sorting their salary ranks is cheaper than walking the salary order to find them.
+  // Walking the salary order visits about wanted * size / count ranks (matches spread evenly); sorting
+  // the matches' ranks costs about count * log2(count). Few matches far apart: sort; otherwise walk.
+  if (wanted * (index.size / count) > count * Math.log2(count + 1)) {
     const matches = setPositionsInRange(bits, 0, count)
     // A plain loop: Uint32Array.from with a map function goes through the iterator protocol, ~10x slower.
     const ranks = new Uint32Array(count)
@@ -205,9 +215,6 @@ function matchAndPage(context: QueryContext, query: V2ListQuery, extraGroups: [F
   }
   return { total: count, positions }
 }
-
-/** Matches below size / this are sorted by salary rank; above, the salary order is walked. */
-const SORT_INSTEAD_OF_WALK = 16
 
 /** Live positions in date order, for pages composed at request time (v1 after an expiry). */
 export function livePositions(index: JobIndex, now: number): number[] {
