@@ -1,34 +1,55 @@
 /**
  * `jobsnap build`: dataset -> validated snapshot on disk, published
  * atomically. See core/snapshot.ts for the layout it writes.
+ *
+ * Two passes, so that memory stays bounded at a million jobs:
+ * 1. Check: every job record is read as text and either found unchanged in
+ *    the previous build's cache (record-cache.ts) or parsed, validated and
+ *    transformed on a worker thread (record-pool.ts), whose outputs go to a
+ *    spill file. Only a small summary per record stays in memory; the rules
+ *    across records (unique ids and slugs) run over those.
+ * 2. Write: the live jobs in date order, each one's bodies read back (from
+ *    the spill, or from the previous snapshot's packed bodies), streamed into
+ *    the per-job files, the packed bodies, the v1 pages, the job index, the
+ *    text index and the next build's cache.
  */
 import { createHash } from 'node:crypto'
-import { V1Job, V2Job } from '../core/schema/api.ts'
+import { readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
+import { mkdir, readFile, rm, stat } from 'node:fs/promises'
+import path from 'node:path'
+import { PackedBodies, uint32View } from '../core/packed-bodies.ts'
 import type { DatasetCompany } from '../core/schema/dataset.ts'
 import {
+  CURRENT_LINK,
   PRECOMPUTED_V1_LIMITS,
   SNAPSHOT_FORMAT,
+  SnapshotManifest as ManifestSchema,
+  jsonArrayByLine,
+  indexFileHash,
+  serializeManifest,
   snapshotPaths,
-  v1PageBody,
+  v1PageFrame,
   v1UsageNotice,
   type IndexedCompany,
-  type IndexedJob,
-  type SnapshotJobIndex,
   type SnapshotManifest,
 } from '../core/snapshot.ts'
-import { mkdir, readFile } from 'node:fs/promises'
-import path from 'node:path'
-import { SnapshotManifest as ManifestSchema, CURRENT_LINK, indexFileHash, jsonArrayByLine, serializeJobIndex, serializeManifest } from '../core/snapshot.ts'
+import { BufferedFileWriter } from './buffered-file.ts'
 import { diffSnapshots, type SnapshotChanges } from './changes.ts'
 import { SnapshotFileWriter, type PreviousSnapshot } from './file-writer.ts'
-import { compareByDate, indexJob, salaryOrder, searchDocument, TermPostingsBuilder } from './index-jobs.ts'
-import { DatasetInvalidError, type DatasetIssue } from './issues.ts'
-import { loadDataset } from './load-dataset.ts'
+import { salaryOrder, TermPostingsBuilder } from './index-jobs.ts'
+import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './issues.ts'
+import { isLiveAt, parseMeta, type RecordSummary } from './job-record.ts'
+import { loadDatasetContext, UniqueKeys } from './load-dataset.ts'
 import { PackedBodiesWriter } from './packed-bodies.ts'
 import { buildOpenApiYaml } from './openapi.ts'
 import { createProgress, type Progress } from './progress.ts'
 import { createStagingDir, publishSnapshot, pruneSnapshots, unusedSnapshotId } from './publish.ts'
-import { plainDescription, toV1Job, toV2Job } from './transform.ts'
+import { BuildCacheReader, buildContextHash, cacheHeader, cacheLine, companyHash, recordKey } from './record-cache.ts'
+import type { RecordOutcome, Spilled } from './record-batch.ts'
+import { RecordPool } from './record-pool.ts'
+import { findDatasetFiles, readRecordTexts } from './read-dataset.ts'
+import { plainDescription } from './transform.ts'
 
 export interface BuildOptions {
   dataDir: string
@@ -39,6 +60,13 @@ export interface BuildOptions {
   now?: Date
   /** Snapshots kept for rollback. */
   keepSnapshots?: number
+  /**
+   * Worker threads for the per-record work; 0 does it on the build's own
+   * thread. Default: one per core once the job files reach
+   * IN_PROCESS_MAX_BYTES, else 0 (starting a worker costs more than a small
+   * dataset takes).
+   */
+  workers?: number
   progress?: Progress
 }
 
@@ -52,6 +80,8 @@ export interface BuildResult {
   /** Public files written anew vs hard-linked unchanged from the previous snapshot. */
   filesRewritten: number
   filesReused: number
+  /** Job records whose checks and outputs were reused from the previous build's cache. */
+  recordsReused: number
 }
 
 export const CHANGED_PATHS_FILE = 'changed-paths.txt'
@@ -74,112 +104,143 @@ function snapshotIdFor(builtAt: Date, hashes: Record<string, string>): string {
   return `${stamp}-${digest.digest('hex').slice(0, 8)}`
 }
 
+/** Job files smaller than this (~7k records) are done on the build's own thread by default. */
+export const IN_PROCESS_MAX_BYTES = 8 << 20
+
 /** Builds and publishes a snapshot. Throws DatasetInvalidError (publishing nothing) when the dataset is bad. */
 export async function buildSnapshot(options: BuildOptions): Promise<BuildResult> {
   const started = performance.now()
   const progress = options.progress ?? createProgress(process.stderr, true)
   const now = options.now ?? new Date()
+  const nowMs = now.getTime()
 
-  const dataset = await loadDataset(options.dataDir, { onProgress: (kind, count) => progress.step(`reading ${kind}`, count) })
-  const companies = new Map<string, DatasetCompany>(dataset.companies.map((c) => [c.id, c]))
+  const issues: DatasetIssue[] = []
+  const { rates, companies } = await loadDatasetContext(options.dataDir, issues)
+  const companyIndex = new Map(companies.map((company, index) => [company.id, index]))
+  const companyHashes = companies.map(companyHash)
 
-  const live = dataset.jobs.filter((job) => job.status === 'live' && (job.expires_at === undefined || Date.parse(job.expires_at) > now.getTime()))
-  const closed = dataset.jobs.filter((job) => job.status === 'closed').length
-  // Parse each timestamp once: a comparator that parses costs O(n log n) Date.parse calls.
-  const postedAt = new Map(live.map((job) => [job, Date.parse(job.posted_at)]))
-  live.sort((a, b) => compareByDate({ posted_at: postedAt.get(a)!, id: a.id }, { posted_at: postedAt.get(b)!, id: b.id }))
-  progress.log(`dataset: ${dataset.jobs.length} job records (${live.length} live), ${dataset.companies.length} companies`)
-
-  const provisionalId = `${now.getTime()}`
-  const stagingDir = await createStagingDir(options.distDir, provisionalId)
   const previous = await previousSnapshot(options.distDir)
+  const contextHash = rates ? await buildContextHash(rates) : undefined
+  const cache = previous && contextHash ? await BuildCacheReader.open(path.join(previous.dir, snapshotPaths.buildCache), contextHash) : undefined
+
+  const files = await findDatasetFiles(options.dataDir, 'jobs')
+  const totalBytes = (await Promise.all(files.map((file) => stat(path.join(options.dataDir, file))))).reduce((sum, s) => sum + s.size, 0)
+  const threads = options.workers ?? (totalBytes >= IN_PROCESS_MAX_BYTES ? availableParallelism() : 0)
+
+  const stagingDir = await createStagingDir(options.distDir, `${nowMs}`)
+  const records = new RecordTable(companyIndex, nowMs)
+  const pool = new RecordPool({ rates, companies, nowMs }, stagingDir, (outcomes, spill) => records.acceptOutcomes(outcomes, spill), threads)
   const writer = new SnapshotFileWriter(stagingDir, previous)
-  await mkdir(path.join(stagingDir, path.dirname(snapshotPaths.v2Bodies.bodies)), { recursive: true })
-  const packedV2 = new PackedBodiesWriter(stagingDir, snapshotPaths.v2Bodies)
-  const packedV1 = new PackedBodiesWriter(stagingDir, snapshotPaths.v1Bodies)
-  // The writer owns worker threads: stopped whether the build succeeds or throws.
+  // Worker threads and open files are released whether the build succeeds or throws.
+  const closers: (() => unknown)[] = [() => pool.close(), () => writer.close()]
+  let published = false
   try {
-    const usage = v1UsageNotice(options.siteUrl)
+    // Pass 1: check every record, reusing what the previous build worked out where nothing changed.
+    let bytesRead = 0
+    for (const file of files) {
+      for await (const { source, text, bytes } of readRecordTexts(options.dataDir, file, issues)) {
+        const ordinal = records.add(source)
+        const key = recordKey(text)
+        records.keys[ordinal] = key
+        const cached = cache?.lookup(key)
+        const company = cached && companyIndex.get(cached.summary.company_id)
+        const reusable = cached && company !== undefined && companyHashes[company] === cached.companyHash && (cached.position >= 0 || !isLiveAt(cached.summary, nowMs))
+        if (reusable) records.acceptCached(ordinal, cached.summary, cached.line, cached.position)
+        else await pool.add(ordinal, source, text)
+        bytesRead += bytes
+        if ((ordinal & 1023) === 0) progress.step('checking jobs', bytesRead, totalBytes, 'bytes')
+      }
+    }
+    await pool.drain()
+    progress.step('checking jobs', totalBytes, totalBytes, 'bytes')
+    records.finishChecks(issues)
+    if (issues.length > 0 || !rates) throw new DatasetInvalidError(issues)
 
-    const issues: DatasetIssue[] = []
-    const v1Serialized: string[] = []
-    const indexed: IndexedJob[] = []
-    const liveByCompany = new Map<string, number>()
+    const live = records.liveInDateOrder()
+    const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`
+    progress.log(`checked ${records.size} job records (${live.length} live, ${records.reused} reused from the previous build), ${companies.length} companies in ${seconds(started)}`)
+    const writeStarted = performance.now()
+
+    // Pass 2: the live jobs in date order.
+    await mkdir(path.join(stagingDir, 'index'), { recursive: true })
+    const previousBodies = cache && previous ? openPreviousBodies(previous.dir) : undefined
+    if (previousBodies) closers.push(() => previousBodies.v2.close(), () => previousBodies.v1.close())
+    const packedV2 = new PackedBodiesWriter(stagingDir, snapshotPaths.v2Bodies)
+    const packedV1 = new PackedBodiesWriter(stagingDir, snapshotPaths.v1Bodies)
+    const jobIndexFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.jobIndex))
+    const cacheFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.buildCache))
+    closers.push(() => packedV2.close(), () => packedV1.close(), () => jobIndexFile.close(), () => cacheFile.close())
+    const v1Pages = new V1PageWriter(writer, v1UsageNotice(options.siteUrl), live.length)
     const textIndex = new TermPostingsBuilder()
+    const liveByCompany = new Uint32Array(companies.length)
 
-    for (const [position, job] of live.entries()) {
-      const company = companies.get(job.company_id)!
-      const v2 = toV2Job(job, company)
-      const v1 = toV1Job(job, company, v2)
-      // The output schemas are the contract: a record that cannot be served exactly is a dataset error, not a surprise for a client.
-      for (const [shape, schema, value] of [['v2', V2Job, v2], ['v1', V1Job, v1]] as const) {
-        const checked = schema.safeParse(value)
-        if (!checked.success) {
-          for (const issue of checked.error.issues) {
-            issues.push({ source: { file: `job ${job.slug}` }, recordId: job.id, field: issue.path.join('.'), message: `cannot be served as ${shape}: ${issue.message}` })
-          }
-        }
-      }
-      const v2Body = Buffer.from(JSON.stringify(v2))
-      const v1Body = JSON.stringify(v1)
-      const hash = await writer.writePublic(snapshotPaths.v2Job(job.slug), v2Body)
-      packedV2.add(v2Body)
-      packedV1.add(Buffer.from(v1Body))
-      v1Serialized.push(v1Body)
-      indexed.push(indexJob(job, dataset.rates, hash))
-      textIndex.add(position, searchDocument(v2, company))
-      liveByCompany.set(company.id, (liveByCompany.get(company.id) ?? 0) + 1)
-      if (position % 1000 === 0) progress.step('writing jobs', position, live.length)
+    jobIndexFile.write(`{"salary_order":${JSON.stringify(salaryOrder(live.map((ordinal) => records.salaryHigh[ordinal])))},"jobs":${live.length === 0 ? '[]' : '[\n'}`)
+    cacheFile.write(cacheHeader(contextHash!))
+    for (const [position, ordinal] of live.entries()) {
+      const { meta, v2, v1 } = records.cachedLine[ordinal] !== undefined
+        ? { meta: cache!.metaAt(records.cachedLine[ordinal]!), v2: previousBodies!.v2.body(records.previousPosition[ordinal]!), v1: previousBodies!.v1.body(records.previousPosition[ordinal]!) }
+        : pool.readSpilled(records.spillWorker[ordinal]!, records.spilled[ordinal]!)
+      const { indexedJson, hash, terms } = parseMeta(meta)
+      await writer.writePublic(snapshotPaths.v2Job(records.slugs[ordinal]!), v2, { hash })
+      packedV2.add(v2)
+      packedV1.add(v1)
+      await v1Pages.add(v1)
+      jobIndexFile.write(position === 0 ? indexedJson : `,\n${indexedJson}`)
+      textIndex.add(position, terms)
+      const company = records.company[ordinal]!
+      liveByCompany[company]!++
+      cacheFile.write(cacheLine(records.keys[ordinal]!, companyHashes[company]!, position, records.summaryJson(ordinal, cache), meta))
+      if ((position & 1023) === 0) progress.step('writing jobs', position, live.length, 'jobs')
     }
-    progress.step('writing jobs', live.length, live.length)
-    if (issues.length > 0) throw new DatasetInvalidError(issues)
-
-    for (const limit of PRECOMPUTED_V1_LIMITS) {
-      const pages = Math.max(1, Math.ceil(live.length / limit))
-      for (let page = 1; page <= pages; page++) {
-        const slice = v1Serialized.slice((page - 1) * limit, page * limit)
-        await writer.writePublic(snapshotPaths.v1Page(limit, page), v1PageBody(usage, page, limit, live.length, slice))
-      }
+    progress.step('writing jobs', live.length, live.length, 'jobs')
+    progress.log(`wrote ${live.length} jobs in ${seconds(writeStarted)}`)
+    const finishStarted = performance.now()
+    await v1Pages.finish()
+    jobIndexFile.write(live.length === 0 ? '}\n' : '\n]}\n')
+    // Records not published (closed, expired) are cached too: next time they skip their schema pass.
+    for (let ordinal = 0; ordinal < records.size; ordinal++) {
+      if (records.isLive[ordinal] === 1) continue
+      cacheFile.write(cacheLine(records.keys[ordinal]!, companyHashes[records.company[ordinal]!]!, -1, records.summaryJson(ordinal, cache), ''))
     }
-    await writer.writePublic(snapshotPaths.openapi, buildOpenApiYaml())
+    await writer.writePublic(snapshotPaths.openapi, buildOpenApiYaml(), { precompress: true })
 
     const indexHashes: Record<string, string> = {}
     const writeIndexFile = async (relativePath: string, body: string | Buffer) => {
       indexHashes[relativePath] = indexFileHash(body)
       await writer.writePrivate(relativePath, body)
     }
-    const jobIndex: SnapshotJobIndex = { jobs: indexed, salary_order: salaryOrder(indexed) }
-    await writeIndexFile(snapshotPaths.jobIndex, serializeJobIndex(jobIndex))
+    indexHashes[snapshotPaths.jobIndex] = await jobIndexFile.finish()
+    await cacheFile.finish()
     progress.log('writing search index')
     const { terms, postings } = textIndex.serialize()
     await writeIndexFile(snapshotPaths.searchTerms, JSON.stringify(terms))
     await writeIndexFile(snapshotPaths.searchPostings, postings)
-    const companyIndex: IndexedCompany[] = dataset.companies.map((company) => {
-      const { description_html: _html, total_raised: _raised, description: _text, ...published } = company
-      const description = plainDescription(company)
-      return { ...published, ...(description ? { description } : {}), live_jobs: liveByCompany.get(company.id) ?? 0 }
-    })
-    await writeIndexFile(snapshotPaths.companies, jsonArrayByLine(companyIndex))
+    const companyIndexFile: IndexedCompany[] = companies.map((company, index) => publishedCompany(company, liveByCompany[index]!))
+    await writeIndexFile(snapshotPaths.companies, jsonArrayByLine(companyIndexFile))
     for (const [packed, paths] of [[packedV2, snapshotPaths.v2Bodies], [packedV1, snapshotPaths.v1Bodies]] as const) {
-      const { lengths, bodiesHash } = packed.finish()
+      const { lengths, bodiesHash } = await packed.finish()
       indexHashes[paths.bodies] = bodiesHash
       await writeIndexFile(paths.lengths, lengths)
     }
     await writer.flush()
+    progress.log(`wrote the indexes and the last files in ${seconds(finishStarted)}`)
+    await pool.close()
+    await Promise.all(pool.spillFiles.map((file) => rm(file, { force: true })))
 
+    const closed = records.countWhere((ordinal) => records.status[ordinal] === 'closed')
     const snapshotId = await unusedSnapshotId(options.distDir, snapshotIdFor(now, writer.hashes))
     const manifest: SnapshotManifest = {
       format: SNAPSHOT_FORMAT,
       snapshot_id: snapshotId,
       built_at: now.toISOString(),
       site_url: options.siteUrl,
-      rates_as_of: dataset.rates.as_of,
+      rates_as_of: rates.as_of,
       counts: {
-        records_jobs: dataset.jobs.length,
+        records_jobs: records.size,
         live_jobs: live.length,
         closed_jobs: closed,
-        expired_jobs: dataset.jobs.length - live.length - closed,
-        companies: dataset.companies.length,
+        expired_jobs: records.size - live.length - closed,
+        companies: companies.length,
       },
       v1_limits: [...PRECOMPUTED_V1_LIMITS],
       files: writer.hashes,
@@ -190,12 +251,183 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     // The manifest goes last: a snapshot folder without one is incomplete by definition.
     await writer.writePrivate(snapshotPaths.manifest, serializeManifest(manifest))
     const snapshotDir = await publishSnapshot(options.distDir, stagingDir, snapshotId)
+    published = true
     await pruneSnapshots(options.distDir, options.keepSnapshots ?? 3)
     progress.done()
-    return { snapshotId, snapshotDir, manifest, durationMs: performance.now() - started, changes, filesRewritten: writer.rewritten, filesReused: writer.reused }
+    return {
+      snapshotId,
+      snapshotDir,
+      manifest,
+      durationMs: performance.now() - started,
+      changes,
+      filesRewritten: writer.rewritten,
+      filesReused: writer.reused,
+      recordsReused: records.reused,
+    }
   } finally {
-    packedV2.close()
-    packedV1.close()
-    await writer.close()
+    for (const close of closers) await close()
+    // A refused or failed build leaves nothing behind (a crashed one is swept by the next build).
+    if (!published) await rm(stagingDir, { recursive: true, force: true })
+  }
+}
+
+/** A company as index/companies.json keeps it for the MCP tools: published fields, plain description, live job count. */
+function publishedCompany(company: DatasetCompany, liveJobs: number): IndexedCompany {
+  const { description_html: _html, total_raised: _raised, description: _text, ...published } = company
+  const description = plainDescription(company)
+  return { ...published, ...(description ? { description } : {}), live_jobs: liveJobs }
+}
+
+/** Reused bodies come mostly in the previous snapshot's order: read 4 MB at a time. */
+const PREVIOUS_BODIES_READ_AHEAD = 4 << 20
+
+/** The previous snapshot's packed bodies, where a reused record's bodies are read back from. */
+function openPreviousBodies(dir: string): { v2: PackedBodies; v1: PackedBodies } {
+  const open = (paths: typeof snapshotPaths.v2Bodies) => {
+    const what = `${dir}/${paths.bodies}`
+    return PackedBodies.inFile(path.join(dir, paths.bodies), uint32View(readFileSync(path.join(dir, paths.lengths)), what), what, { readAheadBytes: PREVIOUS_BODIES_READ_AHEAD })
+  }
+  return { v2: open(snapshotPaths.v2Bodies), v1: open(snapshotPaths.v1Bodies) }
+}
+
+/** Writes the precomputed v1 pages as the jobs come by in date order: each page is written once it is full. */
+class V1PageWriter {
+  private readonly pending = PRECOMPUTED_V1_LIMITS.map((limit) => ({ limit, page: 1, bodies: [] as Buffer[] }))
+
+  constructor(
+    private readonly writer: SnapshotFileWriter,
+    private readonly usage: string,
+    private readonly total: number,
+  ) {}
+
+  async add(body: Buffer): Promise<void> {
+    for (const page of this.pending) {
+      page.bodies.push(body)
+      if (page.bodies.length === page.limit) await this.write(page)
+    }
+  }
+
+  /** The last, partial pages (and page 1 of an empty snapshot). */
+  async finish(): Promise<void> {
+    for (const page of this.pending) if (page.bodies.length > 0 || page.page === 1) await this.write(page)
+  }
+
+  private async write(page: { limit: number; page: number; bodies: Buffer[] }): Promise<void> {
+    const { head, tail } = v1PageFrame(this.usage, page.page, page.limit, this.total)
+    const parts: Buffer[] = [Buffer.from(head)]
+    for (const [i, body] of page.bodies.entries()) parts.push(...(i === 0 ? [body] : [COMMA, body]))
+    parts.push(Buffer.from(tail))
+    await this.writer.writePublic(snapshotPaths.v1Page(page.limit, page.page), Buffer.concat(parts))
+    page.page++
+    page.bodies = []
+  }
+}
+
+const COMMA = Buffer.from(',')
+
+/**
+ * What pass 1 keeps per record (by ordinal, the record's place in the
+ * dataset): plain arrays of small values, no per-record objects, so a
+ * million records stay well inside the default heap.
+ */
+class RecordTable {
+  size = 0
+  reused = 0
+  readonly keys: string[] = []
+  readonly ids: (string | undefined)[] = []
+  readonly slugs: (string | undefined)[] = []
+  readonly status: (RecordSummary['status'] | undefined)[] = []
+  readonly postedAt: number[] = []
+  readonly salaryHigh: (number | undefined)[] = []
+  /** Index of the record's company in the dataset's companies. */
+  readonly company: number[] = []
+  /** 1 for a job this snapshot publishes. */
+  readonly isLive: number[] = []
+  /** Reused records: their line in the previous build's cache and their position in its packed bodies. */
+  readonly cachedLine: (number | undefined)[] = []
+  readonly previousPosition: number[] = []
+  /** Records done by a worker: the summary, serialized, and where their outputs were spilled. */
+  private readonly freshSummary: (string | undefined)[] = []
+  readonly spillWorker: number[] = []
+  readonly spilled: (Spilled | undefined)[] = []
+  private readonly sources: RecordSource[] = []
+  private readonly issuesByOrdinal = new Map<number, DatasetIssue[]>()
+
+  constructor(
+    private readonly companyIndex: ReadonlyMap<string, number>,
+    private readonly nowMs: number,
+  ) {}
+
+  add(source: RecordSource): number {
+    this.sources.push(source)
+    return this.size++
+  }
+
+  acceptCached(ordinal: number, summary: RecordSummary, line: number, position: number): void {
+    this.accept(ordinal, summary, isLiveAt(summary, this.nowMs))
+    this.cachedLine[ordinal] = line
+    this.previousPosition[ordinal] = position
+    this.reused++
+  }
+
+  acceptOutcomes(outcomes: RecordOutcome[], spill: number): void {
+    for (const { ordinal, summary, issues, spilled } of outcomes) {
+      if (issues.length > 0) this.issuesByOrdinal.set(ordinal, issues)
+      if (!summary) continue
+      // A worker spills the outputs of exactly the valid jobs this snapshot publishes.
+      this.accept(ordinal, summary, spilled !== undefined)
+      this.freshSummary[ordinal] = JSON.stringify(summary)
+      if (spilled) {
+        this.spillWorker[ordinal] = spill
+        this.spilled[ordinal] = spilled
+      }
+    }
+  }
+
+  /**
+   * The rules across records, in dataset order so that "first seen" is the
+   * first in the files; then every issue, in dataset order, into `issues`.
+   */
+  finishChecks(issues: DatasetIssue[]): void {
+    const ids = new UniqueKeys('job id')
+    const slugs = new UniqueKeys('job slug')
+    for (let ordinal = 0; ordinal < this.size; ordinal++) {
+      const id = this.ids[ordinal]
+      if (id === undefined) continue
+      const found: DatasetIssue[] = []
+      ids.check(id, this.sources[ordinal]!, id, 'id', found)
+      slugs.check(this.slugs[ordinal]!, this.sources[ordinal]!, id, 'slug', found)
+      if (found.length > 0) this.issuesByOrdinal.set(ordinal, [...found, ...(this.issuesByOrdinal.get(ordinal) ?? [])])
+    }
+    for (const ordinal of [...this.issuesByOrdinal.keys()].sort((a, b) => a - b)) issues.push(...this.issuesByOrdinal.get(ordinal)!)
+  }
+
+  /** Ordinals of the live jobs, newest first, ties by id: the `sort=date` order. */
+  liveInDateOrder(): number[] {
+    const live: number[] = []
+    for (let ordinal = 0; ordinal < this.size; ordinal++) if (this.isLive[ordinal] === 1) live.push(ordinal)
+    return live.sort((a, b) => this.postedAt[b]! - this.postedAt[a]! || (this.ids[a]! < this.ids[b]! ? -1 : this.ids[a]! > this.ids[b]! ? 1 : 0))
+  }
+
+  /** The record's summary as the cache keeps it: the same text whether it was reused or done afresh. */
+  summaryJson(ordinal: number, cache: BuildCacheReader | undefined): string {
+    return this.freshSummary[ordinal] ?? cache!.summaryJsonAt(this.cachedLine[ordinal]!)
+  }
+
+  countWhere(test: (ordinal: number) => boolean): number {
+    let count = 0
+    for (let ordinal = 0; ordinal < this.size; ordinal++) if (test(ordinal)) count++
+    return count
+  }
+
+  private accept(ordinal: number, summary: RecordSummary, live: boolean): void {
+    this.ids[ordinal] = summary.id
+    this.slugs[ordinal] = summary.slug
+    this.status[ordinal] = summary.status
+    this.postedAt[ordinal] = summary.posted_at
+    this.salaryHigh[ordinal] = summary.salary_high
+    // Known: a record whose company is missing has an issue, and the build stops before using this.
+    this.company[ordinal] = this.companyIndex.get(summary.company_id) ?? -1
+    this.isLive[ordinal] = Number(live)
   }
 }

@@ -24,7 +24,7 @@ export async function runBuildCommand(config: Config, options: { now?: Date; qui
       `published snapshot ${result.snapshotId}: ${counts.live_jobs} live jobs (${counts.closed_jobs} closed, ${counts.expired_jobs} expired left out), ${counts.companies} companies, in ${(result.durationMs / 1000).toFixed(1)} s -> ${result.snapshotDir}`,
     )
     console.log(
-      `changes: ${changes.added.length} files added, ${changes.changed.length} changed, ${changes.removed.length} removed (${result.filesRewritten} written, ${result.filesReused} reused); ${changes.purge.length} paths to purge listed in ${path.join(result.snapshotDir, CHANGED_PATHS_FILE)}`,
+      `changes: ${changes.added.length} files added, ${changes.changed.length} changed, ${changes.removed.length} removed (${result.filesRewritten} written, ${result.filesReused} reused); ${result.recordsReused} of ${counts.records_jobs} job records reused from the previous build; ${changes.purge.length} paths to purge listed in ${path.join(result.snapshotDir, CHANGED_PATHS_FILE)}`,
     )
     console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`)
     return 0
@@ -48,7 +48,7 @@ export async function runGenerateCommand(options: GenerateOptions): Promise<numb
     }
   }
   const progress = createProgress()
-  const result = await generateDataset({ ...options, onProgress: (done, total) => progress.step('generating jobs', done, total) })
+  const result = await generateDataset({ ...options, onProgress: (done, total) => progress.step('generating jobs', done, total, 'jobs') })
   progress.done()
   console.log(`wrote ${result.jobs} jobs and ${result.companies} companies to ${options.outDir} (seed ${options.seed})`)
   return 0

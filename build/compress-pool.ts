@@ -1,8 +1,8 @@
 /**
- * Putting public files on disk from worker threads. Each file becomes three
- * (identity, brotli, gzip): at 100k jobs that is ~300k small files. A file
- * unchanged since the previous snapshot is hard-linked from it instead; any
- * other is compressed and written. zlib's async API builds a stream per call
+ * Putting public files on disk from worker threads: ~100k small files at
+ * 100k jobs. A file unchanged since the previous snapshot is hard-linked
+ * from it; any other is written, with brotli and gzip siblings when it is
+ * one of the few worth precompressing (see SnapshotFileWriter). zlib's async API builds a stream per call
  * (~3x the cost of the compression itself for 2 KB bodies) and fs/promises
  * costs a thread-pool round trip and a promise per call, so the workers use
  * the sync APIs, files go to them in batches (one message per batch, not per
@@ -21,6 +21,8 @@ export const GZIP_LEVEL = 9
 export interface PublicFile {
   path: string
   bytes: Buffer
+  /** Also write its brotli and gzip siblings. */
+  precompress: boolean
   linkFrom?: string
 }
 
@@ -38,26 +40,28 @@ const COMPRESS = {
   br: (body) => zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: ${BROTLI_QUALITY}, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
   gzip: (body) => zlib.gzipSync(body, { level: ${GZIP_LEVEL} }),
 }
-function write(path, body) {
+function write(path, body, precompress) {
   writeFileSync(path, body)
-  for (const [name, suffix] of ENCODINGS) writeFileSync(path + suffix, COMPRESS[name](body))
+  if (precompress) for (const [name, suffix] of ENCODINGS) writeFileSync(path + suffix, COMPRESS[name](body))
 }
-// All three links or none: after a failed link (the old file is gone), the ones made are removed,
+// All links or none: after a failed link (the old file is gone), the ones made are removed,
 // since writing through a link would change the previous snapshot's file.
-function link(from, path) {
+function link(from, path, precompress) {
+  const suffixes = precompress ? SUFFIXES : ['']
   try {
-    for (const suffix of SUFFIXES) linkSync(from + suffix, path + suffix)
+    for (const suffix of suffixes) linkSync(from + suffix, path + suffix)
     return true
   } catch {
-    for (const suffix of SUFFIXES) rmSync(path + suffix, { force: true })
+    for (const suffix of suffixes) rmSync(path + suffix, { force: true })
     return false
   }
 }
-parentPort.on('message', ({ id, files }) => {
+parentPort.on('message', ({ id, files, bytes }) => {
   try {
-    const linked = files.map(({ path, bytes, linkFrom }) => {
-      if (linkFrom !== undefined && link(linkFrom, path)) return true
-      write(path, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+    const all = Buffer.from(bytes)
+    const linked = files.map(({ path, start, end, precompress, linkFrom }) => {
+      if (linkFrom !== undefined && link(linkFrom, path, precompress)) return true
+      write(path, all.subarray(start, end), precompress)
       return false
     })
     parentPort.postMessage({ id, linked })
@@ -92,13 +96,24 @@ export class CompressPool {
     })
   }
 
-  /** Puts each file on disk (three files each); resolves, once all are there, with which were linked. */
+  /**
+   * Puts each file on disk; resolves, once all are there, with which were linked. The bytes
+   * travel as one buffer whose memory is handed over, not copied: cloning a Buffer clones
+   * its whole backing store, which for a slice of a larger read is far more than the file.
+   */
   write(files: PublicFile[]): Promise<BatchOutcome> {
     const id = this.nextId++
     const worker = this.workers[this.nextWorker++ % this.workers.length]!
+    const bytes = new Uint8Array(files.reduce((sum, file) => sum + file.bytes.length, 0))
+    let offset = 0
+    const placed = files.map(({ path, bytes: body, precompress, linkFrom }) => {
+      bytes.set(body, offset)
+      offset += body.length
+      return { path, start: offset - body.length, end: offset, precompress, linkFrom }
+    })
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject })
-      worker.postMessage({ id, files })
+      worker.postMessage({ id, files: placed, bytes: bytes.buffer }, [bytes.buffer])
     })
   }
 

@@ -1,9 +1,15 @@
 /**
- * Writes the snapshot's public files: the exact response bytes, plus brotli
- * and gzip copies so neither nginx nor the runtime compresses per request;
- * a file unchanged since the previous snapshot is hard-linked from it. Both
- * happen on worker threads (CompressPool), in batches, a bounded number of
- * files in flight.
+ * Writes the snapshot's public files: the exact response bytes; a file
+ * unchanged since the previous snapshot is hard-linked from it. Both happen
+ * on worker threads (CompressPool), in batches, a bounded number of files in
+ * flight.
+ *
+ * Only files asked for with `precompress` (the OpenAPI document) get brotli
+ * and gzip siblings. A job file or a v1 page is compressed by whoever serves
+ * it, on demand (the runtime at its fastest levels, then cached; nginx with
+ * `gzip on`): precompressing every one of them tripled the files a snapshot
+ * holds and cost more than half of a build's CPU time (three files per job
+ * at 1M jobs is 3M files to create, and to link again on every rebuild).
  */
 import { createHash } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
@@ -41,17 +47,21 @@ export class SnapshotFileWriter {
     private readonly concurrency = 512,
   ) {}
 
-  /** Queues a public file (and its compressed copies); resolves when there is room for more. */
-  async writePublic(relativePath: string, body: string | Buffer): Promise<string> {
+  /**
+   * Queues a public file (and its compressed copies when `precompress`); resolves, with its
+   * content hash, when there is room for more. `hash` saves hashing bytes whose hash is known.
+   */
+  async writePublic(relativePath: string, body: string | Buffer, options: { hash?: string; precompress?: boolean } = {}): Promise<string> {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body
-    const hash = contentHash(bytes)
+    const hash = options.hash ?? contentHash(bytes)
+    const precompress = options.precompress === true
     this.hashes[relativePath] = hash
     const full = path.join(this.root, relativePath)
     await this.ensureDir(path.dirname(full))
     // An unchanged file is hard-linked: no compression, no copy, and each snapshot folder still
     // stands alone (pruning the old one leaves the link intact).
     const unchanged = this.previous?.hashes[relativePath] === hash
-    this.batch.push({ path: full, bytes, ...(unchanged ? { linkFrom: path.join(this.previous!.dir, relativePath) } : {}) })
+    this.batch.push({ path: full, bytes, precompress, ...(unchanged ? { linkFrom: path.join(this.previous!.dir, relativePath) } : {}) })
     if (this.batch.length >= BATCH_SIZE) this.dispatch()
     if (this.pending.size * BATCH_SIZE >= this.concurrency) await Promise.race(this.pending)
     return hash

@@ -1,13 +1,13 @@
 /**
  * What the runtime needs to filter, sort and search without re-reading the
  * dataset: one compact IndexedJob per live job, the salary order, and the
- * MiniSearch documents.
+ * search postings.
  */
 import { resolveContinent, resolveCountry, resolveRegion } from '../core/geo.ts'
 import { annualUsd } from '../core/salary.ts'
 import type { DatasetCompany, DatasetJob, ExchangeRates } from '../core/schema/dataset.ts'
 import type { V2Job } from '../core/schema/api.ts'
-import { documentTerms, type SearchDocument, type SerializedTerms } from '../core/search.ts'
+import type { SearchDocument, SerializedTerms } from '../core/search.ts'
 import { placeKey, type IndexedJob } from '../core/snapshot.ts'
 
 /**
@@ -30,11 +30,6 @@ export function placeKeysForJob(job: Pick<DatasetJob, 'office_locations' | 'remo
     else if (region) keys.add(placeKey.region(region))
   }
   return [...keys].sort()
-}
-
-/** Newest first, ties by id: the `sort=date` order. */
-export function compareByDate(a: { posted_at: number; id: string }, b: { posted_at: number; id: string }): number {
-  return b.posted_at - a.posted_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 }
 
 export function indexJob(job: DatasetJob, rates: ExchangeRates, hash: string): IndexedJob {
@@ -62,15 +57,15 @@ export function indexJob(job: DatasetJob, rates: ExchangeRates, hash: string): I
 }
 
 /**
- * Positions into the date-ordered jobs: highest annualised salary (top of
- * range) first, no salary last, ties newest first (lower position).
+ * Positions into the date-ordered jobs, given each one's annualised top of
+ * range: highest salary first, no salary last, ties newest first (lower position).
  */
-export function salaryOrder(jobs: IndexedJob[]): number[] {
-  return jobs
+export function salaryOrder(salaryHigh: readonly (number | undefined)[]): number[] {
+  return salaryHigh
     .map((_, position) => position)
     .sort((a, b) => {
-      const sa = jobs[a]!.salary_high
-      const sb = jobs[b]!.salary_high
+      const sa = salaryHigh[a]
+      const sb = salaryHigh[b]
       if (sa === undefined || sb === undefined) return sa === sb ? a - b : sa === undefined ? 1 : -1
       return sb - sa || a - b
     })
@@ -93,23 +88,37 @@ export function searchDocument(v2: V2Job, company: DatasetCompany): SearchDocume
 
 /** Collects term -> positions while jobs are added in date order, so every list comes out ascending. */
 export class TermPostingsBuilder {
-  private readonly postings = new Map<string, number[]>()
+  /** Per term, its positions so far in a typed array that doubles as it fills (1M jobs hold ~50M postings). */
+  private readonly postings = new Map<string, { positions: Uint32Array; count: number }>()
 
-  add(position: number, doc: SearchDocument): void {
-    for (const term of documentTerms(doc)) {
+  add(position: number, terms: Iterable<string>): void {
+    for (const term of terms) {
       const list = this.postings.get(term)
-      if (list) list.push(position)
-      else this.postings.set(term, [position])
+      if (!list) {
+        const positions = new Uint32Array(4)
+        positions[0] = position
+        this.postings.set(term, { positions, count: 1 })
+        continue
+      }
+      if (list.count === list.positions.length) {
+        const grown = new Uint32Array(list.positions.length * 2)
+        grown.set(list.positions)
+        list.positions = grown
+      }
+      list.positions[list.count++] = position
     }
   }
 
   /** The vocabulary (sorted) with counts, and the concatenated postings as little-endian uint32. */
   serialize(): { terms: SerializedTerms; postings: Buffer } {
     const terms = [...this.postings.keys()].sort()
-    const counts = terms.map((term) => this.postings.get(term)!.length)
+    const counts = terms.map((term) => this.postings.get(term)!.count)
     const buffer = Buffer.allocUnsafe(counts.reduce((sum, n) => sum + n, 0) * 4)
     let offset = 0
-    for (const term of terms) for (const position of this.postings.get(term)!) offset = buffer.writeUInt32LE(position, offset)
+    for (const term of terms) {
+      const { positions, count } = this.postings.get(term)!
+      for (let i = 0; i < count; i++) offset = buffer.writeUInt32LE(positions[i]!, offset)
+    }
     return { terms: { terms, counts }, postings: buffer }
   }
 }

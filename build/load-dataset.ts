@@ -35,7 +35,7 @@ function zodIssues(error: z.ZodError, source: RecordSource, recordId: string | u
 }
 
 /** Tracks a unique key (id, slug) across records and reports the second sighting. */
-class UniqueKeys {
+export class UniqueKeys {
   private readonly seen = new Map<string, RecordSource>()
   constructor(private readonly what: string) {}
   check(key: string, source: RecordSource, recordId: string | undefined, field: string, issues: DatasetIssue[]): void {
@@ -72,15 +72,18 @@ async function loadKind<T>(
   return files.length
 }
 
-/** Loads `dataDir`; throws DatasetInvalidError listing every problem found. */
-export async function loadDataset(dataDir: string, options: LoadOptions = {}): Promise<Dataset> {
-  const issues: DatasetIssue[] = []
+/** The records every job depends on: the rate table and the companies, validated, with every problem collected. */
+export interface DatasetContext {
+  rates: ExchangeRates | undefined
+  companies: DatasetCompany[]
+}
 
+/** Loads the rate table and the companies (small: held in memory by the build and each of its workers). */
+export async function loadDatasetContext(dataDir: string, issues: DatasetIssue[], options: LoadOptions = {}): Promise<DatasetContext> {
   const rates: ExchangeRates[] = []
   const rateFiles = await loadKind(dataDir, 'rates', ExchangeRates, issues, options, (record) => rates.push(record))
   if (rateFiles === 0) issues.push({ source: { file: 'rates.json' }, message: 'no exchange-rate table found (expected a rates*.json file)' })
   else if (rates.length > 1) issues.push({ source: { file: 'rates*.json' }, message: `expected one exchange-rate table, found ${rates.length}` })
-  const rateTable = rates[0]
 
   const companies: DatasetCompany[] = []
   const companyIds = new UniqueKeys('company id')
@@ -90,31 +93,64 @@ export async function loadDataset(dataDir: string, options: LoadOptions = {}): P
     companySlugs.check(company.slug, source, company.id, 'slug', issues)
     companies.push(company)
   })
-  const knownCompanies = new Set(companies.map((company) => company.id))
+  return { rates: rates[0], companies }
+}
+
+/**
+ * The checks one job record gets on its own: its schema, then the rules that
+ * need only the context (its company exists, its currency has a rate). A job
+ * that passes its schema comes back (for the checks across records) even when
+ * the context rules fail; when all pass, its schedule is filled in from its
+ * employer when it has none, as v2, the filters and the search see it.
+ */
+export function checkJobRecord(
+  value: unknown,
+  source: RecordSource,
+  context: { rates: ExchangeRates | undefined; companyById: ReadonlyMap<string, DatasetCompany> },
+): { job: DatasetJob | undefined; issues: DatasetIssue[] } {
+  const parsed = DatasetJob.safeParse(value)
+  if (!parsed.success) return { job: undefined, issues: zodIssues(parsed.error, source, recordIdOf(value)) }
+  const job = parsed.data
+  const issues: DatasetIssue[] = []
+  const company = context.companyById.get(job.company_id)
+  if (!company) issues.push({ source, recordId: job.id, field: 'company_id', message: `no company has id ${job.company_id}` })
+  const { rates } = context
+  if (job.salary_currency && rates && rates.usd_per_unit[job.salary_currency] === undefined) {
+    issues.push({
+      source,
+      recordId: job.id,
+      field: 'salary_currency',
+      message: `unknown currency ${job.salary_currency}: the exchange-rate table has ${Object.keys(rates.usd_per_unit).sort().join(', ')}`,
+    })
+  }
+  if (company) job.schedule_type ??= company.schedule_type
+  return { job, issues }
+}
+
+/** Loads `dataDir` whole, in memory (tests, tools); throws DatasetInvalidError listing every problem found. */
+export async function loadDataset(dataDir: string, options: LoadOptions = {}): Promise<Dataset> {
+  const issues: DatasetIssue[] = []
+  const { rates, companies } = await loadDatasetContext(dataDir, issues, options)
+  const companyById = new Map(companies.map((company) => [company.id, company]))
 
   const jobs: DatasetJob[] = []
   const jobIds = new UniqueKeys('job id')
   const jobSlugs = new UniqueKeys('job slug')
-  await loadKind(dataDir, 'jobs', DatasetJob, issues, options, (job, source) => {
-    jobIds.check(job.id, source, job.id, 'id', issues)
-    jobSlugs.check(job.slug, source, job.id, 'slug', issues)
-    if (!knownCompanies.has(job.company_id)) {
-      issues.push({ source, recordId: job.id, field: 'company_id', message: `no company has id ${job.company_id}` })
+  const files = await findDatasetFiles(dataDir, 'jobs')
+  let count = 0
+  for (const file of files) {
+    for await (const raw of readRecords(dataDir, file, issues)) {
+      if (++count % 5000 === 0) options.onProgress?.('jobs', count)
+      const { job, issues: found } = checkJobRecord(raw.value, raw.source, { rates, companyById })
+      if (job) {
+        jobIds.check(job.id, raw.source, job.id, 'id', issues)
+        jobSlugs.check(job.slug, raw.source, job.id, 'slug', issues)
+        jobs.push(job)
+      }
+      issues.push(...found)
     }
-    if (job.salary_currency && rateTable && rateTable.usd_per_unit[job.salary_currency] === undefined) {
-      issues.push({
-        source,
-        recordId: job.id,
-        field: 'salary_currency',
-        message: `unknown currency ${job.salary_currency}: the exchange-rate table has ${Object.keys(rateTable.usd_per_unit).sort().join(', ')}`,
-      })
-    }
-    jobs.push(job)
-  })
-
-  if (issues.length > 0 || !rateTable) throw new DatasetInvalidError(issues)
-  // A job without its own schedule works its employer's (data/README.md): v2, the filters and the search see that one.
-  const scheduleOf = new Map(companies.map((company) => [company.id, company.schedule_type]))
-  for (const job of jobs) job.schedule_type ??= scheduleOf.get(job.company_id)
-  return { rates: rateTable, companies, jobs }
+  }
+  options.onProgress?.('jobs', count)
+  if (issues.length > 0 || !rates) throw new DatasetInvalidError(issues)
+  return { rates, companies, jobs }
 }

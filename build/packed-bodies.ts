@@ -1,66 +1,45 @@
 /**
  * Writes a packed-bodies pair (core/snapshot.ts PackedBodiesPaths) as the
- * build goes, one body at a time: nothing is held but a small write buffer,
- * and the SHA-256 the manifest records is computed on the way.
+ * build goes, one body at a time: nothing is held but the lengths and a small
+ * write buffer, and the SHA-256 the manifest records is computed on the way.
  */
-import { createHash, type Hash } from 'node:crypto'
-import { closeSync, openSync, writeSync } from 'node:fs'
 import path from 'node:path'
 import type { PackedBodiesPaths } from '../core/snapshot.ts'
+import { BufferedFileWriter } from './buffered-file.ts'
 
-/** Bytes gathered before one write: large enough that a 1M-job file takes a few thousand syscalls. */
-const FLUSH_BYTES = 1 << 20
 const COMMA = Buffer.from(',')
 
 export class PackedBodiesWriter {
-  private readonly fd: number
-  private closed = false
-  private readonly hash: Hash = createHash('sha256')
-  private readonly lengths: number[] = []
-  private chunks: Buffer[] = []
-  private buffered = 0
+  private readonly file: BufferedFileWriter
+  private lengths = new Uint32Array(1024)
+  private count = 0
 
   /** Creates `paths.bodies` under `root` (its folder must exist). */
   constructor(root: string, paths: PackedBodiesPaths) {
-    this.fd = openSync(path.join(root, paths.bodies), 'w')
+    this.file = new BufferedFileWriter(path.join(root, paths.bodies))
   }
 
   /** Appends the next body in date order. */
   add(body: Buffer): void {
-    if (this.lengths.length > 0) this.push(COMMA)
-    this.push(body)
-    this.lengths.push(body.length)
+    if (this.count > 0) this.file.write(COMMA)
+    this.file.write(body)
+    if (this.count === this.lengths.length) {
+      const grown = new Uint32Array(this.lengths.length * 2)
+      grown.set(this.lengths)
+      this.lengths = grown
+    }
+    this.lengths[this.count++] = body.length
   }
 
-  /** Flushes and closes the bodies file; returns the lengths file's bytes and both files' hashes. */
-  finish(): { lengths: Buffer; bodiesHash: string } {
-    this.flush()
-    this.close()
-    const lengths = Buffer.alloc(this.lengths.length * 4)
-    for (let i = 0; i < this.lengths.length; i++) lengths.writeUInt32LE(this.lengths[i]!, i * 4)
-    return { lengths, bodiesHash: this.hash.digest('base64url') }
+  /** Flushes and closes the bodies file; returns the lengths file's bytes (little-endian uint32) and the bodies' hash. */
+  async finish(): Promise<{ lengths: Buffer; bodiesHash: string }> {
+    const bodiesHash = await this.file.finish()
+    const lengths = Buffer.alloc(this.count * 4)
+    for (let i = 0; i < this.count; i++) lengths.writeUInt32LE(this.lengths[i]!, i * 4)
+    return { lengths, bodiesHash }
   }
 
-  /** Closes the file, once (after a failed build too: the staging folder is thrown away). */
   close(): void {
-    if (this.closed) return
-    this.closed = true
-    closeSync(this.fd)
-  }
-
-  private push(bytes: Buffer): void {
-    this.hash.update(bytes)
-    this.chunks.push(bytes)
-    this.buffered += bytes.length
-    if (this.buffered >= FLUSH_BYTES) this.flush()
-  }
-
-  private flush(): void {
-    if (this.buffered === 0) return
-    const bytes = Buffer.concat(this.chunks, this.buffered)
-    let written = 0
-    while (written < bytes.length) written += writeSync(this.fd, bytes, written)
-    this.chunks = []
-    this.buffered = 0
+    this.file.close()
   }
 }

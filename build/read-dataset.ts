@@ -61,3 +61,49 @@ export async function* readRecords(dataDir: string, file: string, issues: Datase
     yield { source: { file }, value: parsed }
   }
 }
+
+/** One record's exact text: what the build cache keys on and what a build worker parses. */
+export interface RecordText {
+  source: RecordSource
+  text: string
+  /** Bytes of the file this record took up, for progress. */
+  bytes: number
+}
+
+/**
+ * Streams the records of one file as text, unparsed: NDJSON a line at a time
+ * (a line that is not JSON is the parser's problem, on a worker thread);
+ * a `.json` file is parsed here and each element serialized back.
+ */
+export async function* readRecordTexts(dataDir: string, file: string, issues: DatasetIssue[]): AsyncGenerator<RecordText> {
+  const fullPath = path.join(dataDir, file)
+  if (file.endsWith('.ndjson')) {
+    const lines = createInterface({ input: createReadStream(fullPath, 'utf8'), crlfDelay: Infinity })
+    let lineNumber = 0
+    for await (const line of lines) {
+      lineNumber++
+      if (line.trim() === '') continue
+      yield { source: { file, line: lineNumber }, text: line, bytes: line.length + 1 }
+    }
+    return
+  }
+  let text: string
+  try {
+    text = await readFile(fullPath, 'utf8')
+  } catch (error) {
+    issues.push({ source: { file }, message: `cannot be read: ${(error as Error).message}` })
+    return
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (error) {
+    issues.push({ source: { file }, message: `not valid JSON: ${(error as Error).message}` })
+    return
+  }
+  const values = Array.isArray(parsed) ? parsed : [parsed]
+  const share = Math.floor(text.length / Math.max(1, values.length))
+  for (const [index, value] of values.entries()) {
+    yield { source: Array.isArray(parsed) ? { file, index } : { file }, text: JSON.stringify(value), bytes: share }
+  }
+}

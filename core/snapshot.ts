@@ -227,6 +227,8 @@ export const snapshotPaths = {
   searchPostings: 'index/postings.bin',
   v2Bodies: { bodies: 'index/v2-jobs.bin', lengths: 'index/v2-jobs.len' } satisfies PackedBodiesPaths,
   v1Bodies: { bodies: 'index/v1-jobs.bin', lengths: 'index/v1-jobs.len' } satisfies PackedBodiesPaths,
+  /** The build's memory of each record (build/record-cache.ts); the runtime never reads it. */
+  buildCache: 'index/build-cache.txt',
   v1Page: (limit: number, page: number) => `v1/${limit}/${page}.json`,
   v2Job: (slug: string) => `v2/jobs/${slug}.json`,
 }

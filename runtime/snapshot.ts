@@ -9,7 +9,6 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { open, readFile, realpath, type FileHandle } from 'node:fs/promises'
 import { constants } from 'node:buffer'
-import { endianness } from 'node:os'
 import path from 'node:path'
 import { LRUCache } from 'lru-cache'
 import { SerializedTerms } from '../core/search.ts'
@@ -28,7 +27,7 @@ import {
   type IndexedCompany,
   type PackedBodiesPaths,
 } from '../core/snapshot.ts'
-import { PackedBodies } from './packed-bodies.ts'
+import { PackedBodies, uint32View } from '../core/packed-bodies.ts'
 import { JobIndex, JobIndexBuilder } from './query/job-index.ts'
 import { TextIndex } from './query/text-index.ts'
 
@@ -190,13 +189,6 @@ function verifiedIndex<T>(manifest: SnapshotManifest, file: string, bytes: Buffe
 }
 
 /** The file's little-endian uint32s, as a view on the bytes read (no copy) where the machine is little-endian. */
-function uint32View(bytes: Buffer, what: string): Uint32Array {
-  if (bytes.length % 4 !== 0) throw new Error(`${what}: ${bytes.length} bytes is not a whole number of uint32s`)
-  if (endianness() === 'LE' && bytes.byteOffset % 4 === 0) return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4)
-  const values = new Uint32Array(bytes.length / 4)
-  for (let i = 0; i < values.length; i++) values[i] = bytes.readUInt32LE(i * 4)
-  return values
-}
 
 /** Checks `bytes` against the hash the build recorded, hashing a slice at a time so a hot swap does not stall requests. */
 async function checkRecordedHashInSlices(manifest: SnapshotManifest, file: string, bytes: Buffer, what: string): Promise<void> {

@@ -1,13 +1,13 @@
 /**
  * GET /api/v1: the legacy list. A page is a frame around one contiguous
  * range of the packed v1 bodies (date order), read with one positional read;
- * pages of the precomputed sizes carry their file's hash as ETag and its
- * precompressed siblings, other sizes (and every page once a job has expired
+ * pages of the precomputed sizes carry their file's hash as ETag (and are
+ * compressed on demand, remembered by that hash), other sizes (and every page once a job has expired
  * since the build) are composed the same way and cached.
  */
 import { parseV1Paging } from '../../core/query.ts'
 import { snapshotPaths, v1PageFrame, v1UsageNotice } from '../../core/snapshot.ts'
-import { computedPayload, filePayload } from '../http/payload.ts'
+import { computedPayload, storedPayload } from '../http/payload.ts'
 import { sendPayload } from '../http/respond.ts'
 import { livePositions } from '../query/run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
@@ -34,7 +34,7 @@ export async function handleV1List(ctx: RestContext): Promise<Response> {
     const hash = snapshot.manifest.files[file]
     if (hash !== undefined) {
       const body = v1PageBytes(snapshot, page, limit, total, range(start, Math.min(total, start + limit)))
-      const payload = filePayload(body, hash, (encoding) => snapshot.readPublic(file, encoding))
+      const payload = storedPayload(body, hash)
       return sendPayload(ctx.request, payload, { cacheStatus: 'HIT', maxAgeSeconds, headers: ctx.headers })
     }
   }

@@ -5,8 +5,7 @@
  * stitched from those bodies, then cached. No file is read per request.
  */
 import { canonicalV2Query, parseV2ListQuery } from '../../core/query.ts'
-import { snapshotPaths } from '../../core/snapshot.ts'
-import { computedPayload, filePayload } from '../http/payload.ts'
+import { computedPayload, storedPayload } from '../http/payload.ts'
 import { sendError, sendPayload } from '../http/respond.ts'
 import { runV2Query } from '../query/run-query.ts'
 import type { RestContext } from './context.ts'
@@ -21,9 +20,8 @@ export async function handleV2Job(ctx: RestContext, slug: string): Promise<Respo
   if (position === undefined || snapshot.jobs.isExpired(position, ctx.now)) {
     return sendError(ctx.request, 404, `No live job has the slug ${JSON.stringify(slug.slice(0, 100))}. List jobs at /api/v2/jobs.`, { headers: ctx.headers })
   }
-  // The identity body from memory; compressed copies are the file's precompressed siblings.
-  const file = snapshotPaths.v2Job(slug)
-  const payload = filePayload(snapshot.v2Bodies.body(position), snapshot.jobs.hashAt(position), (encoding) => snapshot.readPublic(file, encoding))
+  // The identity body from memory; compressed copies are made on first demand and shared by hash.
+  const payload = storedPayload(snapshot.v2Bodies.body(position), snapshot.jobs.hashAt(position))
   return sendPayload(ctx.request, payload, { cacheStatus: 'HIT', maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL, headers: ctx.headers })
 }
 

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PackedBodiesWriter } from '../../build/packed-bodies.ts'
 import { CURRENT_LINK, snapshotPaths, v1PageFrame, v1UsageNotice, type SnapshotJobIndex, type SnapshotManifest } from '../../core/snapshot.ts'
-import { PackedBodies } from '../../runtime/packed-bodies.ts'
+import { PackedBodies } from '../../core/packed-bodies.ts'
 import { createFileCache, loadSnapshot } from '../../runtime/snapshot.ts'
 import { buildFixture, tempDir, type FixtureSnapshot } from '../support/fixtures.ts'
 
@@ -26,7 +26,7 @@ describe('PackedBodies', () => {
     await mkdir(path.join(dir, 'index'))
     const writer = new PackedBodiesWriter(dir, snapshotPaths.v2Bodies)
     for (const body of bodies) writer.add(body)
-    const finished = writer.finish()
+    const finished = await writer.finish()
     lengths = lengthsOf(finished.lengths)
     await writeFile(path.join(dir, snapshotPaths.v2Bodies.lengths), finished.lengths)
   })

@@ -1,7 +1,7 @@
 /**
  * The snapshot on disk (core/snapshot.ts): only live jobs (DECISIONS.md
  * "What live means"), a manifest whose hashes match the bytes, precomputed v1
- * pages, precompressed siblings, and atomic publishing (DECISIONS.md
+ * pages, the precompressed OpenAPI document, and atomic publishing (DECISIONS.md
  * "Refresh"): a build killed half way leaves the published snapshot alone and
  * the next build sweeps its leftovers.
  */
@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildSnapshot, type BuildResult } from '../../build/build.ts'
 import { V1ListResponse, V2Job } from '../../core/schema/api.ts'
 import type { DatasetCompany, DatasetJob } from '../../core/schema/dataset.ts'
-import { SnapshotCompanies, SnapshotJobIndex, SnapshotManifest } from '../../core/snapshot.ts'
+import { SnapshotCompanies, SnapshotJobIndex, SnapshotManifest, snapshotPaths } from '../../core/snapshot.ts'
 import { createFileCache, loadSnapshot } from '../../runtime/snapshot.ts'
 import { FIXTURE_NOW, REPO_ROOT, runCli, tempDir, testUuid, writeDatasetFiles } from '../support/fixtures.ts'
 
@@ -182,10 +182,15 @@ describe('a built snapshot', () => {
     }
   })
 
-  it('has .br and .gz siblings that decompress to the same bytes', async () => {
+  it('precompresses only the OpenAPI document: its .br and .gz decompress to the same bytes; job files and v1 pages have no siblings', async () => {
     const publicFiles = Object.keys(build.manifest.files)
     expect(publicFiles.length).toBeGreaterThan(100)
     for (const file of publicFiles) {
+      const siblings = [`${file}.br`, `${file}.gz`].map((sibling) => existsSync(path.join(dir, sibling)))
+      if (file !== snapshotPaths.openapi) {
+        expect(siblings, file).toEqual([false, false])
+        continue
+      }
       const bytes = await readFile(path.join(dir, file))
       expect(brotliDecompressSync(await readFile(path.join(dir, `${file}.br`))).equals(bytes), `${file}.br`).toBe(true)
       expect(gunzipSync(await readFile(path.join(dir, `${file}.gz`))).equals(bytes), `${file}.gz`).toBe(true)

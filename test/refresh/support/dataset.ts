@@ -44,6 +44,17 @@ export async function editJobs(dataDir: string, edit: (jobs: RawJob[]) => void):
   await writeFile(file, jobs.map((job) => JSON.stringify(job)).join('\n') + '\n')
 }
 
+/** Reads companies.ndjson, lets `edit` change the records in place, writes it back. */
+export async function editCompanies(dataDir: string, edit: (companies: (Record<string, unknown> & { id: string; name: string })[]) => void): Promise<void> {
+  const file = path.join(dataDir, 'companies.ndjson')
+  const companies = (await readFile(file, 'utf8'))
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown> & { id: string; name: string })
+  edit(companies)
+  await writeFile(file, companies.map((company) => JSON.stringify(company)).join('\n') + '\n')
+}
+
 /** Gives every job a title that names the revision, so every job file and v1 page differs per build. */
 export async function retitleAll(dataDir: string, revision: number): Promise<void> {
   await editJobs(dataDir, (jobs) => {
@@ -52,13 +63,14 @@ export async function retitleAll(dataDir: string, revision: number): Promise<voi
 }
 
 /** In-process build; `now` must increase from build to build (snapshot ids, and so rollback order, start with it). */
-export async function build(dataset: RefreshDataset, options: { now?: Date; distDir?: string; keepSnapshots?: number } = {}): Promise<BuildResult> {
+export async function build(dataset: RefreshDataset, options: { now?: Date; distDir?: string; keepSnapshots?: number; workers?: number } = {}): Promise<BuildResult> {
   return buildSnapshot({
     dataDir: dataset.dataDir,
     distDir: options.distDir ?? dataset.distDir,
     siteUrl: 'https://jobsnap.example',
     now: options.now ?? new Date(),
     keepSnapshots: options.keepSnapshots ?? 10,
+    workers: options.workers,
     progress: createProgress(process.stderr, true),
   })
 }

@@ -1,0 +1,133 @@
+/**
+ * The build cache: what the previous build worked out for each job record,
+ * so that a rebuild after a small refresh does work in proportion to the
+ * change. A record is reused (no parse, no schema pass, no transform, no HTML
+ * conversion, no tokenizing) when its input text is byte-identical, its
+ * company's record is unchanged, and so is the build context: the rate
+ * table, the build's own sources and the locked dependency versions.
+ *
+ * One text file per snapshot (`index/build-cache.txt`), one line per record:
+ *
+ *   key \t company-hash \t position \t summary-json \t meta
+ *
+ * `position` is the job's place in that snapshot's packed bodies (-1 when it
+ * was not published: closed or expired), where its v2 and v1 bodies are read
+ * back; `meta` is JobOutputs.meta, verbatim (empty when not published).
+ */
+import { createHash, hash } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import fg from 'fast-glob'
+import type { ExchangeRates } from '../core/schema/dataset.ts'
+import type { RecordSummary } from './job-record.ts'
+
+const HEADER = 'jobsnap-build-cache 1'
+
+/** The record's identity for the cache: a hash of its exact input text. */
+export function recordKey(text: string): string {
+  return hash('sha1', text, 'base64url')
+}
+
+/** A company record's hash: a job made from it is reused only while this is unchanged. */
+export function companyHash(company: unknown): string {
+  return hash('sha1', JSON.stringify(company), 'base64url')
+}
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+
+/**
+ * Everything besides its own record and company that a job's outputs depend
+ * on. The build's sources stand in for its version: any edit to the
+ * transform, the schemas or the taxonomy starts the cache afresh.
+ */
+export async function buildContextHash(rates: ExchangeRates): Promise<string> {
+  const digest = createHash('sha256')
+  digest.update(`${HEADER}\n${process.versions.node.split('.')[0]}\n${JSON.stringify(rates)}\n`)
+  const sources = await fg(['build/**/*.ts', 'core/**/*.ts', 'package-lock.json'], { cwd: REPO_ROOT, onlyFiles: true })
+  for (const file of sources.sort()) digest.update(`${file}\0`).update(await readFile(path.join(REPO_ROOT, file))).update('\0')
+  return digest.digest('base64url')
+}
+
+/** One cached record, as the build uses it. */
+export interface CachedRecord {
+  companyHash: string
+  /** Position in the previous snapshot's packed bodies; -1 when it was not published. */
+  position: number
+  summary: RecordSummary
+  /** Byte offset of the line, to read its meta later with metaAt. */
+  line: number
+}
+
+/** The previous build's cache, held as bytes (outside the JS heap) with an index of keys to lines. */
+export class BuildCacheReader {
+  private constructor(
+    private readonly bytes: Buffer,
+    private readonly lines: Map<string, number>,
+  ) {}
+
+  /** The cache of `file` when it exists and was made in the same context; otherwise undefined (a full build). */
+  static async open(file: string, contextHash: string): Promise<BuildCacheReader | undefined> {
+    let bytes: Buffer
+    try {
+      bytes = await readFile(file)
+    } catch {
+      return undefined
+    }
+    const headerEnd = bytes.indexOf(0x0a)
+    if (headerEnd < 0 || bytes.toString('utf8', 0, headerEnd) !== `${HEADER} ${contextHash}`) return undefined
+    const lines = new Map<string, number>()
+    for (let start = headerEnd + 1; start < bytes.length; ) {
+      const tab = bytes.indexOf(0x09, start)
+      const end = bytes.indexOf(0x0a, start)
+      if (tab < 0 || end < 0) break
+      lines.set(bytes.toString('latin1', start, tab), start)
+      start = end + 1
+    }
+    return new BuildCacheReader(bytes, lines)
+  }
+
+  get size(): number {
+    return this.lines.size
+  }
+
+  lookup(key: string): CachedRecord | undefined {
+    const line = this.lines.get(key)
+    if (line === undefined) return undefined
+    const [, company, position, summary] = this.fields(line, 5)
+    return { companyHash: company!, position: Number(position), summary: JSON.parse(summary!) as RecordSummary, line }
+  }
+
+  /** The cached summary, as text, of the line at `line`. */
+  summaryJsonAt(line: number): string {
+    return this.fields(line, 5)[3]!
+  }
+
+  /** The cached JobOutputs.meta of the line at `line`. */
+  metaAt(line: number): string {
+    return this.fields(line, 5)[4]!
+  }
+
+  private fields(line: number, count: number): string[] {
+    const end = this.bytes.indexOf(0x0a, line)
+    const fields: string[] = []
+    let start = line
+    for (let i = 0; i < count - 1; i++) {
+      const tab = this.bytes.indexOf(0x09, start)
+      fields.push(this.bytes.toString('utf8', start, tab))
+      start = tab + 1
+    }
+    fields.push(this.bytes.toString('utf8', start, end))
+    return fields
+  }
+}
+
+/** The header line of a cache made in `contextHash`. */
+export function cacheHeader(contextHash: string): string {
+  return `${HEADER} ${contextHash}\n`
+}
+
+/** One cache line (with its newline). */
+export function cacheLine(key: string, companyHashOfRecord: string, position: number, summaryJson: string, meta: string): string {
+  return `${key}\t${companyHashOfRecord}\t${position}\t${summaryJson}\t${meta}\n`
+}

@@ -1,0 +1,118 @@
+/**
+ * The build cache: a rebuild reuses what the previous build worked out for
+ * every record whose input, company and build context are unchanged, and
+ * publishes exactly the snapshot a full build of the same data publishes,
+ * file for file, byte for byte. The rules across records still hold over
+ * every record, reused or not.
+ */
+import { readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { BuildResult } from '../../build/build.ts'
+import { DatasetInvalidError } from '../../build/issues.ts'
+import { CURRENT_LINK, SNAPSHOTS_DIR } from '../../core/snapshot.ts'
+import { build, createDataset, editCompanies, editJobs, type RefreshDataset } from './support/dataset.ts'
+
+let dataset: RefreshDataset
+const NOW_1 = new Date('2026-10-01T00:00:00Z')
+const NOW_2 = new Date('2026-10-02T00:00:00Z')
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true })
+  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name))).sort()
+}
+
+async function jobCount(dataDir: string): Promise<number> {
+  return (await readFile(path.join(dataDir, 'jobs.ndjson'), 'utf8')).split('\n').filter((l) => l.trim() !== '').length
+}
+
+beforeAll(async () => {
+  dataset = await createDataset({ prefix: 'build-cache', jobs: 300, companies: 40, seed: 23 })
+})
+
+afterAll(async () => {
+  await dataset?.cleanup()
+})
+
+describe('build cache', () => {
+  let first: BuildResult
+  let incremental: BuildResult
+  let editedCompanyJobs = 0
+
+  it('a first build reuses nothing; an unchanged rebuild reuses every record and writes no file', async () => {
+    // One job expires between the two reference times: reused as not published.
+    await editJobs(dataset.dataDir, (jobs) => {
+      jobs[7]!.expires_at = '2026-10-01T12:00:00Z'
+      jobs[7]!.posted_at = '2026-09-01T00:00:00Z'
+    })
+    first = await build(dataset, { now: NOW_1, workers: 2 })
+    expect(first.recordsReused).toBe(0)
+    const again = await build(dataset, { now: NOW_1 })
+    expect(again.recordsReused).toBe(300)
+    expect(again.filesRewritten).toBe(0)
+  })
+
+  it('after edits, reuses exactly the untouched records and publishes what a full build of the same data publishes, byte for byte', async () => {
+    let companyId = ''
+    await editJobs(dataset.dataDir, (jobs) => {
+      jobs[0]!.title = `${jobs[0]!.title} (edited)`
+      jobs[1]!.role = 'Edited Role'
+      jobs.splice(2, 1)
+      jobs.push({ ...jobs[3]!, id: '00000000-0000-4000-8000-00000000abcd', slug: 'a-brand-new-job', title: 'Brand New Job' })
+      companyId = jobs[10]!.company_id as string
+      editedCompanyJobs = jobs.filter((job, index) => job.company_id === companyId && index > 1 && index !== jobs.length - 1).length
+    })
+    await editCompanies(dataset.dataDir, (companies) => {
+      companies.find((c) => c.id === companyId)!.name = 'Renamed Company'
+    })
+    // On two worker threads; the full build below on the build's own thread: both paths, the same bytes.
+    incremental = await build(dataset, { now: NOW_2, workers: 2 })
+    // Untouched: everything but the two edited, the new one and the renamed company's jobs.
+    expect(incremental.recordsReused).toBe((await jobCount(dataset.dataDir)) - 3 - editedCompanyJobs)
+
+    const fullDist = path.join(dataset.root, 'dist-full')
+    const full = await build(dataset, { now: NOW_2, distDir: fullDist, workers: 0 })
+    expect(full.recordsReused).toBe(0)
+    expect(full.snapshotId).toBe(incremental.snapshotId)
+
+    const incrementalFiles = await filesUnder(incremental.snapshotDir)
+    const fullFiles = await filesUnder(full.snapshotDir)
+    expect(incrementalFiles).toEqual(fullFiles)
+    let compared = 0
+    for (const file of fullFiles) {
+      // Only the purge list differs: it is relative to the snapshot each build replaced.
+      if (file === 'changed-paths.txt') continue
+      const [a, b] = await Promise.all([readFile(path.join(incremental.snapshotDir, file)), readFile(path.join(full.snapshotDir, file))])
+      expect(a.equals(b), file).toBe(true)
+      compared++
+    }
+    expect(compared).toBeGreaterThan(300)
+    await rm(fullDist, { recursive: true, force: true })
+  })
+
+  it('a changed exchange-rate table reuses no record', async () => {
+    const ratesFile = path.join(dataset.dataDir, 'rates.json')
+    const rates = JSON.parse(await readFile(ratesFile, 'utf8')) as { usd_per_unit: Record<string, number> }
+    rates.usd_per_unit.EUR = (rates.usd_per_unit.EUR ?? 1) * 1.01
+    await writeFile(ratesFile, JSON.stringify(rates))
+    const result = await build(dataset, { now: NOW_2 })
+    expect(result.recordsReused).toBe(0)
+  })
+
+  it('rules across records hold over reused records: a new record taking a reused slug stops the build, naming both, publishing nothing', async () => {
+    const settled = await build(dataset, { now: NOW_2 })
+    expect(settled.recordsReused).toBe(await jobCount(dataset.dataDir))
+    let takenSlug = ''
+    await editJobs(dataset.dataDir, (jobs) => {
+      takenSlug = jobs[5]!.slug
+      jobs.push({ ...jobs[6]!, id: '00000000-0000-4000-8000-00000000dcba', slug: takenSlug })
+      jobs[20]!.work_arrangement = 'on the moon'
+    })
+    const error = await build(dataset, { now: NOW_2, workers: 2 }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(DatasetInvalidError)
+    const messages = (error as DatasetInvalidError).issues.map((issue) => `${issue.field}: ${issue.message}`)
+    expect(messages).toEqual([expect.stringMatching(/^work_arrangement: /), expect.stringMatching(new RegExp(`^slug: duplicate job slug "${takenSlug}" \\(first seen at jobs\\.ndjson:6\\)$`))])
+    expect(path.basename(await readlink(path.join(dataset.distDir, CURRENT_LINK)))).toBe(settled.snapshotId)
+    expect((await readdir(path.join(dataset.distDir, SNAPSHOTS_DIR))).filter((name) => name.startsWith('.'))).toEqual([])
+  })
+})
