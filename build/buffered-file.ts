@@ -20,7 +20,8 @@ export class BufferedFileWriter {
   private readonly fd: number
   private closed = false
   private readonly hash: Hash = createHash('sha256')
-  private chunks: Buffer[] = []
+  /** Text and bytes waiting for the next write; runs of text become bytes in one conversion. */
+  private chunks: (Buffer | string)[] = []
   private buffered = 0
   private position = 0
   private readonly pending = new Set<Promise<void>>()
@@ -31,10 +32,9 @@ export class BufferedFileWriter {
     this.fd = openSync(file, 'w')
   }
 
-  write(bytes: Buffer | string): void {
-    const chunk = typeof bytes === 'string' ? Buffer.from(bytes) : bytes
-    this.hash.update(chunk)
+  write(chunk: Buffer | string): void {
     this.chunks.push(chunk)
+    // A string's length undercounts its UTF-8 bytes; it only paces the flushes.
     this.buffered += chunk.length
     if (this.buffered >= FLUSH_BYTES) this.flush()
   }
@@ -58,7 +58,20 @@ export class BufferedFileWriter {
   private flush(): void {
     if (this.failure) throw this.failure
     if (this.buffered === 0) return
-    const bytes = Buffer.concat(this.chunks, this.buffered)
+    const parts: Buffer[] = []
+    let text: string[] = []
+    for (const chunk of this.chunks) {
+      if (typeof chunk === 'string') {
+        text.push(chunk)
+        continue
+      }
+      if (text.length > 0) parts.push(Buffer.from(text.join('')))
+      text = []
+      parts.push(chunk)
+    }
+    if (text.length > 0) parts.push(Buffer.from(text.join('')))
+    const bytes = Buffer.concat(parts)
+    this.hash.update(bytes)
     const position = this.position
     this.position += bytes.length
     this.chunks = []

@@ -177,11 +177,9 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     jobIndexFile.write(`{"salary_order":${JSON.stringify(salaryOrder(live.map((ordinal) => records.salaryHigh[ordinal])))},"jobs":${live.length === 0 ? '[]' : '[\n'}`)
     cacheFile.write(cacheHeader(contextHash!))
     for (const [position, ordinal] of live.entries()) {
-      const { meta, v2, v1 } = records.cachedLine[ordinal] !== undefined
-        ? { meta: cache!.metaAt(records.cachedLine[ordinal]!), v2: previousBodies!.v2.body(records.previousPosition[ordinal]!), v1: previousBodies!.v1.body(records.previousPosition[ordinal]!) }
-        : pool.readSpilled(records.spillWorker[ordinal]!, records.spilled[ordinal]!)
+      const { summaryAndMeta, meta, v2, v1 } = records.outputsOf(ordinal, cache, previousBodies, pool)
       const { indexedJson, hash, terms } = parseMeta(meta)
-      await writer.writePublic(snapshotPaths.v2Job(records.slugs[ordinal]!), v2, { hash })
+      await writer.writePublic(snapshotPaths.v2Job(records.slugs[ordinal]!), v2, { hash, linkOnly: true })
       packedV2.add(v2)
       packedV1.add(v1)
       await v1Pages.add(v1)
@@ -189,7 +187,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       textIndex.add(position, terms)
       const company = records.company[ordinal]!
       liveByCompany[company]!++
-      cacheFile.write(cacheLine(records.keys[ordinal]!, companyHashes[company]!, position, records.summaryJson(ordinal, cache), meta))
+      cacheFile.write(cacheLine(records.keys[ordinal]!, companyHashes[company]!, position, summaryAndMeta))
       if ((position & 1023) === 0) progress.step('writing jobs', position, live.length, 'jobs')
     }
     progress.step('writing jobs', live.length, live.length, 'jobs')
@@ -200,7 +198,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     // Records not published (closed, expired) are cached too: next time they skip their schema pass.
     for (let ordinal = 0; ordinal < records.size; ordinal++) {
       if (records.isLive[ordinal] === 1) continue
-      cacheFile.write(cacheLine(records.keys[ordinal]!, companyHashes[records.company[ordinal]!]!, -1, records.summaryJson(ordinal, cache), ''))
+      cacheFile.write(cacheLine(records.keys[ordinal]!, companyHashes[records.company[ordinal]!]!, -1, records.notPublishedTail(ordinal, cache)))
     }
     await writer.writePublic(snapshotPaths.openapi, buildOpenApiYaml(), { precompress: true })
 
@@ -223,6 +221,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       await writeIndexFile(paths.lengths, lengths)
     }
     await writer.flush()
+    await rewriteFailedLinks(writer, stagingDir, live.map((ordinal) => records.slugs[ordinal]!))
     progress.log(`wrote the indexes and the last files in ${seconds(finishStarted)}`)
     await pool.close()
     await Promise.all(pool.spillFiles.map((file) => rm(file, { force: true })))
@@ -268,6 +267,27 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     for (const close of closers) await close()
     // A refused or failed build leaves nothing behind (a crashed one is swept by the next build).
     if (!published) await rm(stagingDir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Job files the previous snapshot should have held but did not (deleted by
+ * hand: their links failed), written from this snapshot's packed bodies.
+ */
+async function rewriteFailedLinks(writer: SnapshotFileWriter, stagingDir: string, slugsInDateOrder: string[]): Promise<void> {
+  if (writer.failedLinks.length === 0) return
+  const failed = new Set(writer.failedLinks.splice(0))
+  const paths = snapshotPaths.v2Bodies
+  const what = `${stagingDir}/${paths.bodies}`
+  const bodies = PackedBodies.inFile(path.join(stagingDir, paths.bodies), uint32View(readFileSync(path.join(stagingDir, paths.lengths)), what), what)
+  try {
+    for (const [position, slug] of slugsInDateOrder.entries()) {
+      const file = snapshotPaths.v2Job(slug)
+      if (failed.has(file)) await writer.writePublic(file, Buffer.from(bodies.body(position)))
+    }
+    await writer.flush()
+  } finally {
+    bodies.close()
   }
 }
 
@@ -409,9 +429,32 @@ class RecordTable {
     return live.sort((a, b) => this.postedAt[b]! - this.postedAt[a]! || (this.ids[a]! < this.ids[b]! ? -1 : this.ids[a]! > this.ids[b]! ? 1 : 0))
   }
 
-  /** The record's summary as the cache keeps it: the same text whether it was reused or done afresh. */
-  summaryJson(ordinal: number, cache: BuildCacheReader | undefined): string {
-    return this.freshSummary[ordinal] ?? cache!.summaryJsonAt(this.cachedLine[ordinal]!)
+  /**
+   * A published job's outputs: from the previous snapshot when the record was
+   * reused, else from the spill; with the cache line's tail (summary and meta),
+   * the same text either way.
+   */
+  outputsOf(
+    ordinal: number,
+    cache: BuildCacheReader | undefined,
+    previousBodies: { v2: PackedBodies; v1: PackedBodies } | undefined,
+    pool: RecordPool,
+  ): { summaryAndMeta: string; meta: string; v2: Buffer; v1: Buffer } {
+    const line = this.cachedLine[ordinal]
+    if (line !== undefined) {
+      const position = this.previousPosition[ordinal]!
+      return { ...cache!.tailAt(line), v2: previousBodies!.v2.body(position), v1: previousBodies!.v1.body(position) }
+    }
+    const spilled = pool.readSpilled(this.spillWorker[ordinal]!, this.spilled[ordinal]!)
+    return { ...spilled, summaryAndMeta: `${this.freshSummary[ordinal]!}\t${spilled.meta}` }
+  }
+
+  /** The cache line's tail for a record this snapshot does not publish (its meta is empty). */
+  notPublishedTail(ordinal: number, cache: BuildCacheReader | undefined): string {
+    const line = this.cachedLine[ordinal]
+    // A reused record published before (and expired since) had a meta: not kept, as a fresh build would not have one.
+    const summary = line !== undefined ? cache!.tailAt(line).summaryAndMeta.split('\t', 1)[0]! : this.freshSummary[ordinal]!
+    return `${summary}\t`
   }
 
   countWhere(test: (ordinal: number) => boolean): number {

@@ -3,7 +3,7 @@ import type { Config } from '../core/config.ts'
 import path from 'node:path'
 import { buildSnapshot, CHANGED_PATHS_FILE } from './build.ts'
 import { rollbackSnapshot } from './publish.ts'
-import { generateDataset, type GenerateOptions } from './generate.ts'
+import type { GenerateOptions } from './generate.ts'
 import { DatasetInvalidError, formatIssue } from './issues.ts'
 import { createProgress } from './progress.ts'
 
@@ -48,6 +48,8 @@ export async function runGenerateCommand(options: GenerateOptions): Promise<numb
     }
   }
   const progress = createProgress()
+  // Loaded here, not at the top: faker is large, and a build never needs it.
+  const { generateDataset } = await import('./generate.ts')
   const result = await generateDataset({ ...options, onProgress: (done, total) => progress.step('generating jobs', done, total, 'jobs') })
   progress.done()
   console.log(`wrote ${result.jobs} jobs and ${result.companies} companies to ${options.outDir} (seed ${options.seed})`)

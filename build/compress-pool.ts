@@ -20,14 +20,18 @@ export const GZIP_LEVEL = 9
 /** One public file: where it goes, its bytes, and where an identical copy already is (link instead of writing). */
 export interface PublicFile {
   path: string
+  /** Empty for a file sent to be linked only (`linkOnly`). */
   bytes: Buffer
   /** Also write its brotli and gzip siblings. */
   precompress: boolean
   linkFrom?: string
+  /** Link from `linkFrom` or report failure: the bytes were not sent. */
+  linkOnly?: boolean
 }
 
-/** Per file of a batch: true when it was hard-linked, false when compressed and written. */
-export type BatchOutcome = boolean[]
+/** Per file of a batch: hard-linked, written, or (a link-only file whose source is gone) neither. */
+export type FileOutcome = 'linked' | 'written' | 'failed'
+export type BatchOutcome = FileOutcome[]
 
 // Plain JavaScript evaluated by the worker, so it runs however the build was started (tsx, compiled, tests).
 const WORKER_SOURCE = `
@@ -59,10 +63,11 @@ function link(from, path, precompress) {
 parentPort.on('message', ({ id, files, bytes }) => {
   try {
     const all = Buffer.from(bytes)
-    const linked = files.map(({ path, start, end, precompress, linkFrom }) => {
-      if (linkFrom !== undefined && link(linkFrom, path, precompress)) return true
+    const linked = files.map(({ path, start, end, precompress, linkFrom, linkOnly }) => {
+      if (linkFrom !== undefined && link(linkFrom, path, precompress)) return 'linked'
+      if (linkOnly) return 'failed'
       write(path, all.subarray(start, end), precompress)
-      return false
+      return 'written'
     })
     parentPort.postMessage({ id, linked })
   } catch (error) {
@@ -106,10 +111,10 @@ export class CompressPool {
     const worker = this.workers[this.nextWorker++ % this.workers.length]!
     const bytes = new Uint8Array(files.reduce((sum, file) => sum + file.bytes.length, 0))
     let offset = 0
-    const placed = files.map(({ path, bytes: body, precompress, linkFrom }) => {
+    const placed = files.map(({ path, bytes: body, precompress, linkFrom, linkOnly }) => {
       bytes.set(body, offset)
       offset += body.length
-      return { path, start: offset - body.length, end: offset, precompress, linkFrom }
+      return { path, start: offset - body.length, end: offset, precompress, linkFrom, linkOnly }
     })
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject })

@@ -27,6 +27,8 @@ export interface PreviousSnapshot {
   hashes: Record<string, string>
 }
 
+const NO_BYTES = Buffer.alloc(0)
+
 /** Files per message to a worker: amortises the message, small enough to keep both workers busy. */
 const BATCH_SIZE = 64
 
@@ -36,6 +38,11 @@ export class SnapshotFileWriter {
   /** Public files written anew (not linked from the previous snapshot). */
   rewritten = 0
   reused = 0
+  /**
+   * Files queued with `linkOnly` whose previous copy could not be linked (it
+   * was deleted from the previous snapshot): the caller writes them again.
+   */
+  readonly failedLinks: string[] = []
   private readonly pending = new Set<Promise<void>>()
   private batch: PublicFile[] = []
   private readonly madeDirs = new Set<string>()
@@ -50,8 +57,11 @@ export class SnapshotFileWriter {
   /**
    * Queues a public file (and its compressed copies when `precompress`); resolves, with its
    * content hash, when there is room for more. `hash` saves hashing bytes whose hash is known.
+   * `linkOnly`: when the file is unchanged, its bytes are not even sent to the worker that links
+   * it (at 1M jobs, copying them was most of the cost of an incremental build's writes); a
+   * link that fails lands in `failedLinks` instead of being written.
    */
-  async writePublic(relativePath: string, body: string | Buffer, options: { hash?: string; precompress?: boolean } = {}): Promise<string> {
+  async writePublic(relativePath: string, body: string | Buffer, options: { hash?: string; precompress?: boolean; linkOnly?: boolean } = {}): Promise<string> {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body
     const hash = options.hash ?? contentHash(bytes)
     const precompress = options.precompress === true
@@ -61,7 +71,8 @@ export class SnapshotFileWriter {
     // An unchanged file is hard-linked: no compression, no copy, and each snapshot folder still
     // stands alone (pruning the old one leaves the link intact).
     const unchanged = this.previous?.hashes[relativePath] === hash
-    this.batch.push({ path: full, bytes, precompress, ...(unchanged ? { linkFrom: path.join(this.previous!.dir, relativePath) } : {}) })
+    const linkOnly = unchanged && options.linkOnly === true
+    this.batch.push({ path: full, bytes: linkOnly ? NO_BYTES : bytes, precompress, ...(unchanged ? { linkFrom: path.join(this.previous!.dir, relativePath) } : {}), ...(linkOnly ? { linkOnly } : {}) })
     if (this.batch.length >= BATCH_SIZE) this.dispatch()
     if (this.pending.size * BATCH_SIZE >= this.concurrency) await Promise.race(this.pending)
     return hash
@@ -93,10 +104,11 @@ export class SnapshotFileWriter {
     this.pool ??= new CompressPool()
     const task = this.pool
       .write(files)
-      .then((linked) => {
-        for (const wasLinked of linked) {
-          if (wasLinked) this.reused++
-          else this.rewritten++
+      .then((outcomes) => {
+        for (const [i, outcome] of outcomes.entries()) {
+          if (outcome === 'linked') this.reused++
+          else if (outcome === 'written') this.rewritten++
+          else this.failedLinks.push(path.relative(this.root, files[i]!.path))
         }
       })
       .finally(() => this.pending.delete(task))

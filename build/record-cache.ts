@@ -55,7 +55,7 @@ export interface CachedRecord {
   /** Position in the previous snapshot's packed bodies; -1 when it was not published. */
   position: number
   summary: RecordSummary
-  /** Byte offset of the line, to read its meta later with metaAt. */
+  /** Byte offset of the line, to read the rest of it later with tailAt. */
   line: number
 }
 
@@ -94,31 +94,29 @@ export class BuildCacheReader {
   lookup(key: string): CachedRecord | undefined {
     const line = this.lines.get(key)
     if (line === undefined) return undefined
-    const [, company, position, summary] = this.fields(line, 5)
-    return { companyHash: company!, position: Number(position), summary: JSON.parse(summary!) as RecordSummary, line }
-  }
-
-  /** The cached summary, as text, of the line at `line`. */
-  summaryJsonAt(line: number): string {
-    return this.fields(line, 5)[3]!
-  }
-
-  /** The cached JobOutputs.meta of the line at `line`. */
-  metaAt(line: number): string {
-    return this.fields(line, 5)[4]!
-  }
-
-  private fields(line: number, count: number): string[] {
-    const end = this.bytes.indexOf(0x0a, line)
-    const fields: string[] = []
-    let start = line
-    for (let i = 0; i < count - 1; i++) {
-      const tab = this.bytes.indexOf(0x09, start)
-      fields.push(this.bytes.toString('utf8', start, tab))
-      start = tab + 1
+    const [keyEnd, companyEnd, positionEnd, summaryEnd] = this.tabsOf(line)
+    return {
+      companyHash: this.bytes.toString('latin1', keyEnd + 1, companyEnd),
+      position: Number(this.bytes.toString('latin1', companyEnd + 1, positionEnd)),
+      summary: JSON.parse(this.bytes.toString('utf8', positionEnd + 1, summaryEnd)) as RecordSummary,
+      line,
     }
-    fields.push(this.bytes.toString('utf8', start, end))
-    return fields
+  }
+
+  /** The line at `line` from its summary on (`summary-json \t meta`), and its meta alone. */
+  tailAt(line: number): { summaryAndMeta: string; meta: string } {
+    const [, , positionEnd, summaryEnd] = this.tabsOf(line)
+    const end = this.bytes.indexOf(0x0a, summaryEnd)
+    const summaryAndMeta = this.bytes.toString('utf8', positionEnd + 1, end)
+    return { summaryAndMeta, meta: summaryAndMeta.slice(summaryAndMeta.indexOf('\t') + 1) }
+  }
+
+  /** Offsets of the first four tabs of the line at `line`: the ends of key, company hash, position and summary. */
+  private tabsOf(line: number): [number, number, number, number] {
+    const keyEnd = this.bytes.indexOf(0x09, line)
+    const companyEnd = this.bytes.indexOf(0x09, keyEnd + 1)
+    const positionEnd = this.bytes.indexOf(0x09, companyEnd + 1)
+    return [keyEnd, companyEnd, positionEnd, this.bytes.indexOf(0x09, positionEnd + 1)]
   }
 }
 
@@ -127,7 +125,7 @@ export function cacheHeader(contextHash: string): string {
   return `${HEADER} ${contextHash}\n`
 }
 
-/** One cache line (with its newline). */
-export function cacheLine(key: string, companyHashOfRecord: string, position: number, summaryJson: string, meta: string): string {
-  return `${key}\t${companyHashOfRecord}\t${position}\t${summaryJson}\t${meta}\n`
+/** One cache line (with its newline); `summaryAndMeta` is `summary-json \t meta`, as tailAt returns it. */
+export function cacheLine(key: string, companyHashOfRecord: string, position: number, summaryAndMeta: string): string {
+  return `${key}\t${companyHashOfRecord}\t${position}\t${summaryAndMeta}\n`
 }

@@ -86,6 +86,23 @@ export function toV2Company(company: DatasetCompany): V2CompanyOut {
 
 const tag = (t: { name: string; slug: string }) => ({ name: t.name, slug: t.slug })
 
+/**
+ * A company's v2 and v1 shapes, made once per company object rather than
+ * once per job: its HTML description alone cost ~25 us a job. Keyed weakly,
+ * so a dataset's companies are released with it. Callers share the result,
+ * so they must not change it.
+ */
+function once<T>(make: (company: DatasetCompany) => T): (company: DatasetCompany) => T {
+  const made = new WeakMap<DatasetCompany, T>()
+  return (company) => {
+    let value = made.get(company)
+    if (value === undefined) made.set(company, (value = make(company)))
+    return value
+  }
+}
+const v2CompanyOf = once(toV2Company)
+const v1CompanyOf = once(toV1Company)
+
 export function toV2Job(job: DatasetJob, company: DatasetCompany): V2Job {
   return compact({
     id: job.id,
@@ -114,7 +131,7 @@ export function toV2Job(job: DatasetJob, company: DatasetCompany): V2Job {
     tools: job.tools?.map(tag),
     posted_at: rfc3339(job.posted_at),
     expires_at: job.expires_at ? rfc3339(job.expires_at) : undefined,
-    company: toV2Company(company),
+    company: v2CompanyOf(company),
   })
 }
 
@@ -191,6 +208,6 @@ export function toV1Job(job: DatasetJob, company: DatasetCompany, v2: V2Job = to
     filters: v1Filters(job),
     company_id: company.id,
     company_name: company.slug,
-    company: toV1Company(company),
+    company: v1CompanyOf(company),
   })
 }

@@ -90,6 +90,15 @@ describe('build cache', () => {
     await rm(fullDist, { recursive: true, force: true })
   })
 
+  it('a job file deleted by hand from the previous snapshot is written again, not lost', async () => {
+    const victim = (await readdir(path.join(incremental.snapshotDir, 'v2', 'jobs')))[0]!
+    const expected = await readFile(path.join(incremental.snapshotDir, 'v2', 'jobs', victim))
+    await rm(path.join(incremental.snapshotDir, 'v2', 'jobs', victim))
+    const next = await build(dataset, { now: new Date(NOW_2.getTime() + 1000), workers: 0 })
+    expect(next.recordsReused).toBe(await jobCount(dataset.dataDir))
+    expect((await readFile(path.join(next.snapshotDir, 'v2', 'jobs', victim))).equals(expected)).toBe(true)
+  })
+
   it('a changed exchange-rate table reuses no record', async () => {
     const ratesFile = path.join(dataset.dataDir, 'rates.json')
     const rates = JSON.parse(await readFile(ratesFile, 'utf8')) as { usd_per_unit: Record<string, number> }
