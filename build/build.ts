@@ -179,7 +179,8 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     for (const [position, ordinal] of live.entries()) {
       const { summaryAndMeta, meta, v2, v1 } = records.outputsOf(ordinal, cache, previousBodies, pool)
       const { indexedJson, hash, terms } = parseMeta(meta)
-      await writer.writePublic(snapshotPaths.v2Job(records.slugs[ordinal]!), v2, { hash, linkOnly: true })
+      // The bodies are views of reused read buffers, valid until the next job's: each writer copies what it keeps.
+      await writer.writePublic(snapshotPaths.v2Job(records.slugs[ordinal]!), v2, { hash, linkOnly: true, borrowed: true })
       packedV2.add(v2)
       packedV1.add(v1)
       await v1Pages.add(v1)
@@ -310,9 +311,13 @@ function openPreviousBodies(dir: string): { v2: PackedBodies; v1: PackedBodies }
   return { v2: open(snapshotPaths.v2Bodies), v1: open(snapshotPaths.v1Bodies) }
 }
 
-/** Writes the precomputed v1 pages as the jobs come by in date order: each page is written once it is full. */
+/**
+ * Writes the precomputed v1 pages as the jobs come by in date order: each
+ * body is copied into its page's buffer at once (the caller's bytes may be a
+ * reused buffer), and a page is written once it is full.
+ */
 class V1PageWriter {
-  private readonly pending = PRECOMPUTED_V1_LIMITS.map((limit) => ({ limit, page: 1, bodies: [] as Buffer[] }))
+  private readonly pending = PRECOMPUTED_V1_LIMITS.map((limit) => ({ limit, page: 1, count: 0, length: 0, bytes: Buffer.allocUnsafe(1 << 16) }))
 
   constructor(
     private readonly writer: SnapshotFileWriter,
@@ -322,28 +327,33 @@ class V1PageWriter {
 
   async add(body: Buffer): Promise<void> {
     for (const page of this.pending) {
-      page.bodies.push(body)
-      if (page.bodies.length === page.limit) await this.write(page)
+      const needed = page.length + body.length + 1
+      if (needed > page.bytes.length) {
+        const grown = Buffer.allocUnsafe(Math.max(needed, page.bytes.length * 2))
+        page.bytes.copy(grown, 0, 0, page.length)
+        page.bytes = grown
+      }
+      if (page.count > 0) page.bytes[page.length++] = COMMA_BYTE
+      page.length += body.copy(page.bytes, page.length)
+      if (++page.count === page.limit) await this.write(page)
     }
   }
 
   /** The last, partial pages (and page 1 of an empty snapshot). */
   async finish(): Promise<void> {
-    for (const page of this.pending) if (page.bodies.length > 0 || page.page === 1) await this.write(page)
+    for (const page of this.pending) if (page.count > 0 || page.page === 1) await this.write(page)
   }
 
-  private async write(page: { limit: number; page: number; bodies: Buffer[] }): Promise<void> {
+  private async write(page: { limit: number; page: number; count: number; length: number; bytes: Buffer }): Promise<void> {
     const { head, tail } = v1PageFrame(this.usage, page.page, page.limit, this.total)
-    const parts: Buffer[] = [Buffer.from(head)]
-    for (const [i, body] of page.bodies.entries()) parts.push(...(i === 0 ? [body] : [COMMA, body]))
-    parts.push(Buffer.from(tail))
-    await this.writer.writePublic(snapshotPaths.v1Page(page.limit, page.page), Buffer.concat(parts))
+    await this.writer.writePublic(snapshotPaths.v1Page(page.limit, page.page), Buffer.concat([Buffer.from(head), page.bytes.subarray(0, page.length), Buffer.from(tail)]))
     page.page++
-    page.bodies = []
+    page.count = 0
+    page.length = 0
   }
 }
 
-const COMMA = Buffer.from(',')
+const COMMA_BYTE = 0x2c
 
 /**
  * What pass 1 keeps per record (by ordinal, the record's place in the

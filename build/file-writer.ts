@@ -51,7 +51,7 @@ export class SnapshotFileWriter {
   constructor(
     private readonly root: string,
     private readonly previous?: PreviousSnapshot,
-    private readonly concurrency = 512,
+    private readonly concurrency = 4096,
   ) {}
 
   /**
@@ -59,9 +59,14 @@ export class SnapshotFileWriter {
    * content hash, when there is room for more. `hash` saves hashing bytes whose hash is known.
    * `linkOnly`: when the file is unchanged, its bytes are not even sent to the worker that links
    * it (at 1M jobs, copying them was most of the cost of an incremental build's writes); a
-   * link that fails lands in `failedLinks` instead of being written.
+   * link that fails lands in `failedLinks` instead of being written. `borrowed`: the bytes are
+   * only lent (a reused buffer), so they are copied if they must be kept.
    */
-  async writePublic(relativePath: string, body: string | Buffer, options: { hash?: string; precompress?: boolean; linkOnly?: boolean } = {}): Promise<string> {
+  async writePublic(
+    relativePath: string,
+    body: string | Buffer,
+    options: { hash?: string; precompress?: boolean; linkOnly?: boolean; borrowed?: boolean } = {},
+  ): Promise<string> {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body
     const hash = options.hash ?? contentHash(bytes)
     const precompress = options.precompress === true
@@ -72,7 +77,7 @@ export class SnapshotFileWriter {
     // stands alone (pruning the old one leaves the link intact).
     const unchanged = this.previous?.hashes[relativePath] === hash
     const linkOnly = unchanged && options.linkOnly === true
-    this.batch.push({ path: full, bytes: linkOnly ? NO_BYTES : bytes, precompress, ...(unchanged ? { linkFrom: path.join(this.previous!.dir, relativePath) } : {}), ...(linkOnly ? { linkOnly } : {}) })
+    this.batch.push({ path: full, bytes: linkOnly ? NO_BYTES : options.borrowed ? Buffer.from(bytes) : bytes, precompress, ...(unchanged ? { linkFrom: path.join(this.previous!.dir, relativePath) } : {}), ...(linkOnly ? { linkOnly } : {}) })
     if (this.batch.length >= BATCH_SIZE) this.dispatch()
     if (this.pending.size * BATCH_SIZE >= this.concurrency) await Promise.race(this.pending)
     return hash

@@ -30,15 +30,21 @@ export async function findDatasetFiles(dataDir: string, kind: RecordKind): Promi
   return files.sort()
 }
 
+/** The non-blank lines of an NDJSON file with their 1-based numbers (blank lines counted), a line at a time. */
+async function* ndjsonLines(fullPath: string): AsyncGenerator<{ line: string; lineNumber: number }> {
+  const lines = createInterface({ input: createReadStream(fullPath, 'utf8'), crlfDelay: Infinity })
+  let lineNumber = 0
+  for await (const line of lines) {
+    lineNumber++
+    if (line.trim() !== '') yield { line, lineNumber }
+  }
+}
+
 /** Streams the records of one file; NDJSON is read a line at a time so large datasets never sit in memory as text. */
 export async function* readRecords(dataDir: string, file: string, issues: DatasetIssue[]): AsyncGenerator<RawRecord> {
   const fullPath = path.join(dataDir, file)
   if (file.endsWith('.ndjson')) {
-    const lines = createInterface({ input: createReadStream(fullPath, 'utf8'), crlfDelay: Infinity })
-    let lineNumber = 0
-    for await (const line of lines) {
-      lineNumber++
-      if (line.trim() === '') continue
+    for await (const { line, lineNumber } of ndjsonLines(fullPath)) {
       const source = { file, line: lineNumber }
       try {
         yield { source, value: JSON.parse(line) }
@@ -78,13 +84,7 @@ export interface RecordText {
 export async function* readRecordTexts(dataDir: string, file: string, issues: DatasetIssue[]): AsyncGenerator<RecordText> {
   const fullPath = path.join(dataDir, file)
   if (file.endsWith('.ndjson')) {
-    const lines = createInterface({ input: createReadStream(fullPath, 'utf8'), crlfDelay: Infinity })
-    let lineNumber = 0
-    for await (const line of lines) {
-      lineNumber++
-      if (line.trim() === '') continue
-      yield { source: { file, line: lineNumber }, text: line, bytes: line.length + 1 }
-    }
+    for await (const { line, lineNumber } of ndjsonLines(fullPath)) yield { source: { file, line: lineNumber }, text: line, bytes: line.length + 1 }
     return
   }
   let text: string

@@ -40,6 +40,7 @@ export class RecordPool {
   private nextId = 0
   private failure: Error | undefined
   private closed = false
+  private readBuffer = Buffer.allocUnsafe(1 << 16)
 
   /**
    * `onOutcomes` receives each batch's outcomes as they arrive (any order
@@ -72,9 +73,14 @@ export class RecordPool {
     if (this.failure) throw this.failure
   }
 
-  /** Reads back a spilled job's meta line and bodies (after drain). */
+  /**
+   * Reads back a spilled job's meta line and bodies (after drain). The
+   * bodies are views of one buffer reused by the next call: copy to keep.
+   */
   readSpilled(spill: number, spilled: Spilled): { meta: string; v2: Buffer; v1: Buffer } {
-    const bytes = Buffer.allocUnsafe(spilled.metaLength + spilled.v2Length + spilled.v1Length)
+    const size = spilled.metaLength + spilled.v2Length + spilled.v1Length
+    if (this.readBuffer.length < size) this.readBuffer = Buffer.allocUnsafe(Math.max(size, this.readBuffer.length * 2))
+    const bytes = this.readBuffer.subarray(0, size)
     for (let read = 0; read < bytes.length; ) {
       const n = readSync(this.spillFds[spill]!, bytes, read, bytes.length - read, spilled.offset + read)
       if (n === 0) throw new Error(`build spill file ${this.spillPaths[spill]} ends early`)

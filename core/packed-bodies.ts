@@ -42,11 +42,12 @@ export class PackedBodies {
    * descriptor held open until `close` (the server closes a replaced
    * snapshot only after the requests that took it have finished).
    *
-   * With `readAheadBytes`, a read fetches that much from where it starts and
-   * later reads inside it are slices: for a reader going mostly forward (a
-   * build reusing the previous snapshot's bodies in date order), one read
-   * per few thousand bodies instead of one each. Each window is a fresh
-   * buffer, so the slices handed out stay valid.
+   * With `readAheadBytes`, a read fetches that much from where it starts
+   * into one buffer, reused, and later reads inside it are slices of it: for
+   * a reader going mostly forward (a build reusing the previous snapshot's
+   * bodies in date order), one read per few thousand bodies and no
+   * allocation. A body read so is valid only until the next read: the reader
+   * copies what it keeps.
    */
   static inFile(file: string, lengths: Uint32Array, what: string, options: { readAheadBytes?: number } = {}): PackedBodies {
     const fd = openSync(file, 'r')
@@ -54,14 +55,15 @@ export class PackedBodies {
       const fileSize = fstatSync(fd).size
       const offsets = offsetsOf(lengths, fileSize, what)
       const readAhead = options.readAheadBytes ?? 0
-      let window: Buffer = Buffer.alloc(0)
+      const window = Buffer.allocUnsafe(readAhead)
       let windowStart = 0
+      let windowLength = 0
       let open = true
       const source: ByteSource = {
         read(start, end) {
-          if (start >= windowStart && end <= windowStart + window.length) return window.subarray(start - windowStart, end - windowStart)
+          if (start >= windowStart && end <= windowStart + windowLength) return window.subarray(start - windowStart, end - windowStart)
           if (end - start < readAhead) {
-            window = readAt(fd, start, Math.min(fileSize, start + readAhead), what)
+            windowLength = readInto(fd, window, start, Math.min(fileSize, start + readAhead), what)
             windowStart = start
             return window.subarray(0, end - start)
           }
@@ -135,13 +137,19 @@ export class PackedBodies {
 /** Bytes [start, end) of the file open as `fd`. */
 function readAt(fd: number, start: number, end: number, what: string): Buffer {
   const bytes = Buffer.allocUnsafe(end - start)
+  readInto(fd, bytes, start, end, what)
+  return bytes
+}
+
+/** Reads bytes [start, end) of the file open as `fd` to the front of `into`; returns how many. */
+function readInto(fd: number, into: Buffer, start: number, end: number, what: string): number {
   let done = 0
-  while (done < bytes.length) {
-    const n = readSync(fd, bytes, done, bytes.length - done, start + done)
+  while (done < end - start) {
+    const n = readSync(fd, into, done, end - start - done, start + done)
     if (n === 0) throw new Error(`${what}: file ended at byte ${start + done}, expected ${end}`)
     done += n
   }
-  return bytes
+  return done
 }
 
 /** Start offsets from body lengths, checked against the packed file's size. */
