@@ -15,9 +15,16 @@ const build = defineCommand({
     quiet: { type: 'boolean', description: 'No progress output' },
   },
   async run({ args }) {
-    const config = loadConfig(process.env, { JOBSNAP_DATA: args.data, JOBSNAP_DIST: args.out, JOBSNAP_SITE_URL: args['site-url'] })
+    const config = loadConfig(process.env, {
+      JOBSNAP_DATA: args.data,
+      JOBSNAP_DIST: args.out,
+      JOBSNAP_SITE_URL: args['site-url'],
+    })
     const { runBuildCommand } = await import('./build/cli.ts')
-    process.exitCode = await runBuildCommand(config, { now: args.now ? new Date(args.now) : undefined, quiet: args.quiet })
+    process.exitCode = await runBuildCommand(config, {
+      now: args.now ? new Date(args.now) : undefined,
+      quiet: args.quiet,
+    })
   },
 })
 
@@ -31,7 +38,12 @@ const generate = defineCommand({
   },
   async run({ args }) {
     const { runGenerateCommand } = await import('./build/cli.ts')
-    process.exitCode = await runGenerateCommand({ jobs: Number(args.jobs), companies: Number(args.companies), seed: Number(args.seed), outDir: args.out })
+    process.exitCode = await runGenerateCommand({
+      jobs: Number(args.jobs),
+      companies: Number(args.companies),
+      seed: Number(args.seed),
+      outDir: args.out,
+    })
   },
 })
 
@@ -51,11 +63,19 @@ const serve = defineCommand({
     port: { type: 'string', description: 'Port (PORT, default 3000)' },
     host: { type: 'string', description: 'Bind address (HOST, default 127.0.0.1)' },
     dist: { type: 'string', description: 'Snapshot folder (JOBSNAP_DIST, default dist)' },
-    workers: { type: 'string', description: 'Server processes sharing the port (JOBSNAP_WORKERS, default 1; e.g. the number of cores)' },
+    workers: {
+      type: 'string',
+      description: 'Server processes sharing the port (JOBSNAP_WORKERS, default 1; e.g. the number of cores)',
+    },
     'build-if-missing': { type: 'boolean', description: 'Build from JOBSNAP_DATA first when nothing is published' },
   },
   async run({ args }) {
-    const config = loadConfig(process.env, { PORT: args.port, HOST: args.host, JOBSNAP_DIST: args.dist, JOBSNAP_WORKERS: args.workers })
+    const config = loadConfig(process.env, {
+      PORT: args.port,
+      HOST: args.host,
+      JOBSNAP_DIST: args.dist,
+      JOBSNAP_WORKERS: args.workers,
+    })
     const { runServeCommand } = await import('./runtime/cli.ts')
     await runServeCommand(config, { buildIfMissing: args['build-if-missing'] === true })
   },

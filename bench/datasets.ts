@@ -8,7 +8,15 @@
  * peak RSS are recorded in `.bench/build-<key>.json` so a run that reuses the
  * snapshot can still show them, labelled as recorded.
  */
-import { createReadStream, createWriteStream, existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { copyFile, mkdir, readdir, rm } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import path from 'node:path'
@@ -30,7 +38,13 @@ export interface BuildStats {
   live_jobs: number
   measured_at: string
   /** The rebuild after retitling 1% of the job records (`--rebuild` measures both). */
-  change?: { wall_seconds: number; peak_rss_mb: number | null; records_changed: number; records_reused: number | null; files_written: number | null }
+  change?: {
+    wall_seconds: number
+    peak_rss_mb: number | null
+    records_changed: number
+    records_reused: number | null
+    files_written: number | null
+  }
 }
 
 export interface PreparedDataset {
@@ -100,10 +114,27 @@ export async function prepareDataset(
   const marker = readJson<DatasetSpec>(markerFile)
   const sameSpec = marker?.jobs === spec.jobs && marker.companies === spec.companies && marker.seed === spec.seed
   if (!sameSpec || !existsSync(path.join(dataDir, 'jobs.ndjson'))) {
-    log(`generating ${spec.jobs.toLocaleString('en-US')} jobs, ${spec.companies} companies, seed ${spec.seed} -> ${dataDir}`)
+    log(
+      `generating ${spec.jobs.toLocaleString('en-US')} jobs, ${spec.companies} companies, seed ${spec.seed} -> ${dataDir}`,
+    )
     await rm(dataDir, { recursive: true, force: true })
     rmSync(markerFile, { force: true })
-    const { ms } = await runToEnd('generate', process.execPath, cliArgs('generate', '--jobs', String(spec.jobs), '--companies', String(spec.companies), '--seed', String(spec.seed), '--out', dataDir), { cwd: repoDir })
+    const { ms } = await runToEnd(
+      'generate',
+      process.execPath,
+      cliArgs(
+        'generate',
+        '--jobs',
+        String(spec.jobs),
+        '--companies',
+        String(spec.companies),
+        '--seed',
+        String(spec.seed),
+        '--out',
+        dataDir,
+      ),
+      { cwd: repoDir },
+    )
     writeFileSync(markerFile, `${JSON.stringify(spec)}\n`)
     log(`generated in ${(ms / 1000).toFixed(1)} s`)
     regenerated = true
@@ -124,7 +155,9 @@ export async function prepareDataset(
     const full = await timedBuild(repoDir, dataDir, distDir)
     let published = publishedSnapshot(distDir)
     if (!published) throw new Error(`build reported success but ${distDir}/current is missing:\n${full.output}`)
-    log(`built snapshot ${published.manifest.snapshot_id} in ${full.wallSeconds} s, peak RSS ${full.peakRssMb ?? '?'} MB`)
+    log(
+      `built snapshot ${published.manifest.snapshot_id} in ${full.wallSeconds} s, peak RSS ${full.peakRssMb ?? '?'} MB`,
+    )
     const stats: BuildStats = {
       snapshot_id: published.manifest.snapshot_id,
       wall_seconds: full.wallSeconds,
@@ -152,7 +185,9 @@ export async function prepareDataset(
         records_reused: counted(/(\d+) of \d+ job records reused/),
         files_written: counted(/\((\d+) written/),
       }
-      log(`rebuilt in ${change.wallSeconds} s (${stats.change.records_reused ?? '?'} records reused, ${stats.change.files_written ?? '?'} files written), peak RSS ${change.peakRssMb ?? '?'} MB`)
+      log(
+        `rebuilt in ${change.wallSeconds} s (${stats.change.records_reused ?? '?'} records reused, ${stats.change.files_written ?? '?'} files written), peak RSS ${change.peakRssMb ?? '?'} MB`,
+      )
     }
     writeFileSync(statsFile, `${JSON.stringify(stats, null, 1)}\n`)
     build = { stats, fresh: true }
@@ -161,7 +196,9 @@ export async function prepareDataset(
 
   const recorded = readJson<BuildStats>(statsFile)
   if (recorded?.snapshot_id === existing.manifest.snapshot_id) build = { stats: recorded, fresh: false }
-  log(`reusing snapshot ${existing.manifest.snapshot_id} in ${distDir} (${existing.manifest.counts.live_jobs.toLocaleString('en-US')} live jobs)`)
+  log(
+    `reusing snapshot ${existing.manifest.snapshot_id} in ${distDir} (${existing.manifest.counts.live_jobs.toLocaleString('en-US')} live jobs)`,
+  )
   return { spec, key, dataDir, distDir, snapshotDir: existing.dir, manifest: existing.manifest, build }
 }
 
@@ -169,11 +206,20 @@ export async function prepareDataset(
 export const RETITLE_EVERY = 100
 
 /** One build in its own process, quiet, keeping one snapshot: its wall time, peak RSS and output. */
-async function timedBuild(repoDir: string, dataDir: string, distDir: string): Promise<{ wallSeconds: number; peakRssMb: number | null; output: string }> {
-  const { output, ms } = await runToEnd('build', process.execPath, cliArgs('build', '--data', dataDir, '--out', distDir, '--quiet'), {
-    cwd: repoDir,
-    env: { ...process.env, JOBSNAP_KEEP_SNAPSHOTS: '1', JOBSNAP_LOG: 'silent' },
-  })
+async function timedBuild(
+  repoDir: string,
+  dataDir: string,
+  distDir: string,
+): Promise<{ wallSeconds: number; peakRssMb: number | null; output: string }> {
+  const { output, ms } = await runToEnd(
+    'build',
+    process.execPath,
+    cliArgs('build', '--data', dataDir, '--out', distDir, '--quiet'),
+    {
+      cwd: repoDir,
+      env: { ...process.env, JOBSNAP_KEEP_SNAPSHOTS: '1', JOBSNAP_LOG: 'silent' },
+    },
+  )
   const peak = /peak RSS (\d+) MB/.exec(output)?.[1]
   return { wallSeconds: Math.round(ms / 100) / 10, peakRssMb: peak === undefined ? null : Number(peak), output }
 }
@@ -194,7 +240,10 @@ export async function retitledCopy(dataDir: string, outDir: string, every: numbe
     }
     const out = createWriteStream(path.join(outDir, name))
     let index = 0
-    for await (const line of createInterface({ input: createReadStream(path.join(dataDir, name), 'utf8'), crlfDelay: Infinity })) {
+    for await (const line of createInterface({
+      input: createReadStream(path.join(dataDir, name), 'utf8'),
+      crlfDelay: Infinity,
+    })) {
       let text = line
       if (line !== '' && index++ % every === 0) {
         const job = JSON.parse(line) as { title: string }

@@ -21,7 +21,10 @@ import { clusterFacts, rssOf, startJobsnap } from './servers.ts'
 import { findWrk, runWrk, WRK_INSTALL } from './wrk.ts'
 import { jobsnapListPath, loadVocabulary, pick, prng, randomListQuery, worstQueryVariant } from './workload.ts'
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { workers: { type: 'string', default: '1' } } })
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { workers: { type: 'string', default: '1' } },
+})
 const distDir = positionals[0] ?? '.bench/dist-100k'
 const workers = Number(values.workers)
 const wrk = findWrk()
@@ -46,11 +49,24 @@ const scenarios: [string, () => string, number][] = [
 ]
 for (const [name, next, connections] of scenarios) {
   await runWrk({ wrk, port: server.port, paths: Array.from({ length: 3000 }, next), connections, seconds: 2, workDir })
-  const r = await runWrk({ wrk, port: server.port, paths: Array.from({ length: 60_000 }, next), connections, seconds: 10, workDir })
-  console.log(`${name}: ${Math.round(r.rps)} req/s, p50 ${formatMs(r.p50)} ms, p99 ${formatMs(r.p99)} ms, max ${formatMs(r.max)} ms, ${r.errors} errors`)
+  const r = await runWrk({
+    wrk,
+    port: server.port,
+    paths: Array.from({ length: 60_000 }, next),
+    connections,
+    seconds: 10,
+    workDir,
+  })
+  console.log(
+    `${name}: ${Math.round(r.rps)} req/s, p50 ${formatMs(r.p50)} ms, p99 ${formatMs(r.p99)} ms, max ${formatMs(r.max)} ms, ${r.errors} errors`,
+  )
 }
-const health = (await (await fetch(`http://${LOOPBACK}:${server.port}/health`)).json()) as { gc?: { longest_pause_ms: number; collections: number } }
-console.log(`GC since ready: ${health.gc?.collections ?? '?'} collections, longest pause ${formatMs(health.gc?.longest_pause_ms)} ms; RSS now ${rssOf(server)?.rssMb.toFixed(0) ?? '?'} MB`)
+const health = (await (await fetch(`http://${LOOPBACK}:${server.port}/health`)).json()) as {
+  gc?: { longest_pause_ms: number; collections: number }
+}
+console.log(
+  `GC since ready: ${health.gc?.collections ?? '?'} collections, longest pause ${formatMs(health.gc?.longest_pause_ms)} ms; RSS now ${rssOf(server)?.rssMb.toFixed(0) ?? '?'} MB`,
+)
 await stopChild(server.child)
 rmSync(workDir, { recursive: true, force: true })
 killAll()

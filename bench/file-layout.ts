@@ -17,7 +17,8 @@ import { parseArgs } from 'node:util'
 
 const { values } = parseArgs({ options: { files: { type: 'string', default: '1000000' } } })
 const files = Number(values.files)
-if (!Number.isSafeInteger(files) || files < 1000) throw new Error(`--files must be a whole number of at least 1000; got ${values.files}`)
+if (!Number.isSafeInteger(files) || files < 1000)
+  throw new Error(`--files must be a whole number of at least 1000; got ${values.files}`)
 
 const root = path.resolve('.bench', 'file-layout')
 const body = Buffer.alloc(1700, 'x')
@@ -38,7 +39,9 @@ function perFile(count: number, step: () => void): number {
   return ((performance.now() - started) * 1000) / count
 }
 
-console.log(`| layout (${files.toLocaleString('en-US')} files of 1.7 KB) | create us/file | hard link us/file | random read us/file | delete us/file |`)
+console.log(
+  `| layout (${files.toLocaleString('en-US')} files of 1.7 KB) | create us/file | hard link us/file | random read us/file | delete us/file |`,
+)
 console.log('| --- | --- | --- | --- | --- |')
 for (const layout of ['one folder', '100 folders'] as const) {
   rmSync(root, { recursive: true, force: true })
@@ -50,7 +53,8 @@ for (const layout of ['one folder', '100 folders'] as const) {
     for (let i = 0; i < files; i++) writeFileSync(path.join(source, subdir(layout, i) + name(i)), body)
   })
   const link = perFile(files, () => {
-    for (let i = 0; i < files; i++) linkSync(path.join(source, subdir(layout, i) + name(i)), path.join(linked, subdir(layout, i) + name(i)))
+    for (let i = 0; i < files; i++)
+      linkSync(path.join(source, subdir(layout, i) + name(i)), path.join(linked, subdir(layout, i) + name(i)))
   })
   const reads = Math.floor(files / 97)
   const read = perFile(reads, () => {

@@ -161,7 +161,12 @@ export async function stopChild(child: Child, graceMs = 3000): Promise<void> {
 }
 
 /** Runs a command to completion; rejects with its output tail on a non-zero exit. */
-export async function runToEnd(name: string, command: string, args: string[], options: SpawnOptions = {}): Promise<{ output: string; ms: number }> {
+export async function runToEnd(
+  name: string,
+  command: string,
+  args: string[],
+  options: SpawnOptions = {},
+): Promise<{ output: string; ms: number }> {
   const child = startChild(name, command, args, options)
   let all = ''
   child.proc.stdout?.on('data', (chunk: Buffer) => (all += chunk.toString('utf8')))
@@ -203,14 +208,22 @@ export function probe(port: number, path: string, timeoutMs = 2000): Promise<num
  * Polls `path` until `accept(status)`; returns the milliseconds since the
  * child was spawned. Fails early when the child exits.
  */
-export async function waitForHttp(child: Child, port: number, path: string, options: { timeoutMs: number; accept?: (status: number) => boolean }): Promise<number> {
+export async function waitForHttp(
+  child: Child,
+  port: number,
+  path: string,
+  options: { timeoutMs: number; accept?: (status: number) => boolean },
+): Promise<number> {
   const accept = options.accept ?? ((status: number) => status === 200)
   const deadline = performance.now() + options.timeoutMs
   for (;;) {
     if (!child.isRunning()) throw new Error(`${child.name} exited before it was ready:\n${child.output()}`)
     const status = await probe(port, path, 1000)
     if (status !== undefined && accept(status)) return performance.now() - child.startedAt
-    if (performance.now() > deadline) throw new Error(`${child.name} not ready after ${options.timeoutMs / 1000} s (last status ${status ?? 'none'}):\n${child.output()}`)
+    if (performance.now() > deadline)
+      throw new Error(
+        `${child.name} not ready after ${options.timeoutMs / 1000} s (last status ${status ?? 'none'}):\n${child.output()}`,
+      )
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }

@@ -36,7 +36,8 @@ const FEW_RESPONSES = 50
 /** A load generator this busy (in cores) limits the rate it measures: the figure is a lower bound. */
 export const GENERATOR_BOUND = 0.85
 
-const clientBound = (result: LoadResult | undefined) => (result?.cpu && result.cpu.generator >= GENERATOR_BOUND ? ' (client-bound)' : '')
+const clientBound = (result: LoadResult | undefined) =>
+  result?.cpu && result.cpu.generator >= GENERATOR_BOUND ? ' (client-bound)' : ''
 
 const group = (n: number) => Math.round(n).toLocaleString('en-US')
 
@@ -70,15 +71,24 @@ const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ')
 
 export function renderTable(rows: ScenarioRow[]): string {
   const header = ['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'reference req/s', 'ratio', 'target']
-  const lines = [`| ${header.join(' | ')} |`, `| ${header.map((h, i) => (i >= 2 && i <= 7 ? '---:' : '---')).join(' | ')} |`]
+  const lines = [
+    `| ${header.join(' | ')} |`,
+    `| ${header.map((_h, i) => (i >= 2 && i <= 7 ? '---:' : '---')).join(' | ')} |`,
+  ]
   for (const row of rows) {
     const r = row.result
     const ref = row.reference
-    const refText = ref ? (ref.result ? `${formatRate(ref.result.rps)} (${ref.name}${clientBound(ref.result) ? ', client-bound' : ''})` : `${ref.name}: not run`) : ''
+    const refText = ref
+      ? ref.result
+        ? `${formatRate(ref.result.rps)} (${ref.name}${clientBound(ref.result) ? ', client-bound' : ''})`
+        : `${ref.name}: not run`
+      : ''
     const values = [
       row.scenario,
       row.server,
-      r ? `${formatRate(r.rps)}${r.requests < FEW_RESPONSES ? ` (${r.requests} responses)` : ''}${clientBound(r)}` : `not run: ${row.skipped ?? '?'}`,
+      r
+        ? `${formatRate(r.rps)}${r.requests < FEW_RESPONSES ? ` (${r.requests} responses)` : ''}${clientBound(r)}`
+        : `not run: ${row.skipped ?? '?'}`,
       r ? formatMs(r.p50) : '',
       r ? formatMs(r.p99) : '',
       r ? group(r.errors) : '',

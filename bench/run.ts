@@ -32,8 +32,24 @@ import { runMcpLoad } from './mcp-load.ts'
 import { findWrk, WRK_INSTALL } from './wrk.ts'
 import { runWrkSection } from './wrk-section.ts'
 import { cpuSecondsOf, installExitHooks, killAll, onCleanup, probe, removeOnDeath, stopChild } from './procs.ts'
-import { formatMs, GENERATOR_BOUND, ratioOf, renderReport, type ScenarioRow, type SectionFacts, type Target } from './report.ts'
-import { jsonServerDb, rssOf, startJobsnap, startJsonServer, startNginx, type Optional, type RunningServer } from './servers.ts'
+import {
+  formatMs,
+  GENERATOR_BOUND,
+  ratioOf,
+  renderReport,
+  type ScenarioRow,
+  type SectionFacts,
+  type Target,
+} from './report.ts'
+import {
+  jsonServerDb,
+  rssOf,
+  startJobsnap,
+  startJsonServer,
+  startNginx,
+  type Optional,
+  type RunningServer,
+} from './servers.ts'
 import {
   CACHED_QUERY,
   jobsnapListPath,
@@ -64,7 +80,9 @@ const { values: flags } = parseArgs({
 })
 
 if (flags.help) {
-  console.log(`npm run bench [-- --quick | --large] [--rebuild] [--builds-only] [--seconds N] [--connections N] [--mcp-clients N] [--seed N]`)
+  console.log(
+    `npm run bench [-- --quick | --large] [--rebuild] [--builds-only] [--seconds N] [--connections N] [--mcp-clients N] [--seed N]`,
+  )
   process.exit(0)
 }
 
@@ -98,12 +116,19 @@ const sizes = flags.quick ? [QUICK_JOBS] : flags.large ? [FULL_JOBS, LARGE_JOBS]
 const repoDir = path.resolve(import.meta.dirname, '..')
 const benchDir = path.join(repoDir, '.bench')
 const began = performance.now()
-const log = (line: string) => process.stderr.write(`[bench ${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}\n`)
+const log = (line: string) =>
+  process.stderr.write(`[bench ${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}\n`)
 
 // ---------- targets (printed, never asserted) ----------
 
-const atLeast = (value: number | undefined, min: number, text: string): Target => ({ text, met: value === undefined ? undefined : value >= min })
-const atMost = (value: number | undefined, max: number, text: string): Target => ({ text, met: value === undefined || !Number.isFinite(value) ? undefined : value <= max })
+const atLeast = (value: number | undefined, min: number, text: string): Target => ({
+  text,
+  met: value === undefined ? undefined : value >= min,
+})
+const atMost = (value: number | undefined, max: number, text: string): Target => ({
+  text,
+  met: value === undefined || !Number.isFinite(value) ? undefined : value <= max,
+})
 
 // ---------- scenarios ----------
 
@@ -128,7 +153,10 @@ async function withCpu(server: RunningServer, load: () => Promise<LoadResult>): 
   const result = await load()
   const wall = (performance.now() - t0) / 1000
   const self = process.cpuUsage(self0)
-  result.cpu = { server: (cpuSecondsOf(server.child.pid) - server0) / wall, generator: (self.user + self.system) / 1e6 / wall }
+  result.cpu = {
+    server: (cpuSecondsOf(server.child.pid) - server0) / wall,
+    generator: (self.user + self.system) / 1e6 / wall,
+  }
   return result
 }
 
@@ -137,14 +165,21 @@ async function withCpu(server: RunningServer, load: () => Promise<LoadResult>): 
  * only: its requests take up to seconds at 100k jobs, so a timed warm-up
  * would leave a queue for the drain and teach its JIT nothing more.
  */
-async function measure(server: RunningServer, makePath: PathGen, seed: number, connections: number): Promise<LoadResult> {
+async function measure(
+  server: RunningServer,
+  makePath: PathGen,
+  seed: number,
+  connections: number,
+): Promise<LoadResult> {
   const warmupPath = makePath(prng(seed + 1_000_003))
   if (server.name === 'json-server') await probe(server.port, warmupPath(), 300_000)
   else if (settings.warmupSeconds > 0) {
     await runLoad({ port: server.port, nextPath: warmupPath, connections, seconds: settings.warmupSeconds })
     await drain(server)
   }
-  const result = await withCpu(server, () => runLoad({ port: server.port, nextPath: makePath(prng(seed)), connections, seconds: settings.seconds }))
+  const result = await withCpu(server, () =>
+    runLoad({ port: server.port, nextPath: makePath(prng(seed)), connections, seconds: settings.seconds }),
+  )
   await drain(server)
   return result
 }
@@ -179,7 +214,11 @@ function httpScenarios(vocabulary: Vocabulary, jobs: number): HttpScenario[] {
     (random) =>
     () =>
       render(worstQueryVariant(random))
-  const fixed = (path: string): PathGen => () => () => path
+  const fixed =
+    (path: string): PathGen =>
+    () =>
+    () =>
+      path
   return [
     {
       name: 'single job by slug (random slugs)',
@@ -203,7 +242,10 @@ function httpScenarios(vocabulary: Vocabulary, jobs: number): HttpScenario[] {
       name: 'v2 list, uncached (random filter mix)',
       jobsnap: listGen(jobsnapListPath),
       reference: { server: 'jsonServer', path: listGen((query) => jsonServerListPath(query)) },
-      targets: (row) => [atLeast(ratioOf(row), 100, '≥ 100× json-server'), atMost(row.result?.p99, 10, `p99 ≤ 10 ms${at100k}`)],
+      targets: (row) => [
+        atLeast(ratioOf(row), 100, '≥ 100× json-server'),
+        atMost(row.result?.p99, 10, `p99 ≤ 10 ms${at100k}`),
+      ],
     },
     {
       name: 'v2 worst query (WORST_QUERY, 1 connection)',
@@ -224,11 +266,16 @@ function buildLines(jobs: number, dataset: PreparedDataset): string[] {
   const at100k = jobs === FULL_JOBS
   const label = sizeLabel(jobs)
   if (build) {
-    const when = build.fresh ? 'measured in this run' : `recorded ${build.stats.measured_at} when this snapshot was built (--rebuild measures it again)`
+    const when = build.fresh
+      ? 'measured in this run'
+      : `recorded ${build.stats.measured_at} when this snapshot was built (--rebuild measures it again)`
     const large = jobs >= 1_000_000
-    const fullTarget: Target = large ? atMost(build.stats.wall_seconds, 300, 'target ≤ 5 min') : atMost(build.stats.wall_seconds, 30, 'target ≤ 30 s')
+    const fullTarget: Target = large
+      ? atMost(build.stats.wall_seconds, 300, 'target ≤ 5 min')
+      : atMost(build.stats.wall_seconds, 30, 'target ≤ 30 s')
     const rssTarget: Target = atMost(build.stats.peak_rss_mb ?? undefined, 4096, 'target ≤ 4 GB')
-    const verdict = (target: Target) => `${target.text}: ${target.met === undefined ? 'unknown' : target.met ? 'met' : 'MISSED'}`
+    const verdict = (target: Target) =>
+      `${target.text}: ${target.met === undefined ? 'unknown' : target.met ? 'met' : 'MISSED'}`
     const targeted = at100k || large
     lines.push(
       `Build (full, ${label} job records, Node's default heap): ${build.stats.wall_seconds.toFixed(1)} s wall, peak RSS ${build.stats.peak_rss_mb ?? '?'} MB of the build process${targeted ? `; ${verdict(fullTarget)}${large ? `; ${verdict(rssTarget)}` : ''}` : '; targets are for 100k and 1M'}; ${when}.`,
@@ -236,19 +283,24 @@ function buildLines(jobs: number, dataset: PreparedDataset): string[] {
     const change = build.stats.change
     if (change) {
       const share = change.wall_seconds / build.stats.wall_seconds
-      const changeTarget: Target = large ? atMost(change.wall_seconds, 60, 'target ≤ 60 s') : atMost(share * 100, 10, 'target ≤ 10% of the full build')
+      const changeTarget: Target = large
+        ? atMost(change.wall_seconds, 60, 'target ≤ 60 s')
+        : atMost(share * 100, 10, 'target ≤ 10% of the full build')
       lines.push(
         `Build after retitling ${change.records_changed.toLocaleString('en-US')} job records (1%), over the full build's snapshot: ${change.wall_seconds.toFixed(1)} s wall = ${(share * 100).toFixed(0)}% of the full build, peak RSS ${change.peak_rss_mb ?? '?'} MB; ${change.records_reused?.toLocaleString('en-US') ?? '?'} records reused from the build cache, ${change.files_written?.toLocaleString('en-US') ?? '?'} public files written (the rest hard-linked)${targeted ? `; ${verdict(changeTarget)}` : ''}; ${when}.`,
       )
     } else {
-      lines.push('Build after a 1% change: not measured in this snapshot\'s run (`npm run bench -- --rebuild` measures it).')
+      lines.push(
+        "Build after a 1% change: not measured in this snapshot's run (`npm run bench -- --rebuild` measures it).",
+      )
     }
   } else {
-    lines.push(`Build: not measured: this snapshot was built outside the bench; run \`npm run bench -- --rebuild\` to measure a full build.`)
+    lines.push(
+      `Build: not measured: this snapshot was built outside the bench; run \`npm run bench -- --rebuild\` to measure a full build.`,
+    )
   }
   return lines
 }
-
 
 /** Reads every identity file the HTTP scenarios serve (v2 jobs, v1 pages of 25) and the index files once. */
 function warmPageCache(snapshotDir: string): { files: number; bytes: number; ms: number } {
@@ -278,7 +330,8 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
 
   let dbFile: string | undefined
   let jsonServerSkip: string | undefined
-  if (jobs > JSON_SERVER_MAX_JOBS) jsonServerSkip = `skipped above ${JSON_SERVER_MAX_JOBS.toLocaleString('en-US')} jobs (json-server keeps its whole database in one JS object)`
+  if (jobs > JSON_SERVER_MAX_JOBS)
+    jsonServerSkip = `skipped above ${JSON_SERVER_MAX_JOBS.toLocaleString('en-US')} jobs (json-server keeps its whole database in one JS object)`
   else {
     log(`json-server database: the ${vocabulary.slugs.length.toLocaleString('en-US')} v2 jobs of the snapshot`)
     dbFile = jsonServerDb(benchDir, dataset.key, dataset.snapshotDir, manifest.snapshot_id, vocabulary.slugs)
@@ -287,13 +340,17 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
   // Both servers read these files; whichever ran first would otherwise also measure the disk.
   log('reading the served files once, so they are in the OS page cache for every server')
   const warmed = warmPageCache(dataset.snapshotDir)
-  log(`  ${warmed.files.toLocaleString('en-US')} files, ${(warmed.bytes / 1e6).toFixed(0)} MB in ${(warmed.ms / 1000).toFixed(1)} s`)
+  log(
+    `  ${warmed.files.toLocaleString('en-US')} files, ${(warmed.bytes / 1e6).toFixed(0)} MB in ${(warmed.ms / 1000).toFixed(1)} s`,
+  )
 
   // jobsnap first and alone, so its ready time is its own.
   log('starting jobsnap')
   const jobsnap = await startJobsnap(repoDir, dataset.distDir, jobs > FULL_JOBS ? 900_000 : 180_000)
   const rssReady = rssOf(jobsnap)
-  log(`jobsnap ready in ${(jobsnap.readyMs / 1000).toFixed(2)} s on port ${jobsnap.port}, RSS ${rssReady?.rssMb.toFixed(0) ?? '?'} MB`)
+  log(
+    `jobsnap ready in ${(jobsnap.readyMs / 1000).toFixed(2)} s on port ${jobsnap.port}, RSS ${rssReady?.rssMb.toFixed(0) ?? '?'} MB`,
+  )
 
   log('starting nginx and json-server')
   const nginx = await startNginx(dataset.snapshotDir, workDir)
@@ -301,7 +358,9 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
     missing.add(nginx.reason)
     log(nginx.reason)
   }
-  const jsonServer: Optional<RunningServer> = dbFile ? await startJsonServer(repoDir, dbFile, workDir) : { ok: false, reason: jsonServerSkip ?? 'skipped' }
+  const jsonServer: Optional<RunningServer> = dbFile
+    ? await startJsonServer(repoDir, dbFile, workDir)
+    : { ok: false, reason: jsonServerSkip ?? 'skipped' }
   if (!jsonServer.ok) {
     if (dbFile) missing.add(jsonServer.reason)
     log(jsonServer.reason)
@@ -337,12 +396,23 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
     rows.push(
       theirs
         ? { scenario: scenario.name, server: refName, result: theirs, targets: [], isReference: true }
-        : { scenario: scenario.name, server: refName, skipped: refServer.ok ? '?' : refServer.reason.split(';')[0]!, targets: [], isReference: true },
+        : {
+            scenario: scenario.name,
+            server: refName,
+            skipped: refServer.ok ? '?' : refServer.reason.split(';')[0]!,
+            targets: [],
+            isReference: true,
+          },
     )
   }
 
   // MCP through the SDK client.
-  const mcpRuns: { name: string; tool: string; args: (random: () => number) => () => Record<string, unknown>; targets: (r: LoadResult) => Target[] }[] = [
+  const mcpRuns: {
+    name: string
+    tool: string
+    args: (random: () => number) => () => Record<string, unknown>
+    targets: (r: LoadResult) => Target[]
+  }[] = [
     {
       name: 'MCP search_jobs (random filters)',
       tool: 'search_jobs',
@@ -359,18 +429,39 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
   for (const run of mcpRuns) {
     seed++
     log(`${run.name}: ${settings.mcpClients} SDK clients`)
-    if (settings.warmupSeconds > 0) await runMcpLoad({ port: jobsnap.port, clients: settings.mcpClients, seconds: settings.warmupSeconds, tool: run.tool, nextArgs: run.args(prng(seed + 1_000_003)) })
+    if (settings.warmupSeconds > 0)
+      await runMcpLoad({
+        port: jobsnap.port,
+        clients: settings.mcpClients,
+        seconds: settings.warmupSeconds,
+        tool: run.tool,
+        nextArgs: run.args(prng(seed + 1_000_003)),
+      })
     const result = await withCpu(jobsnap, () =>
-      runMcpLoad({ port: jobsnap.port, clients: settings.mcpClients, seconds: settings.seconds, tool: run.tool, nextArgs: run.args(prng(seed)) }),
+      runMcpLoad({
+        port: jobsnap.port,
+        clients: settings.mcpClients,
+        seconds: settings.seconds,
+        tool: run.tool,
+        nextArgs: run.args(prng(seed)),
+      }),
     )
     log(`  ${describe(result).replace('req/s', 'calls/s')}`)
-    rows.push({ scenario: run.name, server: `jobsnap (${settings.mcpClients} MCP clients; calls/s)`, result, targets: run.targets(result) })
+    rows.push({
+      scenario: run.name,
+      server: `jobsnap (${settings.mcpClients} MCP clients; calls/s)`,
+      result,
+      targets: run.targets(result),
+    })
   }
 
   const rssAfter = rssOf(jobsnap)
 
   const wrk = findWrk()
-  if (!wrk) missing.add(`wrk not found, so the wrk half (floor references, every core) did not run; install it with: ${WRK_INSTALL}`)
+  if (!wrk)
+    missing.add(
+      `wrk not found, so the wrk half (floor references, every core) did not run; install it with: ${WRK_INSTALL}`,
+    )
   else {
     const section = await runWrkSection({
       wrk,
@@ -393,13 +484,16 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
     wrkLines.push(...section.lines)
   }
 
-  for (const server of [jobsnap, nginx.ok ? nginx.server : undefined, jsonServer.ok ? jsonServer.server : undefined]) if (server) await stopChild(server.child)
+  for (const server of [jobsnap, nginx.ok ? nginx.server : undefined, jsonServer.ok ? jsonServer.server : undefined])
+    if (server) await stopChild(server.child)
 
   const at100k = jobs === FULL_JOBS
   const lines: string[] = [...wrkLines]
   lines.push(...buildLines(jobs, dataset))
   const ready = atMost(jobsnap.readyMs / 1000, 3, 'target ≤ 3 s')
-  lines.push(`jobsnap ready (spawn to first 200 on /health): ${(jobsnap.readyMs / 1000).toFixed(2)} s; ${at100k ? `${ready.text}: ${ready.met ? 'met' : 'MISSED'}` : 'target (≤ 3 s) is for 100k'}.`)
+  lines.push(
+    `jobsnap ready (spawn to first 200 on /health): ${(jobsnap.readyMs / 1000).toFixed(2)} s; ${at100k ? `${ready.text}: ${ready.met ? 'met' : 'MISSED'}` : 'target (≤ 3 s) is for 100k'}.`,
+  )
   // The issue pairs the RSS target with readiness ("ready in at most 3 s with RSS at most 600 MB"); after load is shown too.
   const rss = atMost(rssReady?.rssMb, 600, 'target ≤ 600 MB when ready')
   lines.push(
@@ -407,8 +501,13 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
   )
   const cpuNotes = rows
     .filter((row) => row.result?.cpu)
-    .map((row) => `${row.scenario.replace(/ \(.*$/, '')} / ${row.server.replace(/ \(.*$/, '')} ${percent(row.result!.cpu!.server)}/${percent(row.result!.cpu!.generator)}`)
-  lines.push(`CPU during each run, server/load generator (100% = one core; the machine has ${os.cpus().length}): ${cpuNotes.join('; ')}.`)
+    .map(
+      (row) =>
+        `${row.scenario.replace(/ \(.*$/, '')} / ${row.server.replace(/ \(.*$/, '')} ${percent(row.result!.cpu!.server)}/${percent(row.result!.cpu!.generator)}`,
+    )
+  lines.push(
+    `CPU during each run, server/load generator (100% = one core; the machine has ${os.cpus().length}): ${cpuNotes.join('; ')}.`,
+  )
   lines.push(
     `References: ${nginx.ok ? `${nginx.server.version} (1 worker)` : `nginx not run (${nginx.reason.split('\n')[0]})`}; ${jsonServer.ok ? `${jsonServer.server.version} (ready in ${(jsonServer.server.readyMs / 1000).toFixed(1)} s)` : `json-server not run (${jsonServer.reason.split('\n')[0]})`}.`,
   )
@@ -441,14 +540,24 @@ async function main(): Promise<void> {
     `autocannon: ${settings.connections} keep-alive connections (the worst query: 1), ${settings.seconds} s per run after ${settings.warmupSeconds} s warm-up, 127.0.0.1; MCP: ${settings.mcpClients} SDK clients (Client + StreamableHTTPClientTransport).`,
     `Load generator and servers share this machine; jobsnap runs with NODE_ENV=production, JOBSNAP_LOG=silent and rate limits raised.`,
     `Load average (1 min) at start ${loadAtStart.toFixed(2)}, at end ${os.loadavg()[0]!.toFixed(2)}: well above 0 means other processes shared the CPUs and the figures are not comparable.`,
-    flags.quick ? 'Quick mode: a small dataset and short runs, so the script cannot rot; the targets are for 100k jobs and are shown for reference only.' : 'Targets are printed, never asserted.',
+    flags.quick
+      ? 'Quick mode: a small dataset and short runs, so the script cannot rot; the targets are for 100k jobs and are shown for reference only.'
+      : 'Targets are printed, never asserted.',
   ]
-  const anyClientBound = sections.some((section) => section.rows.some((row) => (row.result?.cpu?.generator ?? 0) >= GENERATOR_BOUND))
+  const anyClientBound = sections.some((section) =>
+    section.rows.some((row) => (row.result?.cpu?.generator ?? 0) >= GENERATOR_BOUND),
+  )
   const footer = [
-    ...(!anyClientBound ? [] : [`"client-bound": the load generator (autocannon, in this process) used ≥ ${Math.round(GENERATOR_BOUND * 100)}% of a core during that run, so the rate is what it could send, a lower bound for that server (nginx usually), and a ratio against it flatters jobsnap.`]),
+    ...(!anyClientBound
+      ? []
+      : [
+          `"client-bound": the load generator (autocannon, in this process) used ≥ ${Math.round(GENERATOR_BOUND * 100)}% of a core during that run, so the rate is what it could send, a lower bound for that server (nginx usually), and a ratio against it flatters jobsnap.`,
+        ]),
     `Worst query (bench/workload.ts WORST_QUERY, plus a random salary_min of 1..2000 to defeat the cache): \`${readable(jobsnapListPath(WORST_QUERY))}\``,
     `Cached query: \`${readable(jobsnapListPath(CACHED_QUERY))}\`. json-server gets the nearest query it can express; what is not comparable is listed at jsonServerListPath in bench/workload.ts.`,
-    ...(missing.size ? ['', 'Missing references (the rest ran without them):', ...[...missing].map((reason) => `- ${reason}`)] : []),
+    ...(missing.size
+      ? ['', 'Missing references (the rest ran without them):', ...[...missing].map((reason) => `- ${reason}`)]
+      : []),
   ]
   const report = renderReport(header, sections, footer)
   process.stdout.write(`\n${report}`)

@@ -11,7 +11,18 @@
  * command that installs it, and the rest still runs.
  */
 import { spawnSync } from 'node:child_process'
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { cliArgs } from './datasets.ts'
@@ -35,26 +46,37 @@ const NO_LIMIT = '1000000000'
  * With `workers` > 1 the cluster's primary logs (JSON) the line that carries every worker's
  * ready time and the total RSS; `clusterFacts` reads it.
  */
-export async function startJobsnap(repoDir: string, distDir: string, readyTimeoutMs: number, workers = 1): Promise<RunningServer> {
+export async function startJobsnap(
+  repoDir: string,
+  distDir: string,
+  readyTimeoutMs: number,
+  workers = 1,
+): Promise<RunningServer> {
   const port = await freePort()
-  const child = startChild(workers > 1 ? `jobsnap --workers ${workers}` : 'jobsnap', process.execPath, cliArgs('serve', '--port', String(port), '--host', LOOPBACK, '--dist', distDir, '--workers', String(workers)), {
-    cwd: repoDir,
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      JOBSNAP_LOG: workers > 1 ? 'json' : 'silent',
-      JOBSNAP_REST_LIMIT: NO_LIMIT,
-      JOBSNAP_MCP_BURST: NO_LIMIT,
-      JOBSNAP_MCP_RATE: NO_LIMIT,
-      JOBSNAP_REDIS_URL: '',
-      JOBSNAP_TRUST_PROXY: '',
+  const child = startChild(
+    workers > 1 ? `jobsnap --workers ${workers}` : 'jobsnap',
+    process.execPath,
+    cliArgs('serve', '--port', String(port), '--host', LOOPBACK, '--dist', distDir, '--workers', String(workers)),
+    {
+      cwd: repoDir,
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        JOBSNAP_LOG: workers > 1 ? 'json' : 'silent',
+        JOBSNAP_REST_LIMIT: NO_LIMIT,
+        JOBSNAP_MCP_BURST: NO_LIMIT,
+        JOBSNAP_MCP_RATE: NO_LIMIT,
+        JOBSNAP_REDIS_URL: '',
+        JOBSNAP_TRUST_PROXY: '',
+      },
     },
-  })
+  )
   let readyMs = await waitForHttp(child, port, '/health', { timeoutMs: readyTimeoutMs })
   if (workers > 1) {
     // /health answers as soon as one worker listens; ready means all of them.
     const deadline = performance.now() + readyTimeoutMs
-    while (clusterFacts(child) === undefined && performance.now() < deadline && child.isRunning()) await new Promise((resolve) => setTimeout(resolve, 20))
+    while (clusterFacts(child) === undefined && performance.now() < deadline && child.isRunning())
+      await new Promise((resolve) => setTimeout(resolve, 20))
     readyMs = performance.now() - child.startedAt
   }
   return { name: child.name, port, child, readyMs }
@@ -71,7 +93,12 @@ export function clusterFacts(child: Child): { readyMsMax: number; rssMbTotal: nu
 /** The floor references: bench/bare-server.ts on bare node:http or h3, returning `file`'s bytes to every request. */
 export async function startBareServer(repoDir: string, kind: 'node' | 'h3', file: string): Promise<RunningServer> {
   const port = await freePort()
-  const child = startChild(`bare ${kind}`, process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', kind, String(port), file], { cwd: repoDir, env: { ...process.env, NODE_ENV: 'production' } })
+  const child = startChild(
+    `bare ${kind}`,
+    process.execPath,
+    ['--import', 'tsx', 'bench/bare-server.ts', kind, String(port), file],
+    { cwd: repoDir, env: { ...process.env, NODE_ENV: 'production' } },
+  )
   const readyMs = await waitForHttp(child, port, '/health', { timeoutMs: 30_000 })
   return { name: kind === 'node' ? 'bare node:http' : 'bare h3', port, child, readyMs }
 }
@@ -82,13 +109,15 @@ export function rssOf(server: RunningServer): ReturnType<typeof memoryOf> {
 
 // ---------- nginx ----------
 
-const NGINX_INSTALL = 'apt-get install -y nginx-light   (Debian/Ubuntu; any nginx binary on PATH or at /usr/sbin/nginx works)'
+const NGINX_INSTALL =
+  'apt-get install -y nginx-light   (Debian/Ubuntu; any nginx binary on PATH or at /usr/sbin/nginx works)'
 
 /** `JOBSNAP_BENCH_NGINX=/path/to/nginx` picks the binary (a path that does not exist: run without nginx). */
 function findNginx(): string | undefined {
   const chosen = process.env.JOBSNAP_BENCH_NGINX
   if (chosen) return existsSync(chosen) ? chosen : undefined
-  for (const candidate of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/bin/nginx', '/usr/bin/nginx']) if (existsSync(candidate)) return candidate
+  for (const candidate of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/bin/nginx', '/usr/bin/nginx'])
+    if (existsSync(candidate)) return candidate
   for (const dir of (process.env.PATH ?? '').split(':')) {
     const candidate = path.join(dir, 'nginx')
     if (dir && existsSync(candidate)) return candidate
@@ -149,7 +178,8 @@ http {
   writeFileSync(p('nginx.conf'), config)
   // `nginx -v` prints "nginx version: nginx/1.22.1" on stderr.
   const versionRun = spawnSync(binary, ['-v'], { encoding: 'utf8' })
-  const version = `${versionRun.stderr ?? ''}${versionRun.stdout ?? ''}`.trim().replace(/^nginx version: /, '') || 'nginx'
+  const version =
+    `${versionRun.stderr ?? ''}${versionRun.stdout ?? ''}`.trim().replace(/^nginx version: /, '') || 'nginx'
   const child = startChild('nginx', binary, ['-p', dir, '-c', p('nginx.conf'), '-e', p('error.log')])
   try {
     const readyMs = await waitForHttp(child, port, '/health', { timeoutMs: 10_000 })
@@ -182,10 +212,17 @@ function findJsonServer(repoDir: string): { bin: string; version: string } | und
  * snapshot, the exact bytes of v2/jobs/<slug>.json. Written once per
  * snapshot (`.bench/json-server-<key>-<snapshot id>.json`).
  */
-export function jsonServerDb(benchDir: string, key: string, snapshotDir: string, snapshotId: string, slugs: string[]): string {
+export function jsonServerDb(
+  benchDir: string,
+  key: string,
+  snapshotDir: string,
+  snapshotId: string,
+  slugs: string[],
+): string {
   const file = path.join(benchDir, `json-server-${key}-${snapshotId}.json`)
   if (existsSync(file)) return file
-  for (const name of readdirSync(benchDir)) if (name.startsWith(`json-server-${key}-`)) rmSync(path.join(benchDir, name), { force: true })
+  for (const name of readdirSync(benchDir))
+    if (name.startsWith(`json-server-${key}-`)) rmSync(path.join(benchDir, name), { force: true })
   const temp = `${file}.${process.pid}.tmp`
   const fd = openSync(temp, 'w')
   try {
@@ -203,11 +240,18 @@ export function jsonServerDb(benchDir: string, key: string, snapshotDir: string,
   return file
 }
 
-export async function startJsonServer(repoDir: string, dbFile: string, workDir: string): Promise<Optional<RunningServer>> {
+export async function startJsonServer(
+  repoDir: string,
+  dbFile: string,
+  workDir: string,
+): Promise<Optional<RunningServer>> {
   const found = findJsonServer(repoDir)
   if (!found) return { ok: false, reason: `json-server not found; install it with: ${JSON_SERVER_INSTALL}` }
   if (!found.version.startsWith('0.17.')) {
-    return { ok: false, reason: `json-server ${found.version} found; the bench speaks the 0.17 query dialect (_page/_limit, _gte/_lte); install it with: ${JSON_SERVER_INSTALL}` }
+    return {
+      ok: false,
+      reason: `json-server ${found.version} found; the bench speaks the 0.17 query dialect (_page/_limit, _gte/_lte); install it with: ${JSON_SERVER_INSTALL}`,
+    }
   }
   const port = await freePort()
   const cwd = path.join(workDir, 'json-server')
@@ -216,12 +260,26 @@ export async function startJsonServer(repoDir: string, dbFile: string, workDir: 
   const child = startChild(
     'json-server',
     process.execPath,
-    ['--max-old-space-size=8192', found.bin, dbFile, '--host', LOOPBACK, '--port', String(port), '--read-only', '--quiet', '--no-gzip'],
+    [
+      '--max-old-space-size=8192',
+      found.bin,
+      dbFile,
+      '--host',
+      LOOPBACK,
+      '--port',
+      String(port),
+      '--read-only',
+      '--quiet',
+      '--no-gzip',
+    ],
     { cwd, env: { ...process.env, NODE_ENV: 'production' } },
   )
   try {
     // Any HTTP answer means it is up (a probe of the jobs route would scan them all).
-    const readyMs = await waitForHttp(child, port, '/__bench_ready', { timeoutMs: 300_000, accept: (status) => status < 500 })
+    const readyMs = await waitForHttp(child, port, '/__bench_ready', {
+      timeoutMs: 300_000,
+      accept: (status) => status < 500,
+    })
     return { ok: true, server: { name: 'json-server', port, child, readyMs, version: `json-server ${found.version}` } }
   } catch (error) {
     return { ok: false, reason: `json-server did not start: ${(error as Error).message}` }

@@ -28,7 +28,9 @@ const distDir = path.resolve(process.argv[2] ?? '.bench/dist-100k')
 const snapshots = (await listSnapshots(distDir)).slice(-2)
 const original = await publishedSnapshotId(distDir)
 if (snapshots.length < 2 || original === undefined) {
-  console.error(`${distDir} needs a published snapshot and one more to swap to: build again (npm run build -- --data DIR --out ${distDir}).`)
+  console.error(
+    `${distDir} needs a published snapshot and one more to swap to: build again (npm run build -- --data DIR --out ${distDir}).`,
+  )
   process.exit(2)
 }
 
@@ -39,7 +41,9 @@ const slugs = before!.filter((slug) => inBoth.has(slug))
 
 installExitHooks()
 const server = await startJobsnap(process.cwd(), distDir, 60_000)
-console.log(`serving ${await realpath(path.join(distDir, 'current'))} (${slugs.length} jobs in both snapshots); ready in ${(server.readyMs / 1000).toFixed(2)} s`)
+console.log(
+  `serving ${await realpath(path.join(distDir, 'current'))} (${slugs.length} jobs in both snapshots); ready in ${(server.readyMs / 1000).toFixed(2)} s`,
+)
 
 /** Each answered request: when it started and ended (ms, this process's clock) and its status. */
 const answers: { startedAt: number; endedAt: number; status: number }[] = []
@@ -53,7 +57,15 @@ const instance = autocannon(
     pipelining: 1,
     duration: 120, // a bound; stopped after the last swap
     timeout: 30,
-    requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: `/api/v2/jobs/${slugs[Math.floor(Math.random() * slugs.length)]}` }) }],
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (request) => ({
+          ...request,
+          path: `/api/v2/jobs/${slugs[Math.floor(Math.random() * slugs.length)]}`,
+        }),
+      },
+    ],
   },
   (_error, result) => finish(result),
 )
@@ -85,15 +97,20 @@ try {
 await finished
 
 const quiet = new LatencyRecorder()
-for (const answer of answers) if (answer.startedAt >= quietFrom && answer.endedAt < swaps[0]!.at) quiet.add(answer.endedAt - answer.startedAt)
+for (const answer of answers)
+  if (answer.startedAt >= quietFrom && answer.endedAt < swaps[0]!.at) quiet.add(answer.endedAt - answer.startedAt)
 const q = quiet.summary()
 console.log(`${answers.length} requests, ${failures} failed (connection errors or not 200), ${CONNECTIONS} connections`)
-console.log(`quiet (the 5 s before the first swap, after ${WARM_UP_MS / 1000} s of warm-up): p50 ${q.p50.toFixed(1)} ms, p99 ${q.p99.toFixed(1)} ms, max ${q.max.toFixed(1)} ms`)
+console.log(
+  `quiet (the 5 s before the first swap, after ${WARM_UP_MS / 1000} s of warm-up): p50 ${q.p50.toFixed(1)} ms, p99 ${q.p99.toFixed(1)} ms, max ${q.max.toFixed(1)} ms`,
+)
 for (const [i, swap] of swaps.entries()) {
   const window = answers.filter((a) => a.endedAt > swap.at && a.startedAt < swap.at + 5000)
   const during = new LatencyRecorder()
   for (const answer of window) during.add(answer.endedAt - answer.startedAt)
   const d = during.summary()
-  console.log(`swap ${i + 1} (to ${swap.to}): longest request in the 5 s after publishing ${d.max.toFixed(1)} ms; p99 ${d.p99.toFixed(1)} ms over ${window.length} requests`)
+  console.log(
+    `swap ${i + 1} (to ${swap.to}): longest request in the 5 s after publishing ${d.max.toFixed(1)} ms; p99 ${d.p99.toFixed(1)} ms over ${window.length} requests`,
+  )
 }
 process.exit(failures === 0 ? 0 : 1)

@@ -59,7 +59,8 @@ export function loadVocabulary(snapshotDir: string, sampleSize = 600): Vocabular
       skills.add(tag.slug)
       for (const word of tag.name.toLowerCase().split(/[^a-z0-9]+/)) if (word.length >= 3) words.add(word)
     }
-    for (const place of [...(job.office_locations ?? []), ...(job.remote_allowed ?? [])]) if (place.country) countries.add(place.country)
+    for (const place of [...(job.office_locations ?? []), ...(job.remote_allowed ?? [])])
+      if (place.country) countries.add(place.country)
     for (const word of job.title.toLowerCase().split(/[^a-z0-9]+/)) if (word.length >= 3) words.add(word)
   }
   return { slugs, v1Pages, skills: [...skills].sort(), countries: [...countries].sort(), words: [...words].sort() }
@@ -115,7 +116,8 @@ export function randomListQuery(random: Random, vocabulary: Vocabulary): ListQue
     if (random() < 0.2) query.salary_min = int(random, 30, 150) * 1000
     if (random() < 0.1) query.salary_max = (query.salary_min ?? 20_000) + int(random, 10, 150) * 1000
     if (random() < 0.2) query.posted_after = int(random, 1, 120)
-    if (random() < 0.4 && vocabulary.words.length) query.q = Array.from({ length: int(random, 1, 2) }, () => qTerm(random, vocabulary.words)).join(' ')
+    if (random() < 0.4 && vocabulary.words.length)
+      query.q = Array.from({ length: int(random, 1, 2) }, () => qTerm(random, vocabulary.words)).join(' ')
     if (Object.keys(query).length > 0) break
   }
   query.sort = random() < 0.5 ? 'salary' : 'date'
@@ -193,7 +195,9 @@ const DAY_MS = 86_400_000
  */
 export function jsonServerListPath(query: ListQuery, now = Date.now()): string {
   const params = new URLSearchParams()
-  const many = (key: string, values: string[] | undefined) => values?.forEach((value) => params.append(key, value))
+  const many = (key: string, values: string[] | undefined) => {
+    for (const value of values ?? []) params.append(key, value)
+  }
   many('category', query.category)
   many('level', query.level)
   many('schedule_type', query.schedule)
@@ -208,7 +212,8 @@ export function jsonServerListPath(query: ListQuery, now = Date.now()): string {
   )
   if (query.salary_min !== undefined) params.set('salary_max_gte', String(query.salary_min * 100))
   if (query.salary_max !== undefined) params.set('salary_min_lte', String(query.salary_max * 100))
-  if (query.posted_after) params.set('posted_at_gte', new Date(now - query.posted_after * DAY_MS).toISOString().replace(/\.\d{3}Z$/, 'Z'))
+  if (query.posted_after)
+    params.set('posted_at_gte', new Date(now - query.posted_after * DAY_MS).toISOString().replace(/\.\d{3}Z$/, 'Z'))
   if (query.q) params.set('q', query.q.toLowerCase())
   params.set('_sort', query.sort === 'salary' ? 'salary_max' : 'posted_at')
   params.set('_order', 'desc')

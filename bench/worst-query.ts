@@ -22,7 +22,10 @@ const distDir = process.argv[2] ?? '.bench/dist-100k'
 const snapshotDir = await realpath(path.join(distDir, 'current'))
 const queries = await adversarialQueries(snapshotDir)
 const server = await startServer({
-  config: loadConfig({}, { PORT: 0, HOST: '127.0.0.1', JOBSNAP_DIST: distDir, JOBSNAP_LOG: 'silent', JOBSNAP_REST_LIMIT: 1_000_000_000 }),
+  config: loadConfig(
+    {},
+    { PORT: 0, HOST: '127.0.0.1', JOBSNAP_DIST: distDir, JOBSNAP_LOG: 'silent', JOBSNAP_REST_LIMIT: 1_000_000_000 },
+  ),
   watch: false,
 })
 const target = targetOf(server.url)
@@ -30,7 +33,8 @@ const snapshot = server.snapshots.current
 const now = Date.now()
 
 try {
-  for (const warm of ['/api/v2/jobs?limit=100', '/api/v2/jobs?q=engineer&sort=salary&limit=100']) await rawGet(target, warm)
+  for (const warm of ['/api/v2/jobs?limit=100', '/api/v2/jobs?q=engineer&sort=salary&limit=100'])
+    await rawGet(target, warm)
   const rows: { name: string; httpMs: number; queryMs: number; total: number; status: number }[] = []
   for (const { name, query } of queries) {
     let httpMs = Infinity
@@ -54,12 +58,19 @@ try {
   }
   rows.sort((a, b) => b.httpMs - a.httpMs)
   const refused = rows.filter((r) => r.status !== 200)
-  console.log(`${rows.length} adversarial queries on ${snapshot.jobs.size.toLocaleString('en')} live jobs (${snapshot.id})`)
+  console.log(
+    `${rows.length} adversarial queries on ${snapshot.jobs.size.toLocaleString('en')} live jobs (${snapshot.id})`,
+  )
   console.log('http ms  query ms  matches  query')
-  for (const r of rows.slice(0, 12)) console.log(`${r.httpMs.toFixed(1).padStart(7)}  ${r.queryMs.toFixed(1).padStart(8)}  ${String(r.total).padStart(7)}  ${r.name}`)
+  for (const r of rows.slice(0, 12))
+    console.log(
+      `${r.httpMs.toFixed(1).padStart(7)}  ${r.queryMs.toFixed(1).padStart(8)}  ${String(r.total).padStart(7)}  ${r.name}`,
+    )
   const median = rows[Math.floor(rows.length / 2)]!
   const worstQuery = [...rows].sort((a, b) => b.queryMs - a.queryMs)[0]!
-  console.log(`worst over HTTP: ${rows[0]!.httpMs.toFixed(1)} ms (${rows[0]!.name}); median ${median.httpMs.toFixed(1)} ms`)
+  console.log(
+    `worst over HTTP: ${rows[0]!.httpMs.toFixed(1)} ms (${rows[0]!.name}); median ${median.httpMs.toFixed(1)} ms`,
+  )
   console.log(`worst query computation alone: ${worstQuery.queryMs.toFixed(1)} ms (${worstQuery.name})`)
   if (refused.length) console.log(`not 200: ${refused.map((r) => `${r.status} ${r.name}`).join('; ')}`)
 } finally {

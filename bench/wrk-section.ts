@@ -17,7 +17,15 @@ import { LOOPBACK, probe, stopChild } from './procs.ts'
 import { formatMs, type ScenarioRow, type Target } from './report.ts'
 import { clusterFacts, startBareServer, startJobsnap, type RunningServer } from './servers.ts'
 import { runWrk } from './wrk.ts'
-import { jobsnapListPath, mcpSearchArgs, pick, prng, randomListQuery, worstQueryVariant, type Vocabulary } from './workload.ts'
+import {
+  jobsnapListPath,
+  mcpSearchArgs,
+  pick,
+  prng,
+  randomListQuery,
+  worstQueryVariant,
+  type Vocabulary,
+} from './workload.ts'
 
 export interface WrkSectionOptions {
   wrk: string
@@ -41,8 +49,14 @@ const CDN_ENCODING = 'gzip, br'
 /** Paths per scenario: more than a run sends, so an "uncached" run never repeats a query. */
 const PATHS_PER_RUN = 60_000
 
-const atLeast = (value: number | undefined, min: number, text: string): Target => ({ text, met: value === undefined ? undefined : value >= min })
-const atMost = (value: number | undefined, max: number, text: string): Target => ({ text, met: value === undefined || !Number.isFinite(value) ? undefined : value <= max })
+const atLeast = (value: number | undefined, min: number, text: string): Target => ({
+  text,
+  met: value === undefined ? undefined : value >= min,
+})
+const atMost = (value: number | undefined, max: number, text: string): Target => ({
+  text,
+  met: value === undefined || !Number.isFinite(value) ? undefined : value <= max,
+})
 
 type Paths = (random: () => number) => string
 
@@ -59,26 +73,58 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
   const mixLimit100: Paths = (random) => jobsnapListPath({ ...randomListQuery(random, vocabulary), limit: 100 })
   const worst: Paths = (random) => jobsnapListPath(worstQueryVariant(random))
 
-  const measure = async (server: RunningServer, paths: Paths, options: { connections?: number; encoding?: string; seed: number }): Promise<LoadResult> => {
+  const measure = async (
+    server: RunningServer,
+    paths: Paths,
+    options: { connections?: number; encoding?: string; seed: number },
+  ): Promise<LoadResult> => {
     const random = prng(options.seed)
     const list = Array.from({ length: PATHS_PER_RUN }, () => paths(random))
     const connections = options.connections ?? o.connections
     if (o.warmupSeconds > 0) {
       const warm = prng(options.seed + 1_000_003)
-      await runWrk({ wrk: o.wrk, port: server.port, paths: Array.from({ length: 5000 }, () => paths(warm)), connections, seconds: o.warmupSeconds, acceptEncoding: options.encoding, workDir: o.workDir })
+      await runWrk({
+        wrk: o.wrk,
+        port: server.port,
+        paths: Array.from({ length: 5000 }, () => paths(warm)),
+        connections,
+        seconds: o.warmupSeconds,
+        acceptEncoding: options.encoding,
+        workDir: o.workDir,
+      })
     }
-    const result = await runWrk({ wrk: o.wrk, port: server.port, paths: list, connections, seconds: o.seconds, acceptEncoding: options.encoding, workDir: o.workDir })
+    const result = await runWrk({
+      wrk: o.wrk,
+      port: server.port,
+      paths: list,
+      connections,
+      seconds: o.seconds,
+      acceptEncoding: options.encoding,
+      workDir: o.workDir,
+    })
     await probe(server.port, '/__bench_drain', 300_000)
     return result
   }
-  const describe = (r: LoadResult) => `${Math.round(r.rps)} req/s, p50 ${formatMs(r.p50)} ms, p99 ${formatMs(r.p99)} ms, max ${formatMs(r.max)} ms, ${r.errors} errors`
-  const run = async (scenario: string, server: RunningServer, paths: Paths, options: { connections?: number; encoding?: string; seed: number }) => {
+  const describe = (r: LoadResult) =>
+    `${Math.round(r.rps)} req/s, p50 ${formatMs(r.p50)} ms, p99 ${formatMs(r.p99)} ms, max ${formatMs(r.max)} ms, ${r.errors} errors`
+  const run = async (
+    scenario: string,
+    server: RunningServer,
+    paths: Paths,
+    options: { connections?: number; encoding?: string; seed: number },
+  ) => {
     o.log(`wrk ${scenario}: ${server.name}`)
     const result = await measure(server, paths, options)
     o.log(`  ${describe(result)}`)
     return result
   }
-  const row = (scenario: string, server: string, result: LoadResult, targets: Target[] = [], reference?: { name: string; result?: LoadResult }): ScenarioRow => ({
+  const row = (
+    scenario: string,
+    server: string,
+    result: LoadResult,
+    targets: Target[] = [],
+    reference?: { name: string; result?: LoadResult },
+  ): ScenarioRow => ({
     scenario: `wrk: ${scenario}`,
     server,
     result,
@@ -93,7 +139,10 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
     `wrk floor references: bare node:http and a one-route h3 app on srvx (bench/bare-server.ts), returning the ${readFileSync(jobFile).length}-byte body of one real job (or the ${readFileSync(pageFile).length}-byte first v1 page) to every request, with none of jobsnap's headers, limiter or routing.`,
   )
   const fixed: Paths = () => '/'
-  for (const [scenario, paths, file] of [['single job by slug', slug, jobFile], ['v1 page (limit 25)', v1Page, pageFile]] as const) {
+  for (const [scenario, paths, file] of [
+    ['single job by slug', slug, jobFile],
+    ['v1 page (limit 25)', v1Page, pageFile],
+  ] as const) {
     const bareNode = await startBareServer(o.repoDir, 'node', file)
     const bareH3 = await startBareServer(o.repoDir, 'h3', file)
     try {
@@ -105,11 +154,24 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
       const mine = await run(scenario, o.jobsnap, paths, { seed: s })
       rows.push(
         { ...row(floor, 'bare node:http', nodeFloor), isReference: true },
-        { ...row(floor, 'bare h3 (srvx)', h3Floor, [], { name: 'bare node:http', result: nodeFloor }), isReference: true },
+        {
+          ...row(floor, 'bare h3 (srvx)', h3Floor, [], { name: 'bare node:http', result: nodeFloor }),
+          isReference: true,
+        },
         row(scenario, 'jobsnap', mine, [vsFloor(mine)], { name: 'bare node:http', result: nodeFloor }),
       )
-      if (o.nginx) rows.push({ ...row(scenario, 'nginx (1 worker)', await run(scenario, o.nginx, paths, { seed: s }), [], { name: 'bare node:http', result: nodeFloor }), isReference: true })
-      const compressed = await run(`${scenario}, ${CDN_ENCODING}`, o.jobsnap, paths, { seed: s, encoding: CDN_ENCODING })
+      if (o.nginx)
+        rows.push({
+          ...row(scenario, 'nginx (1 worker)', await run(scenario, o.nginx, paths, { seed: s }), [], {
+            name: 'bare node:http',
+            result: nodeFloor,
+          }),
+          isReference: true,
+        })
+      const compressed = await run(`${scenario}, ${CDN_ENCODING}`, o.jobsnap, paths, {
+        seed: s,
+        encoding: CDN_ENCODING,
+      })
       rows.push(row(`${scenario}, Accept-Encoding: ${CDN_ENCODING}`, 'jobsnap', compressed))
     } finally {
       await stopChild(bareNode.child)
@@ -121,12 +183,30 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
   const mixSeed = ++seed
   const single = await run('v2 uncached random mix', o.jobsnap, mix, { seed: mixSeed })
   rows.push(row('v2 uncached random mix', 'jobsnap, 1 process', single, [uncachedTarget(single)]))
-  const singleCompressed = await run(`v2 uncached random mix, ${CDN_ENCODING}`, o.jobsnap, mix, { seed: mixSeed + 7, encoding: CDN_ENCODING })
-  rows.push(row(`v2 uncached random mix, Accept-Encoding: ${CDN_ENCODING}`, 'jobsnap, 1 process', singleCompressed, [uncachedTarget(singleCompressed)]))
-  const oneAtATime = await run('v2 uncached, limit=100, one request at a time', o.jobsnap, mixLimit100, { seed: ++seed, connections: 1 })
-  rows.push(row('v2 uncached, limit=100, one request at a time', 'jobsnap, 1 process', oneAtATime, [atMost(oneAtATime.p50, 2, 'p50 ≤ 2 ms')]))
+  const singleCompressed = await run(`v2 uncached random mix, ${CDN_ENCODING}`, o.jobsnap, mix, {
+    seed: mixSeed + 7,
+    encoding: CDN_ENCODING,
+  })
+  rows.push(
+    row(`v2 uncached random mix, Accept-Encoding: ${CDN_ENCODING}`, 'jobsnap, 1 process', singleCompressed, [
+      uncachedTarget(singleCompressed),
+    ]),
+  )
+  const oneAtATime = await run('v2 uncached, limit=100, one request at a time', o.jobsnap, mixLimit100, {
+    seed: ++seed,
+    connections: 1,
+  })
+  rows.push(
+    row('v2 uncached, limit=100, one request at a time', 'jobsnap, 1 process', oneAtATime, [
+      atMost(oneAtATime.p50, 2, 'p50 ≤ 2 ms'),
+    ]),
+  )
   const worstOne = await run('v2 worst query, one at a time', o.jobsnap, worst, { seed: ++seed, connections: 1 })
-  rows.push(row('v2 worst query, one at a time', 'jobsnap, 1 process', worstOne, [atMost(worstOne.max, at1m ? 200 : 50, `max ≤ ${at1m ? 200 : 50} ms (max ${formatMs(worstOne.max)} ms)`)]))
+  rows.push(
+    row('v2 worst query, one at a time', 'jobsnap, 1 process', worstOne, [
+      atMost(worstOne.max, at1m ? 200 : 50, `max ≤ ${at1m ? 200 : 50} ms (max ${formatMs(worstOne.max)} ms)`),
+    ]),
+  )
 
   // MCP on one process, for the ratio with every core below.
   const mcpSeed = ++seed
@@ -136,17 +216,37 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
   }
   const mcpRun = async (server: RunningServer) => {
     o.log(`MCP search_jobs, ${o.mcpClients} SDK clients: ${server.name}`)
-    if (o.warmupSeconds > 0) await runMcpLoad({ port: server.port, clients: o.mcpClients, seconds: o.warmupSeconds, tool: 'search_jobs', nextArgs: mcpArgs(mcpSeed + 1_000_003) })
-    const result = await runMcpLoad({ port: server.port, clients: o.mcpClients, seconds: o.seconds, tool: 'search_jobs', nextArgs: mcpArgs(mcpSeed) })
+    if (o.warmupSeconds > 0)
+      await runMcpLoad({
+        port: server.port,
+        clients: o.mcpClients,
+        seconds: o.warmupSeconds,
+        tool: 'search_jobs',
+        nextArgs: mcpArgs(mcpSeed + 1_000_003),
+      })
+    const result = await runMcpLoad({
+      port: server.port,
+      clients: o.mcpClients,
+      seconds: o.seconds,
+      tool: 'search_jobs',
+      nextArgs: mcpArgs(mcpSeed),
+    })
     o.log(`  ${describe(result).replace('req/s', 'calls/s')}`)
     return result
   }
   const mcpSingle = await mcpRun(o.jobsnap)
-  rows.push(row(`MCP search_jobs, ${o.mcpClients} SDK clients (calls/s)`, 'jobsnap, 1 process', mcpSingle, [atLeast(mcpSingle.rps, 600, '≥ 600 calls/s on one process')]))
+  rows.push(
+    row(`MCP search_jobs, ${o.mcpClients} SDK clients (calls/s)`, 'jobsnap, 1 process', mcpSingle, [
+      atLeast(mcpSingle.rps, 600, '≥ 600 calls/s on one process'),
+    ]),
+  )
 
   // The collector's pauses over every run this process served (its /health counts them from ready on).
   const gc = await gcFacts(o.jobsnap)
-  if (gc) lines.push(`jobsnap (one process) garbage collection from ready to the end of its runs: ${gc.collections.toLocaleString('en-US')} collections, longest pause ${formatMs(gc.longest_pause_ms)} ms.`)
+  if (gc)
+    lines.push(
+      `jobsnap (one process) garbage collection from ready to the end of its runs: ${gc.collections.toLocaleString('en-US')} collections, longest pause ${formatMs(gc.longest_pause_ms)} ms.`,
+    )
 
   // Every core: the same server with two workers (stopped before: two servers would share the cores).
   await stopChild(o.jobsnap.child)
@@ -159,13 +259,40 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
       `jobsnap --workers 2: all workers ready ${(cluster.readyMs / 1000).toFixed(2)} s after spawn; slowest worker ${facts ? (facts.readyMsMax / 1000).toFixed(2) : '?'} s from its own start (${ready.met === undefined ? ready.text : `${ready.text}: ${ready.met ? 'met' : 'MISSED'}`}); RSS of the primary and both workers together ${facts?.rssMbTotal ?? '?'} MB when ready.`,
     )
     const both = await run('v2 uncached random mix', cluster, mix, { seed: mixSeed })
-    rows.push(row('v2 uncached random mix', 'jobsnap --workers 2', both, [atLeast(both.rps / single.rps, 1.3, '≥ 1.3× one process'), uncachedTarget(both)], { name: 'jobsnap, 1 process', result: single }))
-    const bothCompressed = await run(`v2 uncached random mix, ${CDN_ENCODING}`, cluster, mix, { seed: mixSeed + 7, encoding: CDN_ENCODING })
-    rows.push(row(`v2 uncached random mix, Accept-Encoding: ${CDN_ENCODING}`, 'jobsnap --workers 2', bothCompressed, [uncachedTarget(bothCompressed)], { name: 'jobsnap, 1 process', result: singleCompressed }))
+    rows.push(
+      row(
+        'v2 uncached random mix',
+        'jobsnap --workers 2',
+        both,
+        [atLeast(both.rps / single.rps, 1.3, '≥ 1.3× one process'), uncachedTarget(both)],
+        { name: 'jobsnap, 1 process', result: single },
+      ),
+    )
+    const bothCompressed = await run(`v2 uncached random mix, ${CDN_ENCODING}`, cluster, mix, {
+      seed: mixSeed + 7,
+      encoding: CDN_ENCODING,
+    })
+    rows.push(
+      row(
+        `v2 uncached random mix, Accept-Encoding: ${CDN_ENCODING}`,
+        'jobsnap --workers 2',
+        bothCompressed,
+        [uncachedTarget(bothCompressed)],
+        { name: 'jobsnap, 1 process', result: singleCompressed },
+      ),
+    )
     const bothSlug = await run('single job by slug', cluster, slug, { seed: ++seed })
     rows.push(row('single job by slug', 'jobsnap --workers 2', bothSlug))
     const mcpBoth = await mcpRun(cluster)
-    rows.push(row(`MCP search_jobs, ${o.mcpClients} SDK clients (calls/s)`, 'jobsnap --workers 2', mcpBoth, [atLeast(mcpBoth.rps, 1000, '≥ 1,000 calls/s with every core')], { name: 'jobsnap, 1 process', result: mcpSingle }))
+    rows.push(
+      row(
+        `MCP search_jobs, ${o.mcpClients} SDK clients (calls/s)`,
+        'jobsnap --workers 2',
+        mcpBoth,
+        [atLeast(mcpBoth.rps, 1000, '≥ 1,000 calls/s with every core')],
+        { name: 'jobsnap, 1 process', result: mcpSingle },
+      ),
+    )
   } finally {
     await stopChild(cluster.child)
   }
@@ -175,7 +302,9 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
 /** The GC figures a server's /health reports, or undefined when it does not. */
 async function gcFacts(server: RunningServer): Promise<{ longest_pause_ms: number; collections: number } | undefined> {
   try {
-    const health = (await (await fetch(`http://${LOOPBACK}:${server.port}/health`)).json()) as { gc?: { longest_pause_ms: number; collections: number } }
+    const health = (await (await fetch(`http://${LOOPBACK}:${server.port}/health`)).json()) as {
+      gc?: { longest_pause_ms: number; collections: number }
+    }
     return health.gc
   } catch {
     return undefined

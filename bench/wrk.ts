@@ -59,8 +59,20 @@ export function runWrk(options: WrkOptions): Promise<LoadResult> {
   const scriptFile = path.join(options.workDir, 'wrk-paths.lua')
   const pathsFile = path.join(options.workDir, `wrk-paths-${run}.txt`)
   writeFileSync(scriptFile, SCRIPT)
-  writeFileSync(pathsFile, options.paths.join('\n') + '\n')
-  const args = ['-t1', `-c${options.connections}`, `-d${Math.max(1, Math.round(options.seconds))}s`, '--timeout', '30s', '-s', scriptFile, `http://${LOOPBACK}:${options.port}`, '--', pathsFile, options.acceptEncoding ?? '']
+  writeFileSync(pathsFile, `${options.paths.join('\n')}\n`)
+  const args = [
+    '-t1',
+    `-c${options.connections}`,
+    `-d${Math.max(1, Math.round(options.seconds))}s`,
+    '--timeout',
+    '30s',
+    '-s',
+    scriptFile,
+    `http://${LOOPBACK}:${options.port}`,
+    '--',
+    pathsFile,
+    options.acceptEncoding ?? '',
+  ]
   return new Promise((resolve, reject) => {
     const child = spawn(options.wrk, args, { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
@@ -70,7 +82,15 @@ export function runWrk(options: WrkOptions): Promise<LoadResult> {
     child.on('close', (code) => {
       const line = /JOBSNAP_WRK (\{.*\})/.exec(out)?.[1]
       if (code !== 0 || !line) return reject(new Error(`wrk exited ${code}: ${out.slice(-500)}`))
-      const r = JSON.parse(line) as { requests: number; micros: number; errors: number; non2xx: number; p50: number; p99: number; max: number }
+      const r = JSON.parse(line) as {
+        requests: number
+        micros: number
+        errors: number
+        non2xx: number
+        p50: number
+        p99: number
+        max: number
+      }
       const seconds = r.micros / 1e6
       resolve({
         requests: r.requests,

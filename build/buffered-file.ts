@@ -31,7 +31,10 @@ export class BufferedFileWriter {
   write(chunk: Buffer | string): void {
     if (typeof chunk === 'string') {
       // Worst case 3 bytes per UTF-16 unit; a string larger than the buffer goes on its own.
-      if (chunk.length * 3 > FLUSH_BYTES) return this.writeBytes(Buffer.from(chunk))
+      if (chunk.length * 3 > FLUSH_BYTES) {
+        this.writeBytes(Buffer.from(chunk))
+        return
+      }
       if (this.buffered + chunk.length * 3 > FLUSH_BYTES) this.flush()
       this.buffered += this.scratch.write(chunk, this.buffered)
       return
@@ -73,6 +76,7 @@ export class BufferedFileWriter {
   }
 
   private writeAll(bytes: Buffer): void {
-    for (let written = 0; written < bytes.length; ) written += writeSync(this.fd, bytes, written, bytes.length - written)
+    for (let written = 0; written < bytes.length; )
+      written += writeSync(this.fd, bytes, written, bytes.length - written)
   }
 }

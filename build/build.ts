@@ -94,8 +94,16 @@ export const CHANGED_PATHS_FILE = 'changed-paths.txt'
 async function previousSnapshot(distDir: string): Promise<PreviousSnapshot | undefined> {
   const dir = path.join(distDir, CURRENT_LINK)
   try {
-    const { files, ...head } = JSON.parse(await readFile(path.join(dir, snapshotPaths.manifest), 'utf8')) as { files?: unknown }
-    if (!SnapshotManifestHead.safeParse(head).success || typeof files !== 'object' || files === null || Array.isArray(files)) return undefined
+    const { files, ...head } = JSON.parse(await readFile(path.join(dir, snapshotPaths.manifest), 'utf8')) as {
+      files?: unknown
+    }
+    if (
+      !SnapshotManifestHead.safeParse(head).success ||
+      typeof files !== 'object' ||
+      files === null ||
+      Array.isArray(files)
+    )
+      return undefined
     for (const hash of Object.values(files)) if (typeof hash !== 'string') return undefined
     return { dir, hashes: files as Record<string, string> }
   } catch {
@@ -127,15 +135,26 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
 
   const previous = await previousSnapshot(options.distDir)
   const contextHash = rates ? await buildContextHash(rates) : undefined
-  const cache = previous && contextHash ? await BuildCacheReader.open(path.join(previous.dir, snapshotPaths.buildCache), contextHash) : undefined
+  const cache =
+    previous && contextHash
+      ? await BuildCacheReader.open(path.join(previous.dir, snapshotPaths.buildCache), contextHash)
+      : undefined
 
   const files = await findDatasetFiles(options.dataDir, 'jobs')
-  const totalBytes = (await Promise.all(files.map((file) => stat(path.join(options.dataDir, file))))).reduce((sum, s) => sum + s.size, 0)
+  const totalBytes = (await Promise.all(files.map((file) => stat(path.join(options.dataDir, file))))).reduce(
+    (sum, s) => sum + s.size,
+    0,
+  )
   const threads = options.workers ?? (totalBytes >= IN_PROCESS_MAX_BYTES ? availableParallelism() : 0)
 
   const stagingDir = await createStagingDir(options.distDir, `${nowMs}`)
   const records = new RecordTable(companyIndex, nowMs)
-  const pool = new RecordPool({ rates, companies, nowMs }, stagingDir, (outcomes, spill) => records.acceptOutcomes(outcomes, spill), threads)
+  const pool = new RecordPool(
+    { rates, companies, nowMs },
+    stagingDir,
+    (outcomes, spill) => records.acceptOutcomes(outcomes, spill),
+    threads,
+  )
   const writer = new SnapshotFileWriter(stagingDir, previous)
   // Worker threads and open files are released whether the build succeeds or throws.
   const closers: (() => unknown)[] = [() => pool.close(), () => writer.close()]
@@ -150,7 +169,11 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
         records.keys[ordinal] = key
         const cached = cache?.lookup(key)
         const company = cached && companyIndex.get(cached.summary.company_id)
-        const reusable = cached && company !== undefined && companyHashes[company] === cached.companyHash && (cached.position >= 0 || !isLiveAt(cached.summary, nowMs))
+        const reusable =
+          cached &&
+          company !== undefined &&
+          companyHashes[company] === cached.companyHash &&
+          (cached.position >= 0 || !isLiveAt(cached.summary, nowMs))
         if (reusable) records.acceptCached(ordinal, cached.summary, cached.line, cached.position)
         else await pool.add(ordinal, source, text)
         bytesRead += bytes
@@ -164,29 +187,46 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
 
     const live = records.liveInDateOrder()
     const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`
-    progress.log(`checked ${records.size} job records (${live.length} live, ${records.reused} reused from the previous build), ${companies.length} companies in ${seconds(started)}`)
+    progress.log(
+      `checked ${records.size} job records (${live.length} live, ${records.reused} reused from the previous build), ${companies.length} companies in ${seconds(started)}`,
+    )
     const writeStarted = performance.now()
 
     // Pass 2: the live jobs in date order.
     await mkdir(path.join(stagingDir, 'index'), { recursive: true })
     const previousBodies = cache && previous ? openPreviousBodies(previous.dir) : undefined
-    if (previousBodies) closers.push(() => previousBodies.v2.close(), () => previousBodies.v1.close())
+    if (previousBodies)
+      closers.push(
+        () => previousBodies.v2.close(),
+        () => previousBodies.v1.close(),
+      )
     const packedV2 = new PackedBodiesWriter(stagingDir, snapshotPaths.v2Bodies)
     const packedV1 = new PackedBodiesWriter(stagingDir, snapshotPaths.v1Bodies)
     const jobIndexFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.jobIndex))
     const cacheFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.buildCache))
-    closers.push(() => packedV2.close(), () => packedV1.close(), () => jobIndexFile.close(), () => cacheFile.close())
+    closers.push(
+      () => packedV2.close(),
+      () => packedV1.close(),
+      () => jobIndexFile.close(),
+      () => cacheFile.close(),
+    )
     const v1Pages = new V1PageWriter(writer, v1UsageNotice(options.siteUrl), live.length)
     const textIndex = new TermPostingsBuilder()
     const liveByCompany = new Uint32Array(companies.length)
 
-    jobIndexFile.write(`{"salary_order":${JSON.stringify(salaryOrder(live.map((ordinal) => records.salaryHigh[ordinal])))},"jobs":${live.length === 0 ? '[]' : '[\n'}`)
+    jobIndexFile.write(
+      `{"salary_order":${JSON.stringify(salaryOrder(live.map((ordinal) => records.salaryHigh[ordinal])))},"jobs":${live.length === 0 ? '[]' : '[\n'}`,
+    )
     cacheFile.write(cacheHeader(contextHash!))
     for (const [position, ordinal] of live.entries()) {
       const { summaryAndMeta, meta, v2, v1 } = records.outputsOf(ordinal, cache, previousBodies, pool)
       const { indexedJson, hash, terms } = parseMeta(meta)
       // The bodies are views of reused read buffers, valid until the next job's: each writer copies what it keeps.
-      await writer.writePublic(snapshotPaths.v2Job(records.slugs[ordinal]!), v2, { hash, linkOnly: true, borrowed: true })
+      await writer.writePublic(snapshotPaths.v2Job(records.slugs[ordinal]!), v2, {
+        hash,
+        linkOnly: true,
+        borrowed: true,
+      })
       packedV2.add(v2)
       packedV1.add(v1)
       await v1Pages.add(v1)
@@ -205,7 +245,14 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     // Records not published (closed, expired) are cached too: next time they skip their schema pass.
     for (let ordinal = 0; ordinal < records.size; ordinal++) {
       if (records.isLive[ordinal] === 1) continue
-      cacheFile.write(cacheLine(records.keys[ordinal]!, companyHashes[records.company[ordinal]!]!, -1, records.notPublishedTail(ordinal, cache)))
+      cacheFile.write(
+        cacheLine(
+          records.keys[ordinal]!,
+          companyHashes[records.company[ordinal]!]!,
+          -1,
+          records.notPublishedTail(ordinal, cache),
+        ),
+      )
     }
     await writer.writePublic(snapshotPaths.openapi, buildOpenApiYaml(), { precompress: true })
 
@@ -220,15 +267,24 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     const { terms, postings } = textIndex.serialize()
     await writeIndexFile(snapshotPaths.searchTerms, JSON.stringify(terms))
     await writeIndexFile(snapshotPaths.searchPostings, postings)
-    const companyIndexFile: IndexedCompany[] = companies.map((company, index) => publishedCompany(company, liveByCompany[index]!))
+    const companyIndexFile: IndexedCompany[] = companies.map((company, index) =>
+      publishedCompany(company, liveByCompany[index]!),
+    )
     await writeIndexFile(snapshotPaths.companies, jsonArrayByLine(companyIndexFile))
-    for (const [packed, paths] of [[packedV2, snapshotPaths.v2Bodies], [packedV1, snapshotPaths.v1Bodies]] as const) {
+    for (const [packed, paths] of [
+      [packedV2, snapshotPaths.v2Bodies],
+      [packedV1, snapshotPaths.v1Bodies],
+    ] as const) {
       const { lengths, bodiesHash } = await packed.finish()
       indexHashes[paths.bodies] = bodiesHash
       await writeIndexFile(paths.lengths, lengths)
     }
     await writer.flush()
-    await rewriteFailedLinks(writer, stagingDir, live.map((ordinal) => records.slugs[ordinal]!))
+    await rewriteFailedLinks(
+      writer,
+      stagingDir,
+      live.map((ordinal) => records.slugs[ordinal]!),
+    )
     progress.log(`wrote the indexes and the last files in ${seconds(finishStarted)}`)
     await pool.close()
     await Promise.all(pool.spillFiles.map((file) => rm(file, { force: true })))
@@ -281,12 +337,20 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
  * Job files the previous snapshot should have held but did not (deleted by
  * hand: their links failed), written from this snapshot's packed bodies.
  */
-async function rewriteFailedLinks(writer: SnapshotFileWriter, stagingDir: string, slugsInDateOrder: string[]): Promise<void> {
+async function rewriteFailedLinks(
+  writer: SnapshotFileWriter,
+  stagingDir: string,
+  slugsInDateOrder: string[],
+): Promise<void> {
   if (writer.failedLinks.length === 0) return
   const failed = new Set(writer.failedLinks.splice(0))
   const paths = snapshotPaths.v2Bodies
   const what = `${stagingDir}/${paths.bodies}`
-  const bodies = PackedBodies.inFile(path.join(stagingDir, paths.bodies), uint32View(readFileSync(path.join(stagingDir, paths.lengths)), what), what)
+  const bodies = PackedBodies.inFile(
+    path.join(stagingDir, paths.bodies),
+    uint32View(readFileSync(path.join(stagingDir, paths.lengths)), what),
+    what,
+  )
   try {
     for (const [position, slug] of slugsInDateOrder.entries()) {
       const file = snapshotPaths.v2Job(slug)
@@ -312,7 +376,12 @@ const PREVIOUS_BODIES_READ_AHEAD = 4 << 20
 function openPreviousBodies(dir: string): { v2: PackedBodies; v1: PackedBodies } {
   const open = (paths: typeof snapshotPaths.v2Bodies) => {
     const what = `${dir}/${paths.bodies}`
-    return PackedBodies.inFile(path.join(dir, paths.bodies), uint32View(readFileSync(path.join(dir, paths.lengths)), what), what, { readAheadBytes: PREVIOUS_BODIES_READ_AHEAD })
+    return PackedBodies.inFile(
+      path.join(dir, paths.bodies),
+      uint32View(readFileSync(path.join(dir, paths.lengths)), what),
+      what,
+      { readAheadBytes: PREVIOUS_BODIES_READ_AHEAD },
+    )
   }
   return { v2: open(snapshotPaths.v2Bodies), v1: open(snapshotPaths.v1Bodies) }
 }
@@ -323,7 +392,13 @@ function openPreviousBodies(dir: string): { v2: PackedBodies; v1: PackedBodies }
  * reused buffer), and a page is written once it is full.
  */
 class V1PageWriter {
-  private readonly pending = PRECOMPUTED_V1_LIMITS.map((limit) => ({ limit, page: 1, count: 0, length: 0, bytes: Buffer.allocUnsafe(1 << 16) }))
+  private readonly pending = PRECOMPUTED_V1_LIMITS.map((limit) => ({
+    limit,
+    page: 1,
+    count: 0,
+    length: 0,
+    bytes: Buffer.allocUnsafe(1 << 16),
+  }))
 
   constructor(
     private readonly writer: SnapshotFileWriter,
@@ -350,9 +425,18 @@ class V1PageWriter {
     for (const page of this.pending) if (page.count > 0 || page.page === 1) await this.write(page)
   }
 
-  private async write(page: { limit: number; page: number; count: number; length: number; bytes: Buffer }): Promise<void> {
+  private async write(page: {
+    limit: number
+    page: number
+    count: number
+    length: number
+    bytes: Buffer
+  }): Promise<void> {
     const { head, tail } = v1PageFrame(this.usage, page.page, page.limit, this.total)
-    await this.writer.writePublic(snapshotPaths.v1Page(page.limit, page.page), Buffer.concat([Buffer.from(head), page.bytes.subarray(0, page.length), Buffer.from(tail)]))
+    await this.writer.writePublic(
+      snapshotPaths.v1Page(page.limit, page.page),
+      Buffer.concat([Buffer.from(head), page.bytes.subarray(0, page.length), Buffer.from(tail)]),
+    )
     page.page++
     page.count = 0
     page.length = 0
@@ -435,14 +519,19 @@ class RecordTable {
       slugs.check(this.slugs[ordinal]!, this.sources[ordinal]!, id, 'slug', found)
       if (found.length > 0) this.issuesByOrdinal.set(ordinal, [...found, ...(this.issuesByOrdinal.get(ordinal) ?? [])])
     }
-    for (const ordinal of [...this.issuesByOrdinal.keys()].sort((a, b) => a - b)) issues.push(...this.issuesByOrdinal.get(ordinal)!)
+    for (const ordinal of [...this.issuesByOrdinal.keys()].sort((a, b) => a - b))
+      issues.push(...this.issuesByOrdinal.get(ordinal)!)
   }
 
   /** Ordinals of the live jobs, newest first, ties by id: the `sort=date` order. */
   liveInDateOrder(): number[] {
     const live: number[] = []
     for (let ordinal = 0; ordinal < this.size; ordinal++) if (this.isLive[ordinal] === 1) live.push(ordinal)
-    return live.sort((a, b) => this.postedAt[b]! - this.postedAt[a]! || (this.ids[a]! < this.ids[b]! ? -1 : this.ids[a]! > this.ids[b]! ? 1 : 0))
+    return live.sort(
+      (a, b) =>
+        this.postedAt[b]! - this.postedAt[a]! ||
+        (this.ids[a]! < this.ids[b]! ? -1 : this.ids[a]! > this.ids[b]! ? 1 : 0),
+    )
   }
 
   /**
@@ -469,7 +558,8 @@ class RecordTable {
   notPublishedTail(ordinal: number, cache: BuildCacheReader | undefined): string {
     const line = this.cachedLine[ordinal]
     // A reused record published before (and expired since) had a meta: not kept, as a fresh build would not have one.
-    const summary = line !== undefined ? cache!.tailAt(line).summaryAndMeta.split('\t', 1)[0]! : this.freshSummary[ordinal]!
+    const summary =
+      line !== undefined ? cache!.tailAt(line).summaryAndMeta.split('\t', 1)[0]! : this.freshSummary[ordinal]!
     return `${summary}\t`
   }
 

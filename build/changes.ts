@@ -32,7 +32,10 @@ export interface SnapshotChanges {
 }
 
 /** Compares two manifests' file hashes. With no previous snapshot everything is new. */
-export function diffSnapshots(previous: Record<string, string> | undefined, next: Record<string, string>): SnapshotChanges {
+export function diffSnapshots(
+  previous: Record<string, string> | undefined,
+  next: Record<string, string>,
+): SnapshotChanges {
   const added: string[] = []
   const changed: string[] = []
   const removed: string[] = []

@@ -31,7 +31,9 @@ export async function runBuildCommand(config: Config, options: { now?: Date; qui
   } catch (error) {
     progress.done()
     if (error instanceof DatasetInvalidError) {
-      console.error(`build failed: ${error.issues.length} problem${error.issues.length === 1 ? '' : 's'} in ${config.JOBSNAP_DATA}; nothing was published.`)
+      console.error(
+        `build failed: ${error.issues.length} problem${error.issues.length === 1 ? '' : 's'} in ${config.JOBSNAP_DATA}; nothing was published.`,
+      )
       for (const issue of error.issues) console.error(`  ${formatIssue(issue)}`)
       return 1
     }
@@ -50,7 +52,10 @@ export async function runGenerateCommand(options: GenerateOptions): Promise<numb
   const progress = createProgress()
   // Loaded here, not at the top: faker is large, and a build never needs it.
   const { generateDataset } = await import('./generate.ts')
-  const result = await generateDataset({ ...options, onProgress: (done, total) => progress.step('generating jobs', done, total, 'jobs') })
+  const result = await generateDataset({
+    ...options,
+    onProgress: (done, total) => progress.step('generating jobs', done, total, 'jobs'),
+  })
   progress.done()
   console.log(`wrote ${result.jobs} jobs and ${result.companies} companies to ${options.outDir} (seed ${options.seed})`)
   return 0
@@ -59,7 +64,9 @@ export async function runGenerateCommand(options: GenerateOptions): Promise<numb
 export async function runRollbackCommand(config: Config): Promise<number> {
   try {
     const { from, to } = await rollbackSnapshot(config.JOBSNAP_DIST)
-    console.log(`rolled back ${config.JOBSNAP_DIST}/current from ${from ?? '(none)'} to ${to}; running servers follow it (or send SIGHUP).`)
+    console.log(
+      `rolled back ${config.JOBSNAP_DIST}/current from ${from ?? '(none)'} to ${to}; running servers follow it (or send SIGHUP).`,
+    )
     return 0
   } catch (error) {
     console.error(`rollback failed: ${(error as Error).message}`)

@@ -77,7 +77,13 @@ export class SnapshotFileWriter {
     // stands alone (pruning the old one leaves the link intact).
     const unchanged = this.previous?.hashes[relativePath] === hash
     const linkOnly = unchanged && options.linkOnly === true
-    this.batch.push({ path: full, bytes: linkOnly ? NO_BYTES : options.borrowed ? Buffer.from(bytes) : bytes, precompress, ...(unchanged ? { linkFrom: path.join(this.previous!.dir, relativePath) } : {}), ...(linkOnly ? { linkOnly } : {}) })
+    this.batch.push({
+      path: full,
+      bytes: linkOnly ? NO_BYTES : options.borrowed ? Buffer.from(bytes) : bytes,
+      precompress,
+      ...(unchanged ? { linkFrom: path.join(this.previous!.dir, relativePath) } : {}),
+      ...(linkOnly ? { linkOnly } : {}),
+    })
     if (this.batch.length >= BATCH_SIZE) this.dispatch()
     if (this.pending.size * BATCH_SIZE >= this.concurrency) await Promise.race(this.pending)
     return hash

@@ -9,7 +9,7 @@ import { createWriteStream } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { Faker, en } from '@faker-js/faker'
-import { capitalOf, countryContinent, countryName, type CountryCode } from '../core/geo.ts'
+import { capitalOf, countryName, type CountryCode } from '../core/geo.ts'
 import type { DatasetCompany, DatasetJob, ExchangeRates } from '../core/schema/dataset.ts'
 import { SCHEDULE_TYPES, SCHEDULE_TYPE_VALUES, type ScheduleType } from '../core/taxonomy.ts'
 import { countries } from 'countries-list'
@@ -29,15 +29,72 @@ export interface GenerateOptions {
 export const SAMPLE_RATES: ExchangeRates = {
   as_of: '2026-11-01',
   base: 'USD',
-  usd_per_unit: { USD: 1, EUR: 1.08, GBP: 1.27, CAD: 0.73, AUD: 0.66, CHF: 1.13, SEK: 0.095, NOK: 0.093, DKK: 0.145, PLN: 0.25, JPY: 0.0067, INR: 0.012, SGD: 0.74, BRL: 0.18, MXN: 0.055, NZD: 0.6, ZAR: 0.055 },
+  usd_per_unit: {
+    USD: 1,
+    EUR: 1.08,
+    GBP: 1.27,
+    CAD: 0.73,
+    AUD: 0.66,
+    CHF: 1.13,
+    SEK: 0.095,
+    NOK: 0.093,
+    DKK: 0.145,
+    PLN: 0.25,
+    JPY: 0.0067,
+    INR: 0.012,
+    SGD: 0.74,
+    BRL: 0.18,
+    MXN: 0.055,
+    NZD: 0.6,
+    ZAR: 0.055,
+  },
 }
 
 /** Countries employers sit in, weighted towards where job boards see most ads. */
-const HOME_COUNTRIES: CountryCode[] = ['US', 'US', 'US', 'GB', 'GB', 'DE', 'DE', 'NL', 'FR', 'ES', 'IE', 'SE', 'DK', 'NO', 'PL', 'CH', 'CA', 'CA', 'AU', 'NZ', 'JP', 'IN', 'SG', 'BR', 'MX', 'ZA', 'PT', 'IT', 'BE', 'AT']
+const HOME_COUNTRIES: CountryCode[] = [
+  'US',
+  'US',
+  'US',
+  'GB',
+  'GB',
+  'DE',
+  'DE',
+  'NL',
+  'FR',
+  'ES',
+  'IE',
+  'SE',
+  'DK',
+  'NO',
+  'PL',
+  'CH',
+  'CA',
+  'CA',
+  'AU',
+  'NZ',
+  'JP',
+  'IN',
+  'SG',
+  'BR',
+  'MX',
+  'ZA',
+  'PT',
+  'IT',
+  'BE',
+  'AT',
+]
 
 const CATEGORIES: Record<string, { roles: string[]; skills: string[]; stack: string[]; tools: string[] }> = {
   engineering: {
-    roles: ['Backend Engineer', 'Frontend Engineer', 'Full Stack Engineer', 'Site Reliability Engineer', 'Mobile Engineer', 'Platform Engineer', 'Security Engineer'],
+    roles: [
+      'Backend Engineer',
+      'Frontend Engineer',
+      'Full Stack Engineer',
+      'Site Reliability Engineer',
+      'Mobile Engineer',
+      'Platform Engineer',
+      'Security Engineer',
+    ],
     skills: ['python', 'go', 'typescript', 'rust', 'java', 'kotlin', 'ruby', 'elixir', 'swift', 'system-design'],
     stack: ['react', 'node-js', 'postgresql', 'kubernetes', 'aws', 'django', 'rails', 'graphql', 'redis', 'terraform'],
     tools: ['github', 'docker', 'datadog', 'linear', 'jira', 'sentry'],
@@ -100,11 +157,66 @@ const CATEGORIES: Record<string, { roles: string[]; skills: string[]; stack: str
 const CATEGORY_NAMES = Object.keys(CATEGORIES)
 const LEVELS = ['intern', 'junior', 'mid', 'mid', 'senior', 'senior', 'lead', 'principal', 'director']
 /** Base annual salary in USD by level, before a per-country multiplier. */
-const LEVEL_BASE_USD: Record<string, number> = { intern: 35_000, junior: 60_000, mid: 85_000, senior: 120_000, lead: 140_000, principal: 165_000, director: 180_000 }
-const COUNTRY_PAY_FACTOR: Partial<Record<CountryCode, number>> = { US: 1.25, CH: 1.2, GB: 0.9, DE: 0.85, IN: 0.35, BR: 0.4, MX: 0.4, PL: 0.55, ZA: 0.45, PT: 0.6, ES: 0.65, IT: 0.7, JP: 0.75 }
-const INDUSTRIES = ['Software', 'Fintech', 'Healthtech', 'E-commerce', 'Climate', 'Education', 'Media', 'Logistics', 'Cybersecurity', 'Developer tools', 'Marketplace', 'Gaming']
-const BENEFITS = ['Private health insurance', 'Pension matching', 'Learning budget', 'Home office stipend', 'Parental leave', 'Equity', 'Flexible hours', 'Mental health support', 'Gym membership', 'Annual retreat', 'Sabbatical', 'Bike to work scheme']
-const AWARDS = ['Best Places to Work', 'Great Place to Work certified', 'B Corp certified', 'Top Remote Employer', '4 Day Week Pioneer', 'Financial Times Best Employer']
+const LEVEL_BASE_USD: Record<string, number> = {
+  intern: 35_000,
+  junior: 60_000,
+  mid: 85_000,
+  senior: 120_000,
+  lead: 140_000,
+  principal: 165_000,
+  director: 180_000,
+}
+const COUNTRY_PAY_FACTOR: Partial<Record<CountryCode, number>> = {
+  US: 1.25,
+  CH: 1.2,
+  GB: 0.9,
+  DE: 0.85,
+  IN: 0.35,
+  BR: 0.4,
+  MX: 0.4,
+  PL: 0.55,
+  ZA: 0.45,
+  PT: 0.6,
+  ES: 0.65,
+  IT: 0.7,
+  JP: 0.75,
+}
+const INDUSTRIES = [
+  'Software',
+  'Fintech',
+  'Healthtech',
+  'E-commerce',
+  'Climate',
+  'Education',
+  'Media',
+  'Logistics',
+  'Cybersecurity',
+  'Developer tools',
+  'Marketplace',
+  'Gaming',
+]
+const BENEFITS = [
+  'Private health insurance',
+  'Pension matching',
+  'Learning budget',
+  'Home office stipend',
+  'Parental leave',
+  'Equity',
+  'Flexible hours',
+  'Mental health support',
+  'Gym membership',
+  'Annual retreat',
+  'Sabbatical',
+  'Bike to work scheme',
+]
+const AWARDS = [
+  'Best Places to Work',
+  'Great Place to Work certified',
+  'B Corp certified',
+  'Top Remote Employer',
+  '4 Day Week Pioneer',
+  'Financial Times Best Employer',
+]
 const CLOSING_LINES = [
   'We review every application within two weeks.',
   'Interviews are remote and take about three hours in total.',
@@ -136,7 +248,18 @@ const slugify = (text: string) =>
     .replace(/^-+|-+$/g, '')
 
 const tagName = (slug: string) =>
-  ({ 'node-js': 'Node.js', 'html-css': 'HTML & CSS', sql: 'SQL', seo: 'SEO', aws: 'AWS', graphql: 'GraphQL', postgresql: 'PostgreSQL', dbt: 'dbt', r: 'R', ux: 'UX' })[slug] ??
+  ({
+    'node-js': 'Node.js',
+    'html-css': 'HTML & CSS',
+    sql: 'SQL',
+    seo: 'SEO',
+    aws: 'AWS',
+    graphql: 'GraphQL',
+    postgresql: 'PostgreSQL',
+    dbt: 'dbt',
+    r: 'R',
+    ux: 'UX',
+  })[slug] ??
   slug
     .split('-')
     .map((w) => w[0]!.toUpperCase() + w.slice(1))
@@ -183,7 +306,10 @@ export async function generateDataset(options: GenerateOptions): Promise<{ jobs:
     usedSlugs.add(slug)
     const home = faker.helpers.arrayElement(HOME_COUNTRIES)
     const schedule = faker.helpers.weightedArrayElement(SCHEDULE_WEIGHTS.map(([value, weight]) => ({ value, weight })))
-    const dayOff = ['4_day_week', '9_day_fortnight', '4_5_day_week'].includes(schedule) && faker.datatype.boolean(0.7) ? faker.helpers.arrayElement(['Friday', 'Monday', 'Wednesday']) : undefined
+    const dayOff =
+      ['4_day_week', '9_day_fortnight', '4_5_day_week'].includes(schedule) && faker.datatype.boolean(0.7)
+        ? faker.helpers.arrayElement(['Friday', 'Monday', 'Wednesday'])
+        : undefined
     const remoteLevel = faker.helpers.weightedArrayElement([
       { value: 'fully_remote' as const, weight: 35 },
       { value: 'remote_friendly' as const, weight: 40 },
@@ -203,31 +329,34 @@ export async function generateDataset(options: GenerateOptions): Promise<{ jobs:
       employees: faker.number.int({ min: 5, max: 5000 }),
       schedule_type: schedule,
       schedule_policy_text: scheduleText(schedule, dayOff, name),
-      hours_full_time: schedule === 'part_time' ? faker.number.int({ min: 20, max: 30 }) : SCHEDULE_TYPES[schedule].typicalWeeklyHours,
+      hours_full_time:
+        schedule === 'part_time' ? faker.number.int({ min: 20, max: 30 }) : SCHEDULE_TYPES[schedule].typicalWeeklyHours,
       remote_level: remoteLevel,
       hires_worldwide: remoteLevel === 'fully_remote' && faker.datatype.boolean(0.4),
       benefits: faker.helpers.arrayElements(BENEFITS, { min: 2, max: 6 }),
     }
-    if (faker.datatype.boolean(0.5)) company.description_html = `<p>${faker.company.buzzPhrase()}.</p><ul><li>${faker.company.catchPhrase()}</li><li>Founded in ${faker.number.int({ min: 1995, max: 2024 })}</li></ul>`
+    if (faker.datatype.boolean(0.5))
+      company.description_html = `<p>${faker.company.buzzPhrase()}.</p><ul><li>${faker.company.catchPhrase()}</li><li>Founded in ${faker.number.int({ min: 1995, max: 2024 })}</li></ul>`
     else company.description = `${faker.company.buzzPhrase()}. ${faker.helpers.arrayElement(CLOSING_LINES)}`
     if (faker.datatype.boolean(0.8)) company.work_life_score = faker.number.int({ min: 40, max: 98 })
     if (dayOff) company.day_off = dayOff
     if (faker.datatype.boolean(0.7)) company.vacation_days = faker.number.int({ min: 20, max: 35 })
     if (faker.datatype.boolean(0.25)) company.awards = faker.helpers.arrayElements(AWARDS, { min: 1, max: 2 })
-    if (faker.datatype.boolean(0.4)) company.images = [1, 2, 3].map((n) => `https://images.jobsnap.example/${slug}/${n}.jpg`)
+    if (faker.datatype.boolean(0.4))
+      company.images = [1, 2, 3].map((n) => `https://images.jobsnap.example/${slug}/${n}.jpg`)
     if (faker.datatype.boolean(0.3)) company.total_raised = faker.number.int({ min: 1, max: 500 }) * 1_000_000
     companies.push(company)
   }
   await writeFile(
     path.join(options.outDir, 'companies.ndjson'),
-    companies.map(({ home: _home, ...company }) => JSON.stringify(company)).join('\n') + '\n',
+    `${companies.map(({ home: _home, ...company }) => JSON.stringify(company)).join('\n')}\n`,
   )
-  await writeFile(path.join(options.outDir, 'rates.json'), JSON.stringify(SAMPLE_RATES, null, 2) + '\n')
+  await writeFile(path.join(options.outDir, 'rates.json'), `${JSON.stringify(SAMPLE_RATES, null, 2)}\n`)
 
   const out = createWriteStream(path.join(options.outDir, 'jobs.ndjson'))
   for (let i = 0; i < options.jobs; i++) {
     const company = companies[i < companies.length ? i : faker.number.int(companies.length - 1)]!
-    const line = JSON.stringify(generateJob(faker, company, i, now, siteUrl)) + '\n'
+    const line = `${JSON.stringify(generateJob(faker, company, i, now, siteUrl))}\n`
     if (!out.write(line)) await once(out, 'drain')
     if (i % 10_000 === 0) options.onProgress?.(i, options.jobs)
   }
@@ -237,16 +366,33 @@ export async function generateDataset(options: GenerateOptions): Promise<{ jobs:
   return { jobs: options.jobs, companies: companies.length }
 }
 
-function generateJob(faker: Faker, company: DatasetCompany & { home: CountryCode }, index: number, now: number, siteUrl: string): DatasetJob {
+function generateJob(
+  faker: Faker,
+  company: DatasetCompany & { home: CountryCode },
+  index: number,
+  now: number,
+  siteUrl: string,
+): DatasetJob {
   const categoryName = faker.helpers.arrayElement(CATEGORY_NAMES)
   const category = CATEGORIES[categoryName]!
   const role = faker.helpers.arrayElement(category.roles)
   const level = faker.helpers.arrayElement(LEVELS)
-  const title = level === 'mid' || level === 'intern' ? (level === 'intern' ? `${role} Intern` : role) : `${level[0]!.toUpperCase()}${level.slice(1)} ${role}`
-  const schedule: ScheduleType = faker.datatype.boolean(0.85) ? company.schedule_type : faker.helpers.arrayElement(SCHEDULE_TYPE_VALUES)
+  const title =
+    level === 'mid' || level === 'intern'
+      ? level === 'intern'
+        ? `${role} Intern`
+        : role
+      : `${level[0]!.toUpperCase()}${level.slice(1)} ${role}`
+  const schedule: ScheduleType = faker.datatype.boolean(0.85)
+    ? company.schedule_type
+    : faker.helpers.arrayElement(SCHEDULE_TYPE_VALUES)
   const arrangement =
-    company.remote_level === 'fully_remote' ? 'remote' : company.remote_level === 'onsite' ? 'onsite' : faker.helpers.arrayElement(['hybrid', 'remote', 'onsite'] as const)
-  const slug = `${slugify(title)}-${company.slug.slice(0, 30).replace(/-+$/, "")}-${index.toString(36)}`
+    company.remote_level === 'fully_remote'
+      ? 'remote'
+      : company.remote_level === 'onsite'
+        ? 'onsite'
+        : faker.helpers.arrayElement(['hybrid', 'remote', 'onsite'] as const)
+  const slug = `${slugify(title)}-${company.slug.slice(0, 30).replace(/-+$/, '')}-${index.toString(36)}`
   const postedAt = now - faker.number.int({ min: 0, max: 120 * 24 * 3600 }) * 1000
   const job: DatasetJob = {
     id: faker.string.uuid(),
@@ -267,7 +413,8 @@ function generateJob(faker: Faker, company: DatasetCompany & { home: CountryCode
     work_arrangement: arrangement,
     posted_at: new Date(postedAt).toISOString(),
   }
-  const hours = schedule === 'part_time' ? faker.number.int({ min: 16, max: 30 }) : SCHEDULE_TYPES[schedule].typicalWeeklyHours
+  const hours =
+    schedule === 'part_time' ? faker.number.int({ min: 16, max: 30 }) : SCHEDULE_TYPES[schedule].typicalWeeklyHours
   if (faker.datatype.boolean(0.8)) {
     job.hours_per_week_max = hours
     if (faker.datatype.boolean(0.3)) job.hours_per_week_min = Math.max(1, hours - faker.number.int({ min: 0, max: 4 }))
@@ -277,23 +424,47 @@ function generateJob(faker: Faker, company: DatasetCompany & { home: CountryCode
   if (arrangement !== 'remote' || faker.datatype.boolean(0.3)) {
     const office = { city: capitalOf(officeCountry), country: countryName(officeCountry) }
     job.office_locations = faker.datatype.boolean(0.15)
-      ? [office, { city: capitalOf(company.home), country: countryName(company.home) }].filter((l, i, all) => all.findIndex((o) => o.city === l.city) === i)
+      ? [office, { city: capitalOf(company.home), country: countryName(company.home) }].filter(
+          (l, i, all) => all.findIndex((o) => o.city === l.city) === i,
+        )
       : [office]
   }
   if (arrangement !== 'onsite') {
-    const scope = company.hires_worldwide ? 'worldwide' : faker.helpers.weightedArrayElement([
-      { value: 'country', weight: 45 },
-      { value: 'continent', weight: 25 },
-      { value: 'region', weight: 15 },
-      { value: 'worldwide', weight: 15 },
-    ])
-    if (scope === 'country') job.remote_allowed = faker.helpers.arrayElements(HOME_COUNTRIES.filter((c, i, all) => all.indexOf(c) === i), { min: 1, max: 3 }).map((c) => ({ country: countryName(c) }))
+    const scope = company.hires_worldwide
+      ? 'worldwide'
+      : faker.helpers.weightedArrayElement([
+          { value: 'country', weight: 45 },
+          { value: 'continent', weight: 25 },
+          { value: 'region', weight: 15 },
+          { value: 'worldwide', weight: 15 },
+        ])
+    if (scope === 'country')
+      job.remote_allowed = faker.helpers
+        .arrayElements(
+          HOME_COUNTRIES.filter((c, i, all) => all.indexOf(c) === i),
+          { min: 1, max: 3 },
+        )
+        .map((c) => ({ country: countryName(c) }))
     else if (scope === 'continent') job.remote_allowed = [{ continent: faker.helpers.arrayElement(CONTINENT_NAMES) }]
     else if (scope === 'region') job.remote_allowed = [{ region: faker.helpers.arrayElement(REGIONS) }]
     else job.remote_allowed = [{ region: 'Worldwide' }]
   }
-  if (faker.datatype.boolean(0.2)) job.location_original = job.office_locations?.[0] ? `${job.office_locations[0].city}, ${job.office_locations[0].country}` : 'Remote'
-  job.timezones = faker.helpers.arrayElements(['Europe/London', 'Europe/Berlin', 'America/New_York', 'America/Los_Angeles', 'Asia/Tokyo', 'Australia/Sydney', 'Asia/Kolkata'], { min: 0, max: 2 })
+  if (faker.datatype.boolean(0.2))
+    job.location_original = job.office_locations?.[0]
+      ? `${job.office_locations[0].city}, ${job.office_locations[0].country}`
+      : 'Remote'
+  job.timezones = faker.helpers.arrayElements(
+    [
+      'Europe/London',
+      'Europe/Berlin',
+      'America/New_York',
+      'America/Los_Angeles',
+      'Asia/Tokyo',
+      'Australia/Sydney',
+      'Asia/Kolkata',
+    ],
+    { min: 0, max: 2 },
+  )
   if (job.timezones.length === 0) delete job.timezones
 
   if (faker.datatype.boolean(0.8)) {
@@ -304,7 +475,8 @@ function generateJob(faker: Faker, company: DatasetCompany & { home: CountryCode
       { value: 'month' as const, weight: 10 },
       { value: 'hour' as const, weight: 5 },
     ])
-    const annualUsd = LEVEL_BASE_USD[level]! * (COUNTRY_PAY_FACTOR[payCountry] ?? 0.8) * faker.number.float({ min: 0.85, max: 1.2 })
+    const annualUsd =
+      LEVEL_BASE_USD[level]! * (COUNTRY_PAY_FACTOR[payCountry] ?? 0.8) * faker.number.float({ min: 0.85, max: 1.2 })
     const perPeriod = period === 'year' ? annualUsd : period === 'month' ? annualUsd / 12 : annualUsd / 52 / hours
     const exponent = currency === 'JPY' ? 0 : 2
     const step = period === 'hour' ? 1 : period === 'month' ? 50 : 1000
@@ -320,7 +492,8 @@ function generateJob(faker: Faker, company: DatasetCompany & { home: CountryCode
     else job.salary_max = toMinor(inCurrency)
   }
 
-  const pick = (pool: string[], max: number) => faker.helpers.arrayElements(pool, { min: 1, max }).map((s) => ({ name: tagName(s), slug: s }))
+  const pick = (pool: string[], max: number) =>
+    faker.helpers.arrayElements(pool, { min: 1, max }).map((s) => ({ name: tagName(s), slug: s }))
   job.skills = pick(category.skills, 4)
   job.stack = pick(category.stack, 3)
   if (faker.datatype.boolean(0.7)) job.tools = pick(category.tools, 3)
@@ -335,8 +508,10 @@ function generateJob(faker: Faker, company: DatasetCompany & { home: CountryCode
     job.description = `${intro}\n\nWhat you'll do:\n${duties.map((d) => `- ${d}`).join('\n')}\n\nSchedule: ${SCHEDULE_TYPES[schedule].label}. ${faker.helpers.arrayElement(CLOSING_LINES)}`
   }
 
-  if (faker.datatype.boolean(0.25)) job.expires_at = new Date(Date.UTC(2031, 0, 1) + faker.number.int({ min: 0, max: 365 }) * 86_400_000).toISOString()
+  if (faker.datatype.boolean(0.25))
+    job.expires_at = new Date(Date.UTC(2031, 0, 1) + faker.number.int({ min: 0, max: 365 }) * 86_400_000).toISOString()
   // A few listings ran out before the reference date: the build must drop them.
-  else if (faker.datatype.boolean(0.03) && postedAt < now - 2 * 86_400_000) job.expires_at = new Date(postedAt + Math.floor((now - postedAt) / 2)).toISOString()
+  else if (faker.datatype.boolean(0.03) && postedAt < now - 2 * 86_400_000)
+    job.expires_at = new Date(postedAt + Math.floor((now - postedAt) / 2)).toISOString()
   return job
 }

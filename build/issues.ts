@@ -35,7 +35,9 @@ export function formatIssue(issue: DatasetIssue): string {
 
 export class DatasetInvalidError extends Error {
   constructor(readonly issues: DatasetIssue[]) {
-    super(`dataset has ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n${issues.map((i) => `  - ${formatIssue(i)}`).join('\n')}`)
+    super(
+      `dataset has ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n${issues.map((i) => `  - ${formatIssue(i)}`).join('\n')}`,
+    )
     this.name = 'DatasetInvalidError'
   }
 }

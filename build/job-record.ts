@@ -27,7 +27,13 @@ export interface RecordSummary {
 }
 
 export function summarize(job: DatasetJob, rates: ExchangeRates | undefined): RecordSummary {
-  const summary: RecordSummary = { id: job.id, slug: job.slug, company_id: job.company_id, status: job.status, posted_at: Date.parse(job.posted_at) }
+  const summary: RecordSummary = {
+    id: job.id,
+    slug: job.slug,
+    company_id: job.company_id,
+    status: job.status,
+    posted_at: Date.parse(job.posted_at),
+  }
   if (job.expires_at !== undefined) summary.expires_at = Date.parse(job.expires_at)
   const salary = rates && annualUsd(job, rates)
   if (salary) summary.salary_high = salary.high
@@ -64,20 +70,37 @@ export function parseMeta(meta: string): JobMeta {
   const first = meta.indexOf('\t')
   const second = meta.indexOf('\t', first + 1)
   const terms = meta.slice(second + 1)
-  return { hash: meta.slice(0, first), indexedJson: meta.slice(first + 1, second), terms: terms === '' ? [] : terms.split(' ') }
+  return {
+    hash: meta.slice(0, first),
+    indexedJson: meta.slice(first + 1, second),
+    terms: terms === '' ? [] : terms.split(' '),
+  }
 }
 
 /** Transforms a valid live job; a job that cannot be served exactly as v2 and v1 gives issues instead. */
-export function jobOutputs(job: DatasetJob, company: DatasetCompany, rates: ExchangeRates, source: RecordSource): JobOutputs | DatasetIssue[] {
+export function jobOutputs(
+  job: DatasetJob,
+  company: DatasetCompany,
+  rates: ExchangeRates,
+  source: RecordSource,
+): JobOutputs | DatasetIssue[] {
   const v2 = toV2Job(job, company)
   const v1 = toV1Job(job, company, v2)
   const issues: DatasetIssue[] = []
   // The output schemas are the contract: a record that cannot be served exactly is a dataset error, not a surprise for a client.
-  for (const [shape, schema, value] of [['v2', V2Job, v2], ['v1', V1Job, v1]] as const) {
+  for (const [shape, schema, value] of [
+    ['v2', V2Job, v2],
+    ['v1', V1Job, v1],
+  ] as const) {
     const checked = schema.safeParse(value)
     if (!checked.success) {
       for (const issue of checked.error.issues) {
-        issues.push({ source, recordId: job.id, field: issue.path.join('.'), message: `cannot be served as ${shape}: ${issue.message}` })
+        issues.push({
+          source,
+          recordId: job.id,
+          field: issue.path.join('.'),
+          message: `cannot be served as ${shape}: ${issue.message}`,
+        })
       }
     }
   }
@@ -86,5 +109,9 @@ export function jobOutputs(job: DatasetJob, company: DatasetCompany, rates: Exch
   const indexed = indexJob(job, rates, contentHash(v2Body))
   const terms = [...documentTerms(searchDocument(v2, company))]
   // Terms never hold whitespace (the tokenizer splits on it), so a space joins them.
-  return { v2: v2Body, v1: Buffer.from(JSON.stringify(v1)), meta: `${indexed.hash}\t${JSON.stringify(indexed)}\t${terms.join(' ')}` }
+  return {
+    v2: v2Body,
+    v1: Buffer.from(JSON.stringify(v1)),
+    meta: `${indexed.hash}\t${JSON.stringify(indexed)}\t${terms.join(' ')}`,
+  }
 }

@@ -41,8 +41,18 @@ export class UniqueKeys {
   check(key: string, source: RecordSource, recordId: string | undefined, field: string, issues: DatasetIssue[]): void {
     const first = this.seen.get(key)
     if (first) {
-      const where = first.line !== undefined ? `${first.file}:${first.line}` : first.index !== undefined ? `${first.file}[${first.index}]` : first.file
-      issues.push({ source, recordId, field, message: `duplicate ${this.what} ${JSON.stringify(key)} (first seen at ${where})` })
+      const where =
+        first.line !== undefined
+          ? `${first.file}:${first.line}`
+          : first.index !== undefined
+            ? `${first.file}[${first.index}]`
+            : first.file
+      issues.push({
+        source,
+        recordId,
+        field,
+        message: `duplicate ${this.what} ${JSON.stringify(key)} (first seen at ${where})`,
+      })
     } else {
       this.seen.set(key, source)
     }
@@ -79,11 +89,20 @@ export interface DatasetContext {
 }
 
 /** Loads the rate table and the companies (small: held in memory by the build and each of its workers). */
-export async function loadDatasetContext(dataDir: string, issues: DatasetIssue[], options: LoadOptions = {}): Promise<DatasetContext> {
+export async function loadDatasetContext(
+  dataDir: string,
+  issues: DatasetIssue[],
+  options: LoadOptions = {},
+): Promise<DatasetContext> {
   const rates: ExchangeRates[] = []
   const rateFiles = await loadKind(dataDir, 'rates', ExchangeRates, issues, options, (record) => rates.push(record))
-  if (rateFiles === 0) issues.push({ source: { file: 'rates.json' }, message: 'no exchange-rate table found (expected a rates*.json file)' })
-  else if (rates.length > 1) issues.push({ source: { file: 'rates*.json' }, message: `expected one exchange-rate table, found ${rates.length}` })
+  if (rateFiles === 0)
+    issues.push({
+      source: { file: 'rates.json' },
+      message: 'no exchange-rate table found (expected a rates*.json file)',
+    })
+  else if (rates.length > 1)
+    issues.push({ source: { file: 'rates*.json' }, message: `expected one exchange-rate table, found ${rates.length}` })
 
   const companies: DatasetCompany[] = []
   const companyIds = new UniqueKeys('company id')
@@ -113,7 +132,8 @@ export function checkJobRecord(
   const job = parsed.data
   const issues: DatasetIssue[] = []
   const company = context.companyById.get(job.company_id)
-  if (!company) issues.push({ source, recordId: job.id, field: 'company_id', message: `no company has id ${job.company_id}` })
+  if (!company)
+    issues.push({ source, recordId: job.id, field: 'company_id', message: `no company has id ${job.company_id}` })
   const { rates } = context
   if (job.salary_currency && rates && rates.usd_per_unit[job.salary_currency] === undefined) {
     issues.push({

@@ -39,20 +39,39 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` })
 
 const HEADERS = {
-  'X-API-Version': { description: 'API version that answered: v1 or v2.', schema: { type: 'string', enum: ['v1', 'v2'] } },
-  'Cache-Control': { description: '`public, max-age=60` on success; `no-store` on errors.', schema: { type: 'string' } },
+  'X-API-Version': {
+    description: 'API version that answered: v1 or v2.',
+    schema: { type: 'string', enum: ['v1', 'v2'] },
+  },
+  'Cache-Control': {
+    description: '`public, max-age=60` on success; `no-store` on errors.',
+    schema: { type: 'string' },
+  },
   'X-Cache': {
-    description: 'HIT: served without computing (precomputed file or cached response). MISS: computed now and cached for 60 s. BYPASS: never cached (errors, 429).',
+    description:
+      'HIT: served without computing (precomputed file or cached response). MISS: computed now and cached for 60 s. BYPASS: never cached (errors, 429).',
     schema: { type: 'string', enum: ['HIT', 'MISS', 'BYPASS'] },
   },
-  ETag: { description: 'Strong entity tag of this representation; send it back in If-None-Match to get 304.', schema: { type: 'string' } },
+  ETag: {
+    description: 'Strong entity tag of this representation; send it back in If-None-Match to get 304.',
+    schema: { type: 'string' },
+  },
   Vary: { description: 'Accept-Encoding: gzip and brotli are offered.', schema: { type: 'string' } },
-  'X-RateLimit-Limit': { description: 'Requests allowed per rolling minute per client, v1 and v2 together.', schema: { type: 'integer' } },
+  'X-RateLimit-Limit': {
+    description: 'Requests allowed per rolling minute per client, v1 and v2 together.',
+    schema: { type: 'integer' },
+  },
   'X-RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
-  'X-RateLimit-Reset': { description: 'Whole seconds until the oldest counted request leaves the window.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': {
+    description: 'Whole seconds until the oldest counted request leaves the window.',
+    schema: { type: 'integer' },
+  },
   'RateLimit-Policy': { description: 'IETF RateLimit policy, e.g. `"rest";q=60;w=60`.', schema: { type: 'string' } },
   RateLimit: { description: 'IETF RateLimit fields, e.g. `"rest";r=59;t=60`.', schema: { type: 'string' } },
-  'Retry-After': { description: 'Seconds to wait before retrying (integer, at least 1).', schema: { type: 'integer', minimum: 1 } },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying (integer, at least 1).',
+    schema: { type: 'integer', minimum: 1 },
+  },
 }
 
 const rateLimitHeaders = {
@@ -75,13 +94,25 @@ function successHeaders(version: 'v1' | 'v2') {
 }
 
 const errorContent = { 'application/json': { schema: ref('Error') } }
-const errorHeaders = { 'Cache-Control': headerRef('Cache-Control'), 'X-Cache': headerRef('X-Cache'), ...rateLimitHeaders }
+const errorHeaders = {
+  'Cache-Control': headerRef('Cache-Control'),
+  'X-Cache': headerRef('X-Cache'),
+  ...rateLimitHeaders,
+}
 
 const RESPONSES = {
   NotModified: { description: 'Not modified: the If-None-Match tag matches.', headers: { ETag: headerRef('ETag') } },
-  BadRequest: { description: 'Invalid query parameter; error.field names it and the message says what is allowed.', headers: errorHeaders, content: errorContent },
+  BadRequest: {
+    description: 'Invalid query parameter; error.field names it and the message says what is allowed.',
+    headers: errorHeaders,
+    content: errorContent,
+  },
   NotFound: { description: 'No live job has this slug.', headers: errorHeaders, content: errorContent },
-  MethodNotAllowed: { description: 'Only GET and HEAD are allowed.', headers: { Allow: { schema: { type: 'string' } } }, content: errorContent },
+  MethodNotAllowed: {
+    description: 'Only GET and HEAD are allowed.',
+    headers: { Allow: { schema: { type: 'string' } } },
+    content: errorContent,
+  },
   TooManyRequests: {
     description: 'More than the allowed requests in a rolling minute from this client (v1 and v2 counted together).',
     headers: { 'Retry-After': headerRef('Retry-After'), ...errorHeaders },
@@ -127,10 +158,15 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           operationId: 'listJobsV1',
           tags: ['v1'],
           summary: 'List live jobs (legacy shape)',
-          description: 'Newest first. Iterate page=1..N until has_more is false. Every parameter other than page and limit is ignored.',
+          description:
+            'Newest first. Iterate page=1..N until has_more is false. Every parameter other than page and limit is ignored.',
           parameters: queryParameters(V1_LIST_PARAMS),
           responses: {
-            '200': { description: 'A page of jobs.', headers: successHeaders('v1'), content: { 'application/json': { schema: ref('V1List') } } },
+            '200': {
+              description: 'A page of jobs.',
+              headers: successHeaders('v1'),
+              content: { 'application/json': { schema: ref('V1List') } },
+            },
             '304': responseRef('NotModified'),
             '405': responseRef('MethodNotAllowed'),
             '429': responseRef('TooManyRequests'),
@@ -144,7 +180,11 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           summary: 'List, filter and search live jobs',
           parameters: queryParameters(V2_LIST_PARAMS),
           responses: {
-            '200': { description: 'A page of matching jobs.', headers: successHeaders('v2'), content: { 'application/json': { schema: ref('V2List') } } },
+            '200': {
+              description: 'A page of matching jobs.',
+              headers: successHeaders('v2'),
+              content: { 'application/json': { schema: ref('V2List') } },
+            },
             '304': responseRef('NotModified'),
             '400': responseRef('BadRequest'),
             '405': responseRef('MethodNotAllowed'),
@@ -157,9 +197,15 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           operationId: 'getJob',
           tags: ['v2'],
           summary: 'One live job by slug',
-          parameters: [{ name: 'slug', in: 'path', required: true, description: "The job's slug.", schema: { type: 'string' } }],
+          parameters: [
+            { name: 'slug', in: 'path', required: true, description: "The job's slug.", schema: { type: 'string' } },
+          ],
           responses: {
-            '200': { description: 'The job.', headers: successHeaders('v2'), content: { 'application/json': { schema: ref('V2Job') } } },
+            '200': {
+              description: 'The job.',
+              headers: successHeaders('v2'),
+              content: { 'application/json': { schema: ref('V2Job') } },
+            },
             '304': responseRef('NotModified'),
             '404': responseRef('NotFound'),
             '405': responseRef('MethodNotAllowed'),

@@ -31,7 +31,10 @@ class StepClock {
   figures(done: number, total: number, unit: string): { rate: string; left: string } {
     const seconds = (performance.now() - this.started) / 1000
     const perSecond = seconds > 0 ? done / seconds : 0
-    return { rate: `${amount(Math.round(perSecond), unit)}/s`, left: duration(perSecond > 0 ? (total - done) / perSecond : Infinity) }
+    return {
+      rate: `${amount(Math.round(perSecond), unit)}/s`,
+      left: duration(perSecond > 0 ? (total - done) / perSecond : Infinity),
+    }
   }
 }
 
@@ -53,7 +56,13 @@ function liveProgress(stream: NodeJS.WriteStream): Progress {
         stop()
         clock = new StepClock(label)
         bar = new cliProgress.SingleBar(
-          { stream, format: `${label} [{bar}] {percentage}% | {amount} | {rate} | {left} left`, hideCursor: true, clearOnComplete: false, fps: 10 },
+          {
+            stream,
+            format: `${label} [{bar}] {percentage}% | {amount} | {rate} | {left} left`,
+            hideCursor: true,
+            clearOnComplete: false,
+            fps: 10,
+          },
           cliProgress.Presets.shades_classic,
         )
         bar.start(total, 0, { amount: '', rate: '', left: '' })
@@ -84,7 +93,9 @@ function lineProgress(stream: NodeJS.WriteStream): Progress {
       if (decile === lastDecile) return
       lastDecile = decile
       const { rate, left } = clock.figures(done, total, unit)
-      stream.write(`${label}: ${decile * 10}% (${amount(done, unit)} of ${amount(total, unit)}), ${rate}, ${left} left\n`)
+      stream.write(
+        `${label}: ${decile * 10}% (${amount(done, unit)} of ${amount(total, unit)}), ${rate}, ${left} left\n`,
+      )
     },
     log(message) {
       stream.write(`${message}\n`)

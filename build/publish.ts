@@ -64,7 +64,10 @@ export async function pointCurrentAt(distDir: string, snapshotId: string): Promi
 export async function listSnapshots(distDir: string): Promise<string[]> {
   try {
     const entries = await readdir(path.join(distDir, SNAPSHOTS_DIR), { withFileTypes: true })
-    return entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort()
+    return entries
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+      .map((e) => e.name)
+      .sort()
   } catch {
     return []
   }

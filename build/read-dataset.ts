@@ -81,10 +81,15 @@ export interface RecordText {
  * (a line that is not JSON is the parser's problem, on a worker thread);
  * a `.json` file is parsed here and each element serialized back.
  */
-export async function* readRecordTexts(dataDir: string, file: string, issues: DatasetIssue[]): AsyncGenerator<RecordText> {
+export async function* readRecordTexts(
+  dataDir: string,
+  file: string,
+  issues: DatasetIssue[],
+): AsyncGenerator<RecordText> {
   const fullPath = path.join(dataDir, file)
   if (file.endsWith('.ndjson')) {
-    for await (const { line, lineNumber } of ndjsonLines(fullPath)) yield { source: { file, line: lineNumber }, text: line, bytes: line.length + 1 }
+    for await (const { line, lineNumber } of ndjsonLines(fullPath))
+      yield { source: { file, line: lineNumber }, text: line, bytes: line.length + 1 }
     return
   }
   let text: string

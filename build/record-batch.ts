@@ -65,14 +65,17 @@ export class BatchProcessor {
       return { ordinal, summary: done.summary, issues: [], spilled }
     })
     const bytes = Buffer.concat(chunks)
-    for (let written = 0; written < bytes.length; ) written += writeSync(this.spillFd, bytes, written, bytes.length - written, start + written)
+    for (let written = 0; written < bytes.length; )
+      written += writeSync(this.spillFd, bytes, written, bytes.length - written, start + written)
     return outcomes
   }
 
   private processRecord(
     source: RecordSource,
     text: string,
-  ): { summary?: RecordSummary; issues: DatasetIssue[] } | { summary: RecordSummary; outputs: { meta: string; v2: Buffer; v1: Buffer } } {
+  ):
+    | { summary?: RecordSummary; issues: DatasetIssue[] }
+    | { summary: RecordSummary; outputs: { meta: string; v2: Buffer; v1: Buffer } } {
     let value: unknown
     try {
       value = JSON.parse(text)

@@ -45,7 +45,11 @@ export async function buildContextHash(rates: ExchangeRates): Promise<string> {
   const digest = createHash('sha256')
   digest.update(`${HEADER}\n${process.versions.node.split('.')[0]}\n${JSON.stringify(rates)}\n`)
   const sources = await fg(['build/**/*.ts', 'core/**/*.ts', 'package-lock.json'], { cwd: REPO_ROOT, onlyFiles: true })
-  for (const file of sources.sort()) digest.update(`${file}\0`).update(await readFile(path.join(REPO_ROOT, file))).update('\0')
+  for (const file of sources.sort())
+    digest
+      .update(`${file}\0`)
+      .update(await readFile(path.join(REPO_ROOT, file)))
+      .update('\0')
   return digest.digest('base64url')
 }
 

@@ -10,7 +10,13 @@ import { closeSync, openSync, readSync } from 'node:fs'
 import path from 'node:path'
 import { Worker } from 'node:worker_threads'
 import type { RecordSource } from './issues.ts'
-import { BatchProcessor, type BatchContext, type RecordBatch, type RecordOutcome, type Spilled } from './record-batch.ts'
+import {
+  BatchProcessor,
+  type BatchContext,
+  type RecordBatch,
+  type RecordOutcome,
+  type Spilled,
+} from './record-batch.ts'
 
 /** Records per batch: enough to amortise a message, few enough to keep both workers busy. */
 const BATCH_RECORDS = 200
@@ -87,7 +93,11 @@ export class RecordPool {
       read += n
     }
     const v2End = spilled.metaLength + spilled.v2Length
-    return { meta: bytes.toString('utf8', 0, spilled.metaLength), v2: bytes.subarray(spilled.metaLength, v2End), v1: bytes.subarray(v2End) }
+    return {
+      meta: bytes.toString('utf8', 0, spilled.metaLength),
+      v2: bytes.subarray(spilled.metaLength, v2End),
+      v1: bytes.subarray(v2End),
+    }
   }
 
   /** The spill files, for removal once the snapshot is written. */

@@ -6,7 +6,14 @@ import { compile } from 'html-to-text'
 import type { z } from 'zod'
 import type { V1Company, V1Job, V2Company, V2Job, V2Location } from '../core/schema/api.ts'
 import type { DatasetCompany, DatasetJob, DatasetLocation } from '../core/schema/dataset.ts'
-import { continentName, countryContinent, countryName, resolveContinent, resolveCountry, resolveRegion } from '../core/geo.ts'
+import {
+  continentName,
+  countryContinent,
+  countryName,
+  resolveContinent,
+  resolveCountry,
+  resolveRegion,
+} from '../core/geo.ts'
 import { REMOTE_LEVELS, SCHEDULE_TYPES, categoryLabel, levelLabel, scheduleLabel } from '../core/taxonomy.ts'
 
 type V2LocationOut = z.infer<typeof V2Location>
@@ -15,15 +22,15 @@ type V1CompanyOut = z.infer<typeof V1Company>
 
 // Compiled once: html-to-text's convert() re-parses its selectors on every call, which dominated build time.
 const convertHtml = compile({
-    wordwrap: false,
-    selectors: [
-      { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
-      { selector: 'img', format: 'skip' },
-      { selector: 'h1', options: { uppercase: false } },
-      { selector: 'h2', options: { uppercase: false } },
-      { selector: 'h3', options: { uppercase: false } },
-      { selector: 'table', format: 'dataTable' },
-    ],
+  wordwrap: false,
+  selectors: [
+    { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+    { selector: 'img', format: 'skip' },
+    { selector: 'h1', options: { uppercase: false } },
+    { selector: 'h2', options: { uppercase: false } },
+    { selector: 'h3', options: { uppercase: false } },
+    { selector: 'table', format: 'dataTable' },
+  ],
 })
 
 /** HTML -> readable plain text: links keep their address, no tags or entities survive. */
@@ -55,7 +62,11 @@ function compact<T extends object>(value: T): T {
 /** Canonical names for a dataset location; an office's continent is derived from its country. */
 export function toV2Location(location: DatasetLocation, fillContinent: boolean): V2LocationOut {
   const country = location.country ? resolveCountry(location.country) : undefined
-  const continent = location.continent ? resolveContinent(location.continent) : fillContinent && country ? countryContinent(country) : undefined
+  const continent = location.continent
+    ? resolveContinent(location.continent)
+    : fillContinent && country
+      ? countryContinent(country)
+      : undefined
   return compact({
     city: location.city,
     state: location.state,
@@ -96,7 +107,10 @@ function once<T>(make: (company: DatasetCompany) => T): (company: DatasetCompany
   const made = new WeakMap<DatasetCompany, T>()
   return (company) => {
     let value = made.get(company)
-    if (value === undefined) made.set(company, (value = make(company)))
+    if (value === undefined) {
+      value = make(company)
+      made.set(company, value)
+    }
     return value
   }
 }
@@ -197,7 +211,11 @@ export function toV1Job(job: DatasetJob, company: DatasetCompany, v2: V2Job = to
     category: job.category ? categoryLabel(job.category) : '',
     role: job.role ?? '',
     level: job.level ? levelLabel(job.level) : '',
-    hours: job.hours_per_week_max ?? job.hours_per_week_min ?? company.hours_full_time ?? SCHEDULE_TYPES[schedule].typicalWeeklyHours,
+    hours:
+      job.hours_per_week_max ??
+      job.hours_per_week_min ??
+      company.hours_full_time ??
+      SCHEDULE_TYPES[schedule].typicalWeeklyHours,
     reduced_hours: scheduleLabel(schedule),
     is_remote: v2.is_remote,
     location_city: v2.office_locations?.[0]?.city,

@@ -7,9 +7,12 @@ import { z } from 'zod'
 
 const intFromEnv = (min: number) => z.coerce.number().int().min(min)
 const numberFromEnv = (min: number) => z.coerce.number().min(min)
-const csv = z
-  .string()
-  .transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
+const csv = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean),
+)
 
 export const ConfigSchema = z.object({
   /** Port the server listens on. */
@@ -78,7 +81,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   }
   const parsed = ConfigSchema.safeParse(raw)
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message} (got ${JSON.stringify(raw[String(issue.path[0])])})`)
+    const problems = parsed.error.issues.map(
+      (issue) => `  ${issue.path.join('.')}: ${issue.message} (got ${JSON.stringify(raw[String(issue.path[0])])})`,
+    )
     throw new Error(`invalid configuration:\n${problems.join('\n')}`)
   }
   return parsed.data

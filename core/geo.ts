@@ -50,17 +50,39 @@ export function countryContinent(code: CountryCode): ContinentCode {
 
 export function resolveContinent(name: string): ContinentCode | undefined {
   const trimmed = name.trim()
-  return continentByLowerName.get(trimmed.toLowerCase()) ?? (trimmed.toUpperCase() in continents ? (trimmed.toUpperCase() as ContinentCode) : undefined)
+  return (
+    continentByLowerName.get(trimmed.toLowerCase()) ??
+    (trimmed.toUpperCase() in continents ? (trimmed.toUpperCase() as ContinentCode) : undefined)
+  )
 }
 
 export function continentName(code: ContinentCode): string {
   return continents[code]
 }
 
-const MIDDLE_EAST: CountryCode[] = ['AE', 'BH', 'IL', 'IQ', 'IR', 'JO', 'KW', 'LB', 'OM', 'PS', 'QA', 'SA', 'SY', 'TR', 'YE']
+const MIDDLE_EAST: CountryCode[] = [
+  'AE',
+  'BH',
+  'IL',
+  'IQ',
+  'IR',
+  'JO',
+  'KW',
+  'LB',
+  'OM',
+  'PS',
+  'QA',
+  'SA',
+  'SY',
+  'TR',
+  'YE',
+]
 
 /** Regions used in "remote within ..." ads, as sets of continents plus extra countries. */
-const REGION_DEFINITIONS: Record<string, { continents: ContinentCode[]; include?: CountryCode[]; exclude?: CountryCode[] }> = {
+const REGION_DEFINITIONS: Record<
+  string,
+  { continents: ContinentCode[]; include?: CountryCode[]; exclude?: CountryCode[] }
+> = {
   Worldwide: { continents: ['AF', 'AN', 'AS', 'EU', 'NA', 'OC', 'SA'] },
   EMEA: { continents: ['EU', 'AF'], include: MIDDLE_EAST },
   Americas: { continents: ['NA', 'SA'] },

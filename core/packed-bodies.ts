@@ -49,7 +49,12 @@ export class PackedBodies {
    * allocation. A body read so is valid only until the next read: the reader
    * copies what it keeps.
    */
-  static inFile(file: string, lengths: Uint32Array, what: string, options: { readAheadBytes?: number } = {}): PackedBodies {
+  static inFile(
+    file: string,
+    lengths: Uint32Array,
+    what: string,
+    options: { readAheadBytes?: number } = {},
+  ): PackedBodies {
     const fd = openSync(file, 'r')
     try {
       const fileSize = fstatSync(fd).size
@@ -61,7 +66,8 @@ export class PackedBodies {
       let open = true
       const source: ByteSource = {
         read(start, end) {
-          if (start >= windowStart && end <= windowStart + windowLength) return window.subarray(start - windowStart, end - windowStart)
+          if (start >= windowStart && end <= windowStart + windowLength)
+            return window.subarray(start - windowStart, end - windowStart)
           if (end - start < readAhead) {
             windowLength = readInto(fd, window, start, Math.min(fileSize, start + readAhead), what)
             windowStart = start
@@ -164,7 +170,8 @@ function offsetsOf(lengths: Uint32Array, totalBytes: number, what: string): Floa
 /** Little-endian uint32s (a lengths file, the postings) as a Uint32Array: a view when it can be, else a copy. */
 export function uint32View(bytes: Buffer, what: string): Uint32Array {
   if (bytes.length % 4 !== 0) throw new Error(`${what}: ${bytes.length} bytes is not a whole number of uint32s`)
-  if (endianness() === 'LE' && bytes.byteOffset % 4 === 0) return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4)
+  if (endianness() === 'LE' && bytes.byteOffset % 4 === 0)
+    return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4)
   const values = new Uint32Array(bytes.length / 4)
   for (let i = 0; i < values.length; i++) values[i] = bytes.readUInt32LE(i * 4)
   return values

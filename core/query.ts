@@ -85,13 +85,20 @@ export const V2_LIST_PARAMS = {
   sort: {
     kind: 'enum',
     schema: z.enum(SORTS).default('date'),
-    description: 'date: newest first (ties by id). salary: highest annualised USD salary first, jobs without salary last, ties newest first. Another value: 400.',
+    description:
+      'date: newest first (ties by id). salary: highest annualised USD salary first, jobs without salary last, ties newest first. Another value: 400.',
   },
 } satisfies Record<string, ParamSpec>
 
 export const V1_LIST_PARAMS = {
-  page: { ...pagingParams.page, description: `${pagingParams.page.description} Lenient: a value that is not an integer falls back to 1.` },
-  limit: { ...pagingParams.limit, description: `${pagingParams.limit.description} Lenient: a value that is not an integer falls back to ${PAGE_SIZE_DEFAULT}.` },
+  page: {
+    ...pagingParams.page,
+    description: `${pagingParams.page.description} Lenient: a value that is not an integer falls back to 1.`,
+  },
+  limit: {
+    ...pagingParams.limit,
+    description: `${pagingParams.limit.description} Lenient: a value that is not an integer falls back to ${PAGE_SIZE_DEFAULT}.`,
+  },
 } satisfies Record<string, ParamSpec>
 
 export interface V2ListQuery {
@@ -150,7 +157,10 @@ function integerParam(params: URLSearchParams, name: string, allowNegative: bool
   const value = strictInteger(raw)
   if (value === undefined || (!allowNegative && value < 0)) {
     const allowed = allowNegative ? 'an integer' : 'a whole number, 0 or more'
-    return { ok: false, error: { field: name, message: `${name} must be ${allowed}; got ${JSON.stringify(truncate(raw))}.` } }
+    return {
+      ok: false,
+      error: { field: name, message: `${name} must be ${allowed}; got ${JSON.stringify(truncate(raw))}.` },
+    }
   }
   return { ok: true, value }
 }
@@ -170,7 +180,13 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
   const salaryMax = integerParam(params, 'salary_max', false)
   if (!salaryMax.ok) return salaryMax
   if (salaryMin.value !== undefined && salaryMax.value !== undefined && salaryMin.value > salaryMax.value) {
-    return { ok: false, error: { field: 'salary_min', message: `salary_min (${salaryMin.value}) must not be greater than salary_max (${salaryMax.value}).` } }
+    return {
+      ok: false,
+      error: {
+        field: 'salary_min',
+        message: `salary_min (${salaryMin.value}) must not be greater than salary_max (${salaryMax.value}).`,
+      },
+    }
   }
   const postedAfter = integerParam(params, 'posted_after', false)
   if (!postedAfter.ok) return postedAfter
@@ -180,18 +196,30 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
   if (badArrangement !== undefined) {
     return {
       ok: false,
-      error: { field: 'work_arrangement', message: `work_arrangement must be one or more of ${WORK_ARRANGEMENTS.join(', ')}; got ${JSON.stringify(truncate(badArrangement))}.` },
+      error: {
+        field: 'work_arrangement',
+        message: `work_arrangement must be one or more of ${WORK_ARRANGEMENTS.join(', ')}; got ${JSON.stringify(truncate(badArrangement))}.`,
+      },
     }
   }
 
   const sortRaw = scalarValue(params, 'sort')?.trim().toLowerCase() ?? 'date'
   if (!(SORTS as readonly string[]).includes(sortRaw)) {
-    return { ok: false, error: { field: 'sort', message: `sort must be one of ${SORTS.join(', ')}; got ${JSON.stringify(truncate(sortRaw))}.` } }
+    return {
+      ok: false,
+      error: {
+        field: 'sort',
+        message: `sort must be one of ${SORTS.join(', ')}; got ${JSON.stringify(truncate(sortRaw))}.`,
+      },
+    }
   }
 
   const q = scalarValue(params, 'q')?.trim()
   if (q !== undefined && q.length > Q_MAX_LENGTH) {
-    return { ok: false, error: { field: 'q', message: `q must be at most ${Q_MAX_LENGTH} characters; got ${q.length}.` } }
+    return {
+      ok: false,
+      error: { field: 'q', message: `q must be at most ${Q_MAX_LENGTH} characters; got ${q.length}.` },
+    }
   }
 
   return {

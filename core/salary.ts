@@ -69,7 +69,12 @@ function currencyFormat(currency: string, digits: number): Intl.NumberFormat {
   const key = `${currency}:${digits}`
   let format = formatCache.get(key)
   if (!format) {
-    format = new Intl.NumberFormat('en-US', { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits })
+    format = new Intl.NumberFormat('en-US', {
+      style: 'currency',
+      currency,
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    })
     formatCache.set(key, format)
   }
   return format
@@ -85,7 +90,8 @@ export function formatSalary(job: SalaryFields): string | undefined {
     const digits = Number.isInteger(major) ? 0 : currencyExponent(currency)
     return currencyFormat(currency, digits).format(major)
   }
-  const range = min !== undefined && max !== undefined && min !== max ? `${format(min)} - ${format(max)}` : format((min ?? max)!)
+  const range =
+    min !== undefined && max !== undefined && min !== max ? `${format(min)} - ${format(max)}` : format((min ?? max)!)
   const per = period === 'year' ? 'a year' : period === 'month' ? 'a month' : 'an hour'
   return `${range} ${per}`
 }

@@ -21,7 +21,10 @@ export interface SearchDocument {
 }
 
 const tokenize = MiniSearch.getDefault('tokenize') as (text: string, fieldName?: string) => string[]
-const processTerm = MiniSearch.getDefault('processTerm') as (term: string, fieldName?: string) => string | string[] | null | undefined | false
+const processTerm = MiniSearch.getDefault('processTerm') as (
+  term: string,
+  fieldName?: string,
+) => string | string[] | null | undefined | false
 
 /** Normalised terms of a text, as MiniSearch would index them. */
 export function termsOf(text: string): string[] {

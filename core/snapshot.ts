@@ -120,7 +120,13 @@ export function jsonArrayByLine(items: readonly unknown[]): string {
  * (each but the last followed by a comma), `perSlice` lines at a time:
  * arrays for `[]`, objects for `{}`. Lazy, so a caller can yield between slices.
  */
-export function* entriesInSlices<T>(bytes: Buffer, start: number, end: number, brackets: '[]' | '{}', perSlice = 1000): Generator<T> {
+export function* entriesInSlices<T>(
+  bytes: Buffer,
+  start: number,
+  end: number,
+  brackets: '[]' | '{}',
+  perSlice = 1000,
+): Generator<T> {
   let from = start
   while (from < end) {
     let to = from
@@ -140,9 +146,19 @@ export function* entriesInSlices<T>(bytes: Buffer, start: number, end: number, b
  * it out (without its final newline), in slices; undefined for another layout
  * (an older build: parse it whole).
  */
-export function arrayInSlices<T>(bytes: Buffer, start = 0, end = bytes.length - 1, perSlice?: number): Iterable<T[]> | undefined {
+export function arrayInSlices<T>(
+  bytes: Buffer,
+  start = 0,
+  end = bytes.length - 1,
+  perSlice?: number,
+): Iterable<T[]> | undefined {
   if (end - start === 2 && bytes.toString('utf8', start, end) === '[]') return []
-  if (end - start < 4 || bytes.toString('utf8', start, start + 2) !== '[\n' || bytes.toString('utf8', end - 2, end) !== '\n]') return undefined
+  if (
+    end - start < 4 ||
+    bytes.toString('utf8', start, start + 2) !== '[\n' ||
+    bytes.toString('utf8', end - 2, end) !== '\n]'
+  )
+    return undefined
   return entriesInSlices<T[]>(bytes, start + 2, end - 1, '[]', perSlice)
 }
 
@@ -159,7 +175,10 @@ export function serializeJobIndex(index: SnapshotJobIndex): string {
  * serializeJobIndex, the jobs in slices; undefined for another layout (an
  * older build: parse it whole).
  */
-export function readJobIndexInSlices(bytes: Buffer, jobsPerSlice?: number): { salaryOrder: number[]; slices: Iterable<IndexedJob[]> } | undefined {
+export function readJobIndexInSlices(
+  bytes: Buffer,
+  jobsPerSlice?: number,
+): { salaryOrder: number[]; slices: Iterable<IndexedJob[]> } | undefined {
   const headEnd = bytes.indexOf(JOB_INDEX_JOBS)
   if (headEnd < 0 || bytes.toString('utf8', 0, JOB_INDEX_HEAD.length) !== JOB_INDEX_HEAD) return undefined
   const salaryOrder: unknown = JSON.parse(bytes.toString('utf8', JOB_INDEX_HEAD.length, headEnd))
@@ -183,7 +202,10 @@ const MANIFEST_FILES_CLOSE = '\n }'
  * file map left empty) plus the file map's entries in slices; undefined for
  * another layout (parse it whole).
  */
-export function readManifestInSlices(bytes: Buffer, entriesPerSlice = 5000): { head: unknown; files: Iterable<Record<string, unknown>> } | undefined {
+export function readManifestInSlices(
+  bytes: Buffer,
+  entriesPerSlice = 5000,
+): { head: unknown; files: Iterable<Record<string, unknown>> } | undefined {
   const open = bytes.indexOf(MANIFEST_FILES_OPEN)
   if (open < 0) return undefined
   const entriesStart = open + MANIFEST_FILES_OPEN.length
@@ -191,7 +213,10 @@ export function readManifestInSlices(bytes: Buffer, entriesPerSlice = 5000): { h
   const close = bytes.indexOf(MANIFEST_FILES_CLOSE, entriesStart - 1)
   if (close < 0) return undefined
   const head: unknown = JSON.parse(bytes.toString('utf8', 0, entriesStart - 1) + bytes.toString('utf8', close))
-  return { head, files: entriesInSlices<Record<string, unknown>>(bytes, entriesStart, close + 1, '{}', entriesPerSlice) }
+  return {
+    head,
+    files: entriesInSlices<Record<string, unknown>>(bytes, entriesStart, close + 1, '{}', entriesPerSlice),
+  }
 }
 
 export const IndexedCompany = DatasetCompany.omit({ description_html: true, total_raised: true }).extend({
@@ -245,11 +270,20 @@ export function v1UsageNotice(siteUrl: string): string {
 
 /** What goes before and after the comma-joined jobs of a v1 list page. */
 export function v1PageFrame(usage: string, page: number, limit: number, total: number): { head: string; tail: string } {
-  return { head: `{"usage":${JSON.stringify(usage)},"page":${page},"total":${total},"has_more":${page * limit < total},"jobs":[`, tail: ']}' }
+  return {
+    head: `{"usage":${JSON.stringify(usage)},"page":${page},"total":${total},"has_more":${page * limit < total},"jobs":[`,
+    tail: ']}',
+  }
 }
 
 /** The exact bytes of a v1 list page, from already-serialized jobs. */
-export function v1PageBody(usage: string, page: number, limit: number, total: number, serializedJobs: string[]): string {
+export function v1PageBody(
+  usage: string,
+  page: number,
+  limit: number,
+  total: number,
+  serializedJobs: string[],
+): string {
   const { head, tail } = v1PageFrame(usage, page, limit, total)
   return head + serializedJobs.join(',') + tail
 }

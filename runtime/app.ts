@@ -9,8 +9,19 @@ import { snapshotPaths } from '../core/snapshot.ts'
 import { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { filePayload } from './http/payload.ts'
 import { PrimaryLimiter, type PrimaryLimitClient } from './http/primary-limiter.ts'
-import { limitersFor, rateLimitHeaders, REST_WINDOW_SECONDS, type SlidingWindowLimiter, type TokenBucketLimiter } from './http/rate-limit.ts'
-import { RedisSlidingWindowLimiter, RedisTokenBucketLimiter, type Limiter, type SharedLimitStore } from './http/redis-limiter.ts'
+import {
+  limitersFor,
+  rateLimitHeaders,
+  REST_WINDOW_SECONDS,
+  type SlidingWindowLimiter,
+  type TokenBucketLimiter,
+} from './http/rate-limit.ts'
+import {
+  RedisSlidingWindowLimiter,
+  RedisTokenBucketLimiter,
+  type Limiter,
+  type SharedLimitStore,
+} from './http/redis-limiter.ts'
 import { sendError, sendPayload, withCommonHeaders } from './http/respond.ts'
 import { ResponseCache } from './http/response-cache.ts'
 import type { RestContext } from './routes/context.ts'
@@ -82,7 +93,10 @@ export function createApp(deps: AppDependencies): JobsnapApp {
 
   const app = new H3({
     onError(error, event) {
-      log('request failed', { path: event.url.pathname, error: error.cause instanceof Error ? error.cause.stack : error.message })
+      log('request failed', {
+        path: event.url.pathname,
+        error: error.cause instanceof Error ? error.cause.stack : error.message,
+      })
       // Malformed URLs and the like keep their 4xx; anything unexpected is a bare 500.
       const status = error.status >= 400 && error.status < 500 ? error.status : 500
       const message = status === 500 ? 'Internal error; it has been logged.' : error.message
@@ -91,48 +105,77 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   })
 
   /** Wraps a REST handler in the shared envelope. */
-  const rest = (version: 'v1' | 'v2', handler: (ctx: RestContext, event: H3Event) => Promise<Response>) => async (event: H3Event) => {
-    const request = event.req
-    if (request.method === 'OPTIONS') return preflight(ALLOW)
-    if (!READ_METHODS.has(request.method)) {
-      return sendError(request, 405, `Method ${request.method} is not allowed; this API is read-only (GET, HEAD).`, {
-        headers: [['x-api-version', version], ['allow', ALLOW]],
-      })
+  const rest =
+    (version: 'v1' | 'v2', handler: (ctx: RestContext, event: H3Event) => Promise<Response>) =>
+    async (event: H3Event) => {
+      const request = event.req
+      if (request.method === 'OPTIONS') return preflight(ALLOW)
+      if (!READ_METHODS.has(request.method)) {
+        return sendError(request, 405, `Method ${request.method} is not allowed; this API is read-only (GET, HEAD).`, {
+          headers: [
+            ['x-api-version', version],
+            ['allow', ALLOW],
+          ],
+        })
+      }
+      const now = clock()
+      const decision = await restGate.hit(clientOf(request), now)
+      const headers = rateLimitHeaders('rest', decision, REST_WINDOW_SECONDS)
+      headers.push(['x-api-version', version])
+      if (!decision.allowed) {
+        headers.push(['retry-after', String(decision.resetSeconds)])
+        return sendError(
+          request,
+          429,
+          `Rate limit exceeded: ${decision.limit} requests per minute per client across v1 and v2. Retry in ${decision.resetSeconds} s.`,
+          { headers },
+        )
+      }
+      // One snapshot per request, named in the response so clients and tests can tell which one answered.
+      const snapshot = snapshots.current
+      headers.push(['x-snapshot-id', snapshot.id])
+      return handler({ request, url: event.url, snapshot, responseCache, config, now, headers }, event)
     }
-    const now = clock()
-    const decision = await restGate.hit(clientOf(request), now)
-    const headers = rateLimitHeaders('rest', decision, REST_WINDOW_SECONDS)
-    headers.push(['x-api-version', version])
-    if (!decision.allowed) {
-      headers.push(['retry-after', String(decision.resetSeconds)])
-      return sendError(request, 429, `Rate limit exceeded: ${decision.limit} requests per minute per client across v1 and v2. Retry in ${decision.resetSeconds} s.`, { headers })
-    }
-    // One snapshot per request, named in the response so clients and tests can tell which one answered.
-    const snapshot = snapshots.current
-    headers.push(['x-snapshot-id', snapshot.id])
-    return handler({ request, url: event.url, snapshot, responseCache, config, now, headers }, event)
-  }
 
-  app.all('/api/v1', rest('v1', (ctx) => handleV1List(ctx)))
-  app.all('/api/v2/jobs', rest('v2', (ctx) => handleV2List(ctx)))
+  app.all(
+    '/api/v1',
+    rest('v1', (ctx) => handleV1List(ctx)),
+  )
+  app.all(
+    '/api/v2/jobs',
+    rest('v2', (ctx) => handleV2List(ctx)),
+  )
   app.all(
     '/api/v2/jobs/:slug',
     rest('v2', (ctx, event) => handleV2Job(ctx, event.context.params?.slug ?? '')),
   )
 
   app.all('/api/mcp', (event) =>
-    handleMcpRequest(event.req, { config, snapshot: snapshots.current, limiter: mcpGate, bucket: mcpLimiter, client: clientOf(event.req), now: clock() }),
+    handleMcpRequest(event.req, {
+      config,
+      snapshot: snapshots.current,
+      limiter: mcpGate,
+      bucket: mcpLimiter,
+      client: clientOf(event.req),
+      now: clock(),
+    }),
   )
 
   app.all('/openapi.yaml', async (event) => {
     const request = event.req
     if (request.method === 'OPTIONS') return preflight(ALLOW)
-    if (!READ_METHODS.has(request.method)) return sendError(request, 405, 'Only GET and HEAD are allowed.', { headers: [['allow', ALLOW]] })
+    if (!READ_METHODS.has(request.method))
+      return sendError(request, 405, 'Only GET and HEAD are allowed.', { headers: [['allow', ALLOW]] })
     const snapshot = snapshots.current
     const body = await snapshot.readPublic(snapshotPaths.openapi)
     const hash = snapshot.manifest.files[snapshotPaths.openapi]
     if (!body || !hash) throw new Error(`snapshot ${snapshot.id} lacks openapi.yaml`)
-    const payload = filePayload(body, hash, (encoding) => snapshot.readPublic(snapshotPaths.openapi, encoding), 'application/yaml; charset=utf-8')
+    const payload = filePayload(
+      body,
+      hash,
+      (encoding) => snapshot.readPublic(snapshotPaths.openapi, encoding),
+      'application/yaml; charset=utf-8',
+    )
     return sendPayload(request, payload, { cacheStatus: 'HIT', maxAgeSeconds: config.JOBSNAP_CACHE_TTL })
   })
 
@@ -148,7 +191,14 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       companies: snapshot.companies.length,
       // Which process answered: with --workers N, each worker is its own process.
       pid: process.pid,
-      ...(deps.gcPauses ? { gc: { longest_pause_ms: Math.round(deps.gcPauses.longestMs() * 100) / 100, collections: deps.gcPauses.collections() } } : {}),
+      ...(deps.gcPauses
+        ? {
+            gc: {
+              longest_pause_ms: Math.round(deps.gcPauses.longestMs() * 100) / 100,
+              collections: deps.gcPauses.collections(),
+            },
+          }
+        : {}),
     }
     const bytes = Buffer.from(JSON.stringify(body))
     // An explicit Content-Length, so HEAD announces the length GET sends.
@@ -161,23 +211,43 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     })
   })
 
-  app.all('/docs/**', (event) => handleDocs(event.req, event.url.pathname) ?? sendError(event.req, 404, 'No such documentation file.'))
+  app.all(
+    '/docs/**',
+    (event) => handleDocs(event.req, event.url.pathname) ?? sendError(event.req, 404, 'No such documentation file.'),
+  )
   app.all('/docs', (event) => handleDocs(event.req, '/docs')!)
 
-  app.all('/', (event) =>
-    new FastResponse(
-      event.req.method === 'HEAD'
-        ? null
-        : JSON.stringify({
-            name: 'jobsnap',
-            description: 'Every live job posting as JSON. Read-only, no authentication.',
-            endpoints: { v2_list: '/api/v2/jobs', v2_job: '/api/v2/jobs/{slug}', v1_list: '/api/v1', mcp: '/api/mcp', openapi: '/openapi.yaml', docs: '/docs', health: '/health' },
-          }),
-      { headers: withCommonHeaders([['content-type', 'application/json; charset=utf-8'], ['cache-control', 'public, max-age=3600']]) },
-    ),
+  app.all(
+    '/',
+    (event) =>
+      new FastResponse(
+        event.req.method === 'HEAD'
+          ? null
+          : JSON.stringify({
+              name: 'jobsnap',
+              description: 'Every live job posting as JSON. Read-only, no authentication.',
+              endpoints: {
+                v2_list: '/api/v2/jobs',
+                v2_job: '/api/v2/jobs/{slug}',
+                v1_list: '/api/v1',
+                mcp: '/api/mcp',
+                openapi: '/openapi.yaml',
+                docs: '/docs',
+                health: '/health',
+              },
+            }),
+        {
+          headers: withCommonHeaders([
+            ['content-type', 'application/json; charset=utf-8'],
+            ['cache-control', 'public, max-age=3600'],
+          ]),
+        },
+      ),
   )
 
-  app.all('/**', (event) => sendError(event.req, 404, `No endpoint at ${event.url.pathname.slice(0, 200)}. See /openapi.yaml or /docs.`))
+  app.all('/**', (event) =>
+    sendError(event.req, 404, `No endpoint at ${event.url.pathname.slice(0, 200)}. See /openapi.yaml or /docs.`),
+  )
 
   return { app, restLimiter, mcpLimiter, responseCache, clientOf }
 }

@@ -15,7 +15,9 @@ function createLogger(config: Config): Logger {
   const format = config.JOBSNAP_LOG ?? (process.stdout.isTTY ? 'pretty' : 'json')
   if (format === 'silent') return () => {}
   const worker = cluster.isWorker ? { worker: process.pid } : undefined
-  if (format === 'json') return (message, fields) => console.log(JSON.stringify({ time: new Date().toISOString(), message, ...worker, ...fields }))
+  if (format === 'json')
+    return (message, fields) =>
+      console.log(JSON.stringify({ time: new Date().toISOString(), message, ...worker, ...fields }))
   return (message, fields) => {
     const all = { ...worker, ...fields }
     const pairs = Object.entries(all).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
@@ -37,7 +39,10 @@ export async function runServeCommand(config: Config, options: { buildIfMissing:
 
   const primaryLimits =
     cluster.isWorker && !config.JOBSNAP_REDIS_URL
-      ? new PrimaryLimitClient({ send: (message) => process.send!(message), on: (event, listener) => process.on(event, listener) }, log)
+      ? new PrimaryLimitClient(
+          { send: (message) => process.send!(message), on: (event, listener) => process.on(event, listener) },
+          log,
+        )
       : undefined
   const server = await startServer({ config, log, primaryLimits })
   const snapshot = server.snapshots.current
@@ -50,7 +55,12 @@ export async function runServeCommand(config: Config, options: { buildIfMissing:
       rss_mb: Math.round(process.memoryUsage.rss() / 2 ** 20),
     }
     process.send?.(ready)
-  } else log(`jobsnap listening on ${server.url}`, { snapshot_id: snapshot.id, live_jobs: snapshot.jobs.size, docs: `${server.url}/docs` })
+  } else
+    log(`jobsnap listening on ${server.url}`, {
+      snapshot_id: snapshot.id,
+      live_jobs: snapshot.jobs.size,
+      docs: `${server.url}/docs`,
+    })
   process.on('SIGHUP', () => void server.reload())
   const stop = (signal: string) => {
     log('shutting down', { signal })

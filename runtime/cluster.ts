@@ -46,7 +46,12 @@ export function runPrimary(config: Config, log: Logger): void {
       if (limiters && answerLimitAsks(limiters, message, (answer) => worker.send(answer))) return
       if (isWorkerReady(message)) {
         ready.set(worker.id, message)
-        log('worker ready', { pid: worker.process.pid, ready_ms: message.ready_ms, rss_mb: message.rss_mb, snapshot_id: message.snapshot_id })
+        log('worker ready', {
+          pid: worker.process.pid,
+          ready_ms: message.ready_ms,
+          rss_mb: message.rss_mb,
+          snapshot_id: message.snapshot_id,
+        })
         if (!announced && ready.size === count) {
           announced = true
           const all = [...ready.values()]

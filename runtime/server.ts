@@ -40,7 +40,12 @@ export interface StartOptions {
   primaryLimits?: PrimaryLimitClient
 }
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+}
 
 /** The JSON error body of SPEC 2.8 and the headers every error carries. */
 function errorParts(status: number, message: string): { body: string; headers: Record<string, string> } {
@@ -58,13 +63,20 @@ function errorParts(status: number, message: string): { body: string; headers: R
 }
 
 /** The JSON error written straight to a socket, for requests that never reach the app; then the connection closes. */
-function writeRawError(socket: Duplex, status: number, message: string, extraHeaders: Record<string, string> = {}): void {
+function writeRawError(
+  socket: Duplex,
+  status: number,
+  message: string,
+  extraHeaders: Record<string, string> = {},
+): void {
   if (!socket.writable) {
     socket.destroy()
     return
   }
   const { body, headers } = errorParts(status, message)
-  const lines = Object.entries({ ...headers, ...extraHeaders, Connection: 'close' }).map(([name, value]) => `${name}: ${value}\r\n`)
+  const lines = Object.entries({ ...headers, ...extraHeaders, Connection: 'close' }).map(
+    ([name, value]) => `${name}: ${value}\r\n`,
+  )
   socket.end(`HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n${lines.join('')}\r\n${body}`)
 }
 
@@ -76,7 +88,11 @@ function writeRawError(socket: Duplex, status: number, message: string, extraHea
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
   const message =
-    status === 431 ? 'Request headers or URL too large.' : status === 408 ? 'Request took too long to arrive.' : 'Malformed HTTP request.'
+    status === 431
+      ? 'Request headers or URL too large.'
+      : status === 408
+        ? 'Request took too long to arrive.'
+        : 'Malformed HTTP request.'
   writeRawError(socket, status, message)
 }
 
@@ -96,13 +112,16 @@ function isUnroutableTarget(target: string | undefined): boolean {
 function refuseBeforeRouting(request: IncomingMessage): string | undefined {
   if (isUnroutableTarget(request.url)) return 'Malformed request target: use a path (origin-form) or an http(s) URL.'
   // HTTP/1.1 requires a Host header (RFC 9112, 3.2); Node is told not to answer its absence itself (below).
-  if (request.httpVersion === '1.1' && request.headers.host === undefined) return 'HTTP/1.1 requests need a Host header.'
+  if (request.httpVersion === '1.1' && request.headers.host === undefined)
+    return 'HTTP/1.1 requests need a Host header.'
   return undefined
 }
 
 /** CONNECT never reaches the app (Node would drop the connection without a word): this is not a proxy. */
 function answerConnect(_request: unknown, socket: Duplex): void {
-  writeRawError(socket, 405, 'Method CONNECT is not allowed; this API is read-only (GET, HEAD).', { Allow: 'GET, HEAD, OPTIONS' })
+  writeRawError(socket, 405, 'Method CONNECT is not allowed; this API is read-only (GET, HEAD).', {
+    Allow: 'GET, HEAD, OPTIONS',
+  })
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
@@ -114,7 +133,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   // Counting locally while Redis connects would let a client past the shared limit; wait briefly.
   await sharedLimits?.waitUntilReady(2000)
   const gcPauses = watchGcPauses()
-  const jobsnap = createApp({ config, snapshots, clock: options.clock, log, sharedLimits, primaryLimits: sharedLimits ? undefined : options.primaryLimits, gcPauses })
+  const jobsnap = createApp({
+    config,
+    snapshots,
+    clock: options.clock,
+    log,
+    sharedLimits,
+    primaryLimits: sharedLimits ? undefined : options.primaryLimits,
+    gcPauses,
+  })
 
   // Slow clients cannot hold a connection open: headers and the whole request must arrive in time
   // (else 408). Node only checks those deadlines every `connectionsCheckingInterval` (30 s by
@@ -146,7 +173,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     nodeServer.on('clientError', answerClientError)
     nodeServer.on('connect', answerConnect)
     // Requests srvx or Node would refuse without a body get the JSON error here; the rest go to srvx.
-    const [handler] = nodeServer.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[]
+    const [handler] = nodeServer.listeners('request') as ((
+      request: IncomingMessage,
+      response: ServerResponse,
+    ) => void)[]
     if (handler) {
       nodeServer.removeAllListeners('request')
       nodeServer.on('request', (request: IncomingMessage, response: ServerResponse) => {
@@ -166,7 +196,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
           log('snapshot loaded', { snapshot_id: result.id })
         }
       },
-      (error: Error) => log('snapshot refused; still serving the previous one', { snapshot_id: snapshots.current.id, error: error.message }),
+      (error: Error) =>
+        log('snapshot refused; still serving the previous one', {
+          snapshot_id: snapshots.current.id,
+          error: error.message,
+        }),
     )
   // One reload at a time; a change that arrives while one runs (it may have read `current` before
   // the change) is not dropped: the reload runs again, so the server ends on what `current` names last.

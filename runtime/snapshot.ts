@@ -82,7 +82,8 @@ async function readLargeFile(dir: string, file: string): Promise<Buffer> {
   try {
     handle = await open(full, 'r')
     const { size } = await handle.stat()
-    if (size > constants.MAX_LENGTH) throw new Error(`${size} bytes is more than a Buffer holds (${constants.MAX_LENGTH})`)
+    if (size > constants.MAX_LENGTH)
+      throw new Error(`${size} bytes is more than a Buffer holds (${constants.MAX_LENGTH})`)
     const bytes = Buffer.allocUnsafeSlow(size)
     let done = 0
     while (done < size) {
@@ -116,7 +117,15 @@ function parseJson(bytes: Buffer, what: string): unknown {
   return parsing(what, () => JSON.parse(bytes.toString('utf8')) as unknown)
 }
 
-function verified<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, value: unknown, what: string): T {
+function verified<T>(
+  schema: {
+    safeParse(
+      value: unknown,
+    ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } }
+  },
+  value: unknown,
+  what: string,
+): T {
   const parsed = schema.safeParse(value)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!
@@ -145,7 +154,8 @@ async function eachSlice<T>(slices: Iterable<T>, what: string, use: (slice: T) =
 }
 
 function checkedFileMap(files: unknown, what: string): Record<string, string> {
-  if (files === null || typeof files !== 'object' || Array.isArray(files)) throw new Error(`${what} is invalid at files: expected an object`)
+  if (files === null || typeof files !== 'object' || Array.isArray(files))
+    throw new Error(`${what} is invalid at files: expected an object`)
   const hashes = files as Record<string, unknown>
   // for-in, not Object.entries: no pair array per file (100k of them at 100k jobs).
   for (const file in hashes) {
@@ -158,10 +168,13 @@ function checkedFileMap(files: unknown, what: string): Record<string, string> {
 async function loadManifest(bytes: Buffer, what: string): Promise<SnapshotManifest> {
   const sliced = parsing(what, () => readManifestInSlices(bytes))
   const raw = sliced ? sliced.head : parseJson(bytes, what)
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${what} is invalid at (root): expected an object`)
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new Error(`${what} is invalid at (root): expected an object`)
   const { files, ...head } = raw as Record<string, unknown>
   if (head.format !== SNAPSHOT_FORMAT) {
-    throw new Error(`${what}: snapshot format ${JSON.stringify(head.format)}, this server reads format ${SNAPSHOT_FORMAT}; rebuild it with this version's \`jobsnap build\``)
+    throw new Error(
+      `${what}: snapshot format ${JSON.stringify(head.format)}, this server reads format ${SNAPSHOT_FORMAT}; rebuild it with this version's \`jobsnap build\``,
+    )
   }
   const checkedHead = verified(SnapshotManifestHead, head, what)
   if (!sliced) return { ...checkedHead, files: checkedFileMap(files, what) }
@@ -178,12 +191,19 @@ async function loadManifest(bytes: Buffer, what: string): Promise<SnapshotManife
 function matchesRecordedHash(manifest: SnapshotManifest, file: string, bytes: Buffer, what: string): boolean {
   const expected = manifest.index_hashes?.[file]
   if (expected === undefined) return false
-  if (indexFileHash(bytes) !== expected) throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
+  if (indexFileHash(bytes) !== expected)
+    throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
   return true
 }
 
 /** An index file parsed whole: trusted by its recorded hash, else checked against its schema. */
-function verifiedIndex<T>(manifest: SnapshotManifest, file: string, bytes: Buffer, schema: Parameters<typeof verified<T>>[0], what: string): T {
+function verifiedIndex<T>(
+  manifest: SnapshotManifest,
+  file: string,
+  bytes: Buffer,
+  schema: Parameters<typeof verified<T>>[0],
+  what: string,
+): T {
   if (matchesRecordedHash(manifest, file, bytes, what)) return parseJson(bytes, what) as T
   return verified(schema, parseJson(bytes, what), what)
 }
@@ -191,7 +211,12 @@ function verifiedIndex<T>(manifest: SnapshotManifest, file: string, bytes: Buffe
 /** The file's little-endian uint32s, as a view on the bytes read (no copy) where the machine is little-endian. */
 
 /** Checks `bytes` against the hash the build recorded, hashing a slice at a time so a hot swap does not stall requests. */
-async function checkRecordedHashInSlices(manifest: SnapshotManifest, file: string, bytes: Buffer, what: string): Promise<void> {
+async function checkRecordedHashInSlices(
+  manifest: SnapshotManifest,
+  file: string,
+  bytes: Buffer,
+  what: string,
+): Promise<void> {
   const expected = manifest.index_hashes?.[file]
   if (expected === undefined) throw new Error(`${what}: the manifest records no hash for it`)
   const hash = createHash('sha256')
@@ -200,14 +225,16 @@ async function checkRecordedHashInSlices(manifest: SnapshotManifest, file: strin
     hash.update(bytes.subarray(start, start + SLICE))
     await yieldToRequests()
   }
-  if (hash.digest('base64url') !== expected) throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
+  if (hash.digest('base64url') !== expected)
+    throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
 }
 
 /** A packed-bodies lengths file, checked against its recorded hash. */
 function packedLengths(manifest: SnapshotManifest, dir: string, paths: PackedBodiesPaths): Uint32Array {
   const what = `${dir}/${paths.lengths}`
   const bytes = readFileSync(path.join(dir, paths.lengths))
-  if (!matchesRecordedHash(manifest, paths.lengths, bytes, what)) throw new Error(`${what}: the manifest records no hash for it`)
+  if (!matchesRecordedHash(manifest, paths.lengths, bytes, what))
+    throw new Error(`${what}: the manifest records no hash for it`)
   return uint32View(bytes, what)
 }
 
@@ -222,7 +249,8 @@ export async function resolveCurrentSnapshot(distDir: string): Promise<string> {
 
 /** The job index, built a slice of jobs at a time when its hash was recorded and it has the sliced layout. */
 async function loadJobIndex(manifest: SnapshotManifest, bytes: Buffer, what: string): Promise<JobIndex> {
-  if (!matchesRecordedHash(manifest, snapshotPaths.jobIndex, bytes, what)) return JobIndex.from(verified(SnapshotJobIndex, parseJson(bytes, what), what))
+  if (!matchesRecordedHash(manifest, snapshotPaths.jobIndex, bytes, what))
+    return JobIndex.from(verified(SnapshotJobIndex, parseJson(bytes, what), what))
   const sliced = parsing(what, () => readJobIndexInSlices(bytes))
   if (sliced === undefined) return JobIndex.from(parseJson(bytes, what) as SnapshotJobIndex)
   const builder = new JobIndexBuilder(sliced.salaryOrder)
@@ -232,7 +260,8 @@ async function loadJobIndex(manifest: SnapshotManifest, bytes: Buffer, what: str
 
 /** The companies, parsed a slice at a time when their hash was recorded and they have the sliced layout. */
 async function loadCompanies(manifest: SnapshotManifest, bytes: Buffer, what: string): Promise<IndexedCompany[]> {
-  if (!matchesRecordedHash(manifest, snapshotPaths.companies, bytes, what)) return verified(SnapshotCompanies, parseJson(bytes, what), what)
+  if (!matchesRecordedHash(manifest, snapshotPaths.companies, bytes, what))
+    return verified(SnapshotCompanies, parseJson(bytes, what), what)
   const sliced = arrayInSlices<IndexedCompany>(bytes)
   if (sliced === undefined) return parseJson(bytes, what) as IndexedCompany[]
   const companies: IndexedCompany[] = []
@@ -246,7 +275,9 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
   const manifest = await loadManifest(await readBytes(dir, snapshotPaths.manifest), manifestPath)
   await yieldToRequests()
   const [jobIndexBytes, companiesBytes, termsBytes, postingsBytes] = await Promise.all(
-    [snapshotPaths.jobIndex, snapshotPaths.companies, snapshotPaths.searchTerms, snapshotPaths.searchPostings].map((file) => readBytes(dir, file)),
+    [snapshotPaths.jobIndex, snapshotPaths.companies, snapshotPaths.searchTerms, snapshotPaths.searchPostings].map(
+      (file) => readBytes(dir, file),
+    ),
   )
   const jobs = await loadJobIndex(manifest, jobIndexBytes!, `${dir}/${snapshotPaths.jobIndex}`)
   if (jobs.size !== manifest.counts.live_jobs) {
@@ -258,7 +289,13 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
   await yieldToRequests()
   const companies = await loadCompanies(manifest, companiesBytes!, `${dir}/${snapshotPaths.companies}`)
   await yieldToRequests()
-  const terms = verifiedIndex(manifest, snapshotPaths.searchTerms, termsBytes!, SerializedTerms, `${dir}/${snapshotPaths.searchTerms}`)
+  const terms = verifiedIndex(
+    manifest,
+    snapshotPaths.searchTerms,
+    termsBytes!,
+    SerializedTerms,
+    `${dir}/${snapshotPaths.searchTerms}`,
+  )
   const postingsPath = `${dir}/${snapshotPaths.searchPostings}`
   matchesRecordedHash(manifest, snapshotPaths.searchPostings, postingsBytes!, postingsPath)
   const postings = uint32View(postingsBytes!, postingsPath)
@@ -273,7 +310,11 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
   await checkRecordedHashInSlices(manifest, snapshotPaths.v2Bodies.bodies, v2Bytes, v2Path)
   const v2Bodies = PackedBodies.inMemory(v2Bytes, v2Lengths, v2Path)
   // The v1 bodies stay on disk, checked by size against their lengths: like the public files, they are served as they are.
-  const v1Bodies = PackedBodies.inFile(path.join(dir, snapshotPaths.v1Bodies.bodies), packedLengths(manifest, dir, snapshotPaths.v1Bodies), `${dir}/${snapshotPaths.v1Bodies.bodies}`)
+  const v1Bodies = PackedBodies.inFile(
+    path.join(dir, snapshotPaths.v1Bodies.bodies),
+    packedLengths(manifest, dir, snapshotPaths.v1Bodies),
+    `${dir}/${snapshotPaths.v1Bodies.bodies}`,
+  )
   for (const packed of [v2Bodies, v1Bodies]) {
     if (packed.size !== jobs.size) {
       v1Bodies.close()

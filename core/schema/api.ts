@@ -21,7 +21,11 @@ export const V2Location = z
     continent: d(z.string(), 'Continent name in English.').optional(),
     region: d(z.string(), 'Region such as Worldwide, EMEA, Americas, APAC or LATAM.').optional(),
   })
-  .meta({ id: 'V2Location', description: 'A place. Every field is optional; remote-allowed entries often name only a country, continent or region.' })
+  .meta({
+    id: 'V2Location',
+    description:
+      'A place. Every field is optional; remote-allowed entries often name only a country, continent or region.',
+  })
 
 export const V2Tag = z
   .object({
@@ -44,7 +48,10 @@ export const V2Company = z
     schedule_type: d(z.enum(SCHEDULE_TYPE_VALUES), 'The employer-wide schedule policy.').optional(),
     hours_full_time: int64('Weekly hours of a full-time employee.').optional(),
     remote_level: d(z.string(), 'Office-presence policy: fully_remote, remote_friendly or onsite.').optional(),
-    work_life_score: d(z.int(), 'Work-life score from 0 to 100 (self-reported data, normalised by jobsnap).').optional(),
+    work_life_score: d(
+      z.int(),
+      'Work-life score from 0 to 100 (self-reported data, normalised by jobsnap).',
+    ).optional(),
   })
   .meta({ id: 'V2Company', description: 'The employer, trimmed to what a job listing needs.' })
 
@@ -59,13 +66,19 @@ export const V2Job = z
     role: d(z.string(), 'Role name, e.g. Backend Engineer.').optional(),
     level: d(z.string(), 'Lowercase seniority, e.g. senior.').optional(),
     contract_type: d(z.enum(CONTRACT_TYPES), 'Contract type.').optional(),
-    schedule_type: d(z.enum(SCHEDULE_TYPE_VALUES), 'Schedule type, e.g. 4_day_week or 9_day_fortnight. compressed_hours (same hours in fewer days) is not a four-day week.').optional(),
+    schedule_type: d(
+      z.enum(SCHEDULE_TYPE_VALUES),
+      'Schedule type, e.g. 4_day_week or 9_day_fortnight. compressed_hours (same hours in fewer days) is not a four-day week.',
+    ).optional(),
     hours_per_week_min: d(z.int(), 'Lowest weekly hours.').optional(),
     hours_per_week_max: d(z.int(), 'Highest weekly hours.').optional(),
     work_arrangement: d(z.enum(WORK_ARRANGEMENTS), 'Where the work happens.'),
     is_remote: d(z.boolean(), 'True when work_arrangement is not onsite.'),
     office_locations: d(z.array(V2Location), 'Offices the job is attached to.').optional(),
-    remote_allowed: d(z.array(V2Location), 'Where a remote worker may live: countries, continents, regions or Worldwide.').optional(),
+    remote_allowed: d(
+      z.array(V2Location),
+      'Where a remote worker may live: countries, continents, regions or Worldwide.',
+    ).optional(),
     timezones: d(z.array(z.string()), 'Time zone names (IANA).').optional(),
     salary_min: int64('Lowest salary in the smallest currency unit (cents for USD).').optional(),
     salary_max: int64('Highest salary in the smallest currency unit.').optional(),
@@ -107,7 +120,10 @@ export const V1Company = z
     remote_level: d(z.enum(['100% remote', 'Offers remote', 'Onsite']), 'Legacy remote label.'),
   })
   .partial()
-  .meta({ id: 'V1Company', description: 'Legacy company object. All fields optional; total_raised and HTML descriptions are never returned.' })
+  .meta({
+    id: 'V1Company',
+    description: 'Legacy company object. All fields optional; total_raised and HTML descriptions are never returned.',
+  })
 
 export const V1Job = z
   .object({
@@ -119,7 +135,10 @@ export const V1Job = z
     category: d(z.string(), 'Human-readable category, e.g. Engineering (empty when unknown).'),
     role: d(z.string(), 'Role name (empty when unknown).'),
     level: d(z.string(), 'Human-readable level, e.g. Senior or Mid-level (empty when unknown).'),
-    hours: d(z.int(), 'Weekly hours: the job maximum, else the employer full-time hours, else the typical hours of the schedule.'),
+    hours: d(
+      z.int(),
+      'Weekly hours: the job maximum, else the employer full-time hours, else the typical hours of the schedule.',
+    ),
     reduced_hours: d(z.string(), 'Schedule as readable text, e.g. "4 day week".'),
     is_remote: d(z.boolean(), 'True when the work arrangement is not onsite.'),
     location_city: d(z.string(), 'City of the primary office.').optional(),
@@ -127,7 +146,10 @@ export const V1Job = z
     location_continent: d(z.string(), 'Continent of the primary location.').optional(),
     location_original: d(z.string(), 'Free-text location label.').optional(),
     posted: int64('Posting time in Unix epoch seconds.'),
-    filters: d(z.array(V1Tag), 'Union of skills, stack and tools, de-duplicated by slug, ordered skills then stack then tools.'),
+    filters: d(
+      z.array(V1Tag),
+      'Union of skills, stack and tools, de-duplicated by slug, ordered skills then stack then tools.',
+    ),
     company_id: d(z.uuid(), 'Company id (UUID string).'),
     company_name: d(z.string(), 'Legacy identifier: the company slug.'),
     company: V1Company,

@@ -24,9 +24,15 @@ export const DatasetLocation = z
   .strictObject({
     city: NonEmpty.optional(),
     state: NonEmpty.optional(),
-    country: NonEmpty.refine((v) => resolveCountry(v) !== undefined, 'unknown country (use an English name or ISO 3166-1 alpha-2 code)').optional(),
+    country: NonEmpty.refine(
+      (v) => resolveCountry(v) !== undefined,
+      'unknown country (use an English name or ISO 3166-1 alpha-2 code)',
+    ).optional(),
     continent: NonEmpty.refine((v) => resolveContinent(v) !== undefined, 'unknown continent').optional(),
-    region: NonEmpty.refine((v) => resolveRegion(v) !== undefined, 'unknown region (Worldwide, EMEA, Americas, APAC, LATAM)').optional(),
+    region: NonEmpty.refine(
+      (v) => resolveRegion(v) !== undefined,
+      'unknown region (Worldwide, EMEA, Americas, APAC, LATAM)',
+    ).optional(),
   })
   .refine((l) => l.city ?? l.state ?? l.country ?? l.continent ?? l.region, 'a location needs at least one field')
 export type DatasetLocation = z.infer<typeof DatasetLocation>
@@ -61,7 +67,10 @@ export const DatasetJob = z
     /** Smallest currency unit (cents for USD). */
     salary_min: z.int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
     salary_max: z.int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
-    salary_currency: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD').optional(),
+    salary_currency: z
+      .string()
+      .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD')
+      .optional(),
     salary_period: z.enum(SALARY_PERIODS).optional(),
     skills: z.array(DatasetTag).optional(),
     stack: z.array(DatasetTag).optional(),
@@ -71,13 +80,27 @@ export const DatasetJob = z
   })
   .superRefine((job, ctx) => {
     if (job.salary_min !== undefined && job.salary_max !== undefined && job.salary_min > job.salary_max) {
-      ctx.addIssue({ code: 'custom', path: ['salary_min'], message: `salary_min (${job.salary_min}) is greater than salary_max (${job.salary_max})` })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['salary_min'],
+        message: `salary_min (${job.salary_min}) is greater than salary_max (${job.salary_max})`,
+      })
     }
     const hasSalary = job.salary_min !== undefined || job.salary_max !== undefined
-    if (hasSalary && !job.salary_currency) ctx.addIssue({ code: 'custom', path: ['salary_currency'], message: 'required when a salary is given' })
-    if (hasSalary && !job.salary_period) ctx.addIssue({ code: 'custom', path: ['salary_period'], message: 'required when a salary is given' })
-    if (job.hours_per_week_min !== undefined && job.hours_per_week_max !== undefined && job.hours_per_week_min > job.hours_per_week_max) {
-      ctx.addIssue({ code: 'custom', path: ['hours_per_week_min'], message: 'hours_per_week_min is greater than hours_per_week_max' })
+    if (hasSalary && !job.salary_currency)
+      ctx.addIssue({ code: 'custom', path: ['salary_currency'], message: 'required when a salary is given' })
+    if (hasSalary && !job.salary_period)
+      ctx.addIssue({ code: 'custom', path: ['salary_period'], message: 'required when a salary is given' })
+    if (
+      job.hours_per_week_min !== undefined &&
+      job.hours_per_week_max !== undefined &&
+      job.hours_per_week_min > job.hours_per_week_max
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['hours_per_week_min'],
+        message: 'hours_per_week_min is greater than hours_per_week_max',
+      })
     }
     if (job.expires_at !== undefined && Date.parse(job.expires_at) < Date.parse(job.posted_at)) {
       ctx.addIssue({ code: 'custom', path: ['expires_at'], message: 'expires_at is before posted_at' })

@@ -15,7 +15,12 @@ const NO_PROXIES: TrustedProxies = () => false
 export function trustedProxyMatcher(entries: string[]): TrustedProxies {
   const ranges = entries.map((entry) => {
     try {
-      return entry.includes('/') ? ipaddr.parseCIDR(entry) : ([ipaddr.parse(entry), ipaddr.parse(entry).kind() === 'ipv4' ? 32 : 128] as [ipaddr.IPv4 | ipaddr.IPv6, number])
+      return entry.includes('/')
+        ? ipaddr.parseCIDR(entry)
+        : ([ipaddr.parse(entry), ipaddr.parse(entry).kind() === 'ipv4' ? 32 : 128] as [
+            ipaddr.IPv4 | ipaddr.IPv6,
+            number,
+          ])
     } catch {
       throw new Error(`JOBSNAP_TRUST_PROXY: ${JSON.stringify(entry)} is not an IP address or CIDR`)
     }
@@ -39,13 +44,20 @@ export function clientKey(address: ipaddr.IPv4 | ipaddr.IPv6): string {
 }
 
 /** Resolves the client key from the socket peer and the X-Forwarded-For header. */
-export function resolveClient(peer: string | undefined, forwardedFor: string | null, isTrusted: TrustedProxies): string {
+export function resolveClient(
+  peer: string | undefined,
+  forwardedFor: string | null,
+  isTrusted: TrustedProxies,
+): string {
   // The common case, skipping ipaddr's parse: a plain IPv4 peer is already its own key.
   if (peer !== undefined && isIPv4(peer) && (forwardedFor === null || isTrusted === NO_PROXIES)) return peer
   let client = parse(peer)
   if (!client) return 'unknown'
   if (forwardedFor && isTrusted(client)) {
-    const hops = forwardedFor.split(',').map((hop) => hop.trim()).reverse()
+    const hops = forwardedFor
+      .split(',')
+      .map((hop) => hop.trim())
+      .reverse()
     for (const hop of hops) {
       const address = parse(hop)
       if (!address) break

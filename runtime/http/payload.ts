@@ -54,13 +54,21 @@ export function computedPayload(body: Buffer, contentType?: string): Payload {
  * is asked for and whichever snapshot holds it. 64 MB holds the brotli and
  * gzip copies of ~40k single jobs.
  */
-const storedEncodings = new LRUCache<string, Buffer>({ maxSize: 64 << 20, sizeCalculation: (bytes) => Math.max(1, bytes.length) })
+const storedEncodings = new LRUCache<string, Buffer>({
+  maxSize: 64 << 20,
+  sizeCalculation: (bytes) => Math.max(1, bytes.length),
+})
 /** Bodies up to this size are compressed on the request's own thread: a 2 KB job takes ~30 us, less than a thread-pool round trip. */
 const SYNC_COMPRESS_BYTES = 16 << 10
 
 function compressSync(body: Buffer, encoding: Encoding): Buffer {
   return encoding === 'br'
-    ? zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: COMPUTED_BROTLI_QUALITY, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } })
+    ? zlib.brotliCompressSync(body, {
+        params: {
+          [zlib.constants.BROTLI_PARAM_QUALITY]: COMPUTED_BROTLI_QUALITY,
+          [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+        },
+      })
     : zlib.gzipSync(body, { level: COMPUTED_GZIP_LEVEL })
 }
 
@@ -75,7 +83,10 @@ export function storedPayload(body: Buffer, hash: string, contentType?: string):
       const key = `${encoding}|${hash}`
       let bytes = storedEncodings.get(key)
       if (bytes === undefined) {
-        bytes = body.length <= SYNC_COMPRESS_BYTES ? compressSync(body, encoding) : await (encoding === 'br' ? brotliAt(body) : gzip(body, { level: COMPUTED_GZIP_LEVEL }))
+        bytes =
+          body.length <= SYNC_COMPRESS_BYTES
+            ? compressSync(body, encoding)
+            : await (encoding === 'br' ? brotliAt(body) : gzip(body, { level: COMPUTED_GZIP_LEVEL }))
         storedEncodings.set(key, bytes)
       }
       return bytes
@@ -84,7 +95,12 @@ export function storedPayload(body: Buffer, hash: string, contentType?: string):
 }
 
 const brotliAt = (body: Buffer) =>
-  brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: COMPUTED_BROTLI_QUALITY, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } })
+  brotli(body, {
+    params: {
+      [zlib.constants.BROTLI_PARAM_QUALITY]: COMPUTED_BROTLI_QUALITY,
+      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+    },
+  })
 
 export function filePayload(
   body: Buffer,

@@ -99,7 +99,9 @@ export class PrimaryLimitClient {
       this.degraded = false
       this.log('the primary answers again; rate limits are shared by every worker again')
     }
-    pending.resolvers.forEach((resolve, i) => resolve(message.decisions[i]))
+    pending.resolvers.forEach((resolve, i) => {
+      resolve(message.decisions[i])
+    })
   }
 
   private markDegraded(reason: string): void {
@@ -110,7 +112,12 @@ export class PrimaryLimitClient {
 }
 
 function isAnswer(message: unknown): message is LimitAnswer {
-  return typeof message === 'object' && message !== null && (message as LimitAnswer).type === 'jobsnap:limits' && Array.isArray((message as LimitAnswer).decisions)
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    (message as LimitAnswer).type === 'jobsnap:limits' &&
+    Array.isArray((message as LimitAnswer).decisions)
+  )
 }
 
 /** A Limiter whose state is the primary's; `fallback` answers while the primary does not. */
@@ -135,13 +142,26 @@ export class PrimaryLimiter implements Limiter {
  * limiters, on the primary's clock (workers' clocks may differ by the time
  * a message takes; one clock keeps the window exact).
  */
-export function answerLimitAsks(limiters: Record<Bucket, SlidingWindowLimiter | TokenBucketLimiter>, message: unknown, reply: (answer: LimitAnswer) => void): boolean {
+export function answerLimitAsks(
+  limiters: Record<Bucket, SlidingWindowLimiter | TokenBucketLimiter>,
+  message: unknown,
+  reply: (answer: LimitAnswer) => void,
+): boolean {
   if (!isAsk(message)) return false
   const now = Date.now()
-  reply({ type: 'jobsnap:limits', batch: message.batch, decisions: message.hits.map(([bucket, client]) => limiters[bucket].hit(client, now)) })
+  reply({
+    type: 'jobsnap:limits',
+    batch: message.batch,
+    decisions: message.hits.map(([bucket, client]) => limiters[bucket].hit(client, now)),
+  })
   return true
 }
 
 function isAsk(message: unknown): message is LimitAsk {
-  return typeof message === 'object' && message !== null && (message as LimitAsk).type === 'jobsnap:limits' && Array.isArray((message as LimitAsk).hits)
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    (message as LimitAsk).type === 'jobsnap:limits' &&
+    Array.isArray((message as LimitAsk).hits)
+  )
 }

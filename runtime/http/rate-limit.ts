@@ -39,12 +39,22 @@ export class SlidingWindowLimiter {
     if (log === undefined) log = new TimestampQueue()
     log.dropUpTo(now - this.windowMs)
     if (log.size >= this.limit) {
-      return { allowed: false, limit: this.limit, remaining: 0, resetSeconds: this.secondsUntilLeaves(log.oldest!, now) }
+      return {
+        allowed: false,
+        limit: this.limit,
+        remaining: 0,
+        resetSeconds: this.secondsUntilLeaves(log.oldest!, now),
+      }
     }
     log.push(now)
     // set() also restarts the entry's TTL: a client idle for a whole window is forgotten.
     this.logs.set(client, log)
-    return { allowed: true, limit: this.limit, remaining: this.limit - log.size, resetSeconds: this.secondsUntilLeaves(log.oldest!, now) }
+    return {
+      allowed: true,
+      limit: this.limit,
+      remaining: this.limit - log.size,
+      resetSeconds: this.secondsUntilLeaves(log.oldest!, now),
+    }
   }
 
   /** Whole seconds (at least 1) until a request made at `timestamp` leaves the window. */
@@ -109,11 +119,21 @@ export class TokenBucketLimiter {
     bucket.at = now
     this.buckets.set(client, bucket)
     if (bucket.tokens < 1) {
-      return { allowed: false, limit: this.burst, remaining: 0, resetSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.ratePerSecond)) }
+      return {
+        allowed: false,
+        limit: this.burst,
+        remaining: 0,
+        resetSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.ratePerSecond)),
+      }
     }
     bucket.tokens -= 1
     const toFull = (this.burst - bucket.tokens) / this.ratePerSecond
-    return { allowed: true, limit: this.burst, remaining: Math.floor(bucket.tokens), resetSeconds: Math.max(1, Math.ceil(toFull)) }
+    return {
+      allowed: true,
+      limit: this.burst,
+      remaining: Math.floor(bucket.tokens),
+      resetSeconds: Math.max(1, Math.ceil(toFull)),
+    }
   }
 }
 

@@ -128,7 +128,10 @@ export class SharedLimitStore {
           // Timers run before the poll phase: after an event-loop stall (a burst of requests, a
           // snapshot load) the timer would fire before an answer already waiting on the socket is
           // read. setImmediate runs after the poll phase, so only a real non-answer times out.
-          timer = setTimeout(() => setImmediate(() => reject(new Error(`redis did not answer within ${this.timeoutMs} ms`))), this.timeoutMs)
+          timer = setTimeout(
+            () => setImmediate(() => reject(new Error(`redis did not answer within ${this.timeoutMs} ms`))),
+            this.timeoutMs,
+          )
         }),
       ])
       this.markRecovered()
@@ -174,7 +177,9 @@ export class RedisSlidingWindowLimiter implements Limiter {
 
   async hit(client: string, now: number): Promise<RateDecision> {
     const member = `${process.pid}:${++sequence}`
-    const reply = await this.store.attempt(() => this.store.redis.slidingLog(this.prefix + client, this.fallback.windowMs, this.limit, member))
+    const reply = await this.store.attempt(() =>
+      this.store.redis.slidingLog(this.prefix + client, this.fallback.windowMs, this.limit, member),
+    )
     if (!reply) return this.fallback.hit(client, now)
     const [allowed, count, untilOldestLeavesMs] = reply
     return {
@@ -199,12 +204,24 @@ export class RedisTokenBucketLimiter implements Limiter {
 
   async hit(client: string, now: number): Promise<RateDecision> {
     const { burst, ratePerSecond } = this.fallback
-    const reply = await this.store.attempt(() => this.store.redis.tokenBucket(this.prefix + client, burst, ratePerSecond))
+    const reply = await this.store.attempt(() =>
+      this.store.redis.tokenBucket(this.prefix + client, burst, ratePerSecond),
+    )
     if (!reply) return this.fallback.hit(client, now)
     const [allowed, tokensText] = reply
     const tokens = Number(tokensText)
     return allowed === 1
-      ? { allowed: true, limit: burst, remaining: Math.floor(tokens), resetSeconds: Math.max(1, Math.ceil((burst - tokens) / ratePerSecond)) }
-      : { allowed: false, limit: burst, remaining: 0, resetSeconds: Math.max(1, Math.ceil((1 - tokens) / ratePerSecond)) }
+      ? {
+          allowed: true,
+          limit: burst,
+          remaining: Math.floor(tokens),
+          resetSeconds: Math.max(1, Math.ceil((burst - tokens) / ratePerSecond)),
+        }
+      : {
+          allowed: false,
+          limit: burst,
+          remaining: 0,
+          resetSeconds: Math.max(1, Math.ceil((1 - tokens) / ratePerSecond)),
+        }
   }
 }

@@ -88,7 +88,12 @@ export async function sendPayload(request: Request, payload: Payload, options: S
 }
 
 /** The error body of SPEC.md 2.8, never cached, never a stack trace. */
-export function sendError(request: Request, status: number, message: string, options: { field?: string; headers?: HeaderList } = {}): Response {
+export function sendError(
+  request: Request,
+  status: number,
+  message: string,
+  options: { field?: string; headers?: HeaderList } = {},
+): Response {
   const body: ErrorBody = { error: { code: status, message, ...(options.field ? { field: options.field } : {}) } }
   const bytes = Buffer.from(JSON.stringify(body))
   return new FastResponse(request.method === 'HEAD' ? null : bytes, {

@@ -24,7 +24,10 @@ export class ResponseCache {
   }
 
   /** The cached payload, or computes, stores and returns it. `hit` tells which. */
-  async getOrCompute(key: string, compute: () => Promise<Payload | undefined>): Promise<{ payload: Payload; hit: boolean } | undefined> {
+  async getOrCompute(
+    key: string,
+    compute: () => Promise<Payload | undefined>,
+  ): Promise<{ payload: Payload; hit: boolean } | undefined> {
     const cached = this.cache.get(key)
     if (cached) return { payload: cached, hit: true }
     const payload = await compute()

@@ -32,7 +32,14 @@ export interface McpDependencies {
 function jsonRpcError(status: number, code: number, message: string, headers: HeaderList = []): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
     status,
-    headers: withCommonHeaders([['content-type', 'application/json; charset=utf-8'], ['cache-control', 'no-store'], ['x-cache', 'BYPASS']], headers),
+    headers: withCommonHeaders(
+      [
+        ['content-type', 'application/json; charset=utf-8'],
+        ['cache-control', 'no-store'],
+        ['x-cache', 'BYPASS'],
+      ],
+      headers,
+    ),
   })
 }
 
@@ -118,18 +125,30 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
   const decision = await deps.limiter.hit(deps.client, deps.now)
   const limitHeaders = rateLimitHeaders('mcp', decision, Math.round(deps.bucket.burst / deps.bucket.ratePerSecond))
   if (!decision.allowed) {
-    return jsonRpcError(429, -32000, `Rate limit exceeded: burst ${decision.limit}, refilled at ${deps.bucket.ratePerSecond} per second. Retry in ${decision.resetSeconds} s.`, [
-      ...limitHeaders,
-      ['retry-after', String(decision.resetSeconds)],
-    ])
+    return jsonRpcError(
+      429,
+      -32000,
+      `Rate limit exceeded: burst ${decision.limit}, refilled at ${deps.bucket.ratePerSecond} per second. Retry in ${decision.resetSeconds} s.`,
+      [...limitHeaders, ['retry-after', String(decision.resetSeconds)]],
+    )
   }
   if (request.method !== 'POST') {
-    return jsonRpcError(405, -32000, `Method ${request.method} is not allowed: this endpoint is stateless and takes one JSON-RPC message per POST.`, [...limitHeaders, ['allow', ALLOW]])
+    return jsonRpcError(
+      405,
+      -32000,
+      `Method ${request.method} is not allowed: this endpoint is stateless and takes one JSON-RPC message per POST.`,
+      [...limitHeaders, ['allow', ALLOW]],
+    )
   }
   const declared = Number(request.headers.get('content-length') ?? '0')
-  if (declared > MCP_MAX_BODY_BYTES) return jsonRpcError(413, -32000, `Request body over ${MCP_MAX_BODY_BYTES} bytes.`, limitHeaders)
+  if (declared > MCP_MAX_BODY_BYTES)
+    return jsonRpcError(413, -32000, `Request body over ${MCP_MAX_BODY_BYTES} bytes.`, limitHeaders)
   const raw = await readBodyCapped(request, MCP_MAX_BODY_BYTES)
-  if (!raw) return jsonRpcError(413, -32000, `Request body over ${MCP_MAX_BODY_BYTES} bytes.`, [...limitHeaders, ['connection', 'close']])
+  if (!raw)
+    return jsonRpcError(413, -32000, `Request body over ${MCP_MAX_BODY_BYTES} bytes.`, [
+      ...limitHeaders,
+      ['connection', 'close'],
+    ])
   let message: unknown
   try {
     message = JSON.parse(raw.toString('utf8'))
@@ -137,7 +156,12 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
     return jsonRpcError(400, -32700, 'Parse error: the body is not valid JSON.', limitHeaders)
   }
   if (Array.isArray(message)) {
-    return jsonRpcError(400, -32600, 'Invalid request: JSON-RPC batches are not supported; send one message per POST.', limitHeaders)
+    return jsonRpcError(
+      400,
+      -32600,
+      'Invalid request: JSON-RPC batches are not supported; send one message per POST.',
+      limitHeaders,
+    )
   }
   if (message === null || typeof message !== 'object') {
     return jsonRpcError(400, -32600, 'Invalid request: expected one JSON-RPC message object.', limitHeaders)
@@ -147,7 +171,10 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
   // the garbage collector. server.close() would only build a "Connection closed" McpError with a
   // stack trace for the SDK to discard (~80 us a call).
   const server = createMcpServer(deps.snapshot, deps.now)
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  })
   await server.connect(transport)
   const response = await transport.handleRequest(request, { parsedBody: message })
   const headers: HeaderList = []
@@ -155,8 +182,20 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
     if (!OVERRIDDEN.has(name)) headers.push([name, value])
   })
   const body = response.body ? Buffer.from(await response.arrayBuffer()) : null
-  return new FastResponse(body, { status: response.status, headers: withCommonHeaders(headers, limitHeaders, [['cache-control', 'no-store'], ['x-cache', 'BYPASS']]) })
+  return new FastResponse(body, {
+    status: response.status,
+    headers: withCommonHeaders(headers, limitHeaders, [
+      ['cache-control', 'no-store'],
+      ['x-cache', 'BYPASS'],
+    ]),
+  })
 }
 
 /** Headers the SDK may set that this endpoint sets itself. */
-const OVERRIDDEN = new Set(['cache-control', 'x-cache', 'access-control-allow-origin', 'access-control-expose-headers', 'x-content-type-options'])
+const OVERRIDDEN = new Set([
+  'cache-control',
+  'x-cache',
+  'access-control-allow-origin',
+  'access-control-expose-headers',
+  'x-content-type-options',
+])

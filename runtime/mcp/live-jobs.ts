@@ -9,7 +9,9 @@ import { livePositions } from '../query/run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 
 /** Memoizes `compute` (given the live positions) per snapshot until another job expires. */
-export function memoizeUntilExpiry<T>(compute: (snapshot: LoadedSnapshot, live: number[]) => T): (snapshot: LoadedSnapshot, now: number) => T {
+export function memoizeUntilExpiry<T>(
+  compute: (snapshot: LoadedSnapshot, live: number[]) => T,
+): (snapshot: LoadedSnapshot, now: number) => T {
   const cache = new WeakMap<LoadedSnapshot, { expired: number; value: T }>()
   return (snapshot, now) => {
     const expired = snapshot.jobs.expiredCount(now)

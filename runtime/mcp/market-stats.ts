@@ -20,11 +20,17 @@ export const MarketStatsSchema = z.object({
   exchange_rates_as_of: z.string(),
   employers_tracked: z.int(),
   live_jobs: z.int(),
-  employers_by_schedule: z.array(z.object({ schedule_type: z.string(), label: z.string(), employers: z.int(), share: z.number() })),
-  true_four_day_week_employer_share: z.number().describe('Share of employers on 4_day_week only; compressed hours excluded.'),
+  employers_by_schedule: z.array(
+    z.object({ schedule_type: z.string(), label: z.string(), employers: z.int(), share: z.number() }),
+  ),
+  true_four_day_week_employer_share: z
+    .number()
+    .describe('Share of employers on 4_day_week only; compressed hours excluded.'),
   median_full_time_weekly_hours: z.number().optional(),
   remote_share_of_jobs: z.object({ remote: z.number(), hybrid: z.number(), onsite: z.number() }),
-  salary_by_category: z.record(z.string(), Range).describe('Annualised USD of the top of each published range, converted at the dataset rates.'),
+  salary_by_category: z
+    .record(z.string(), Range)
+    .describe('Annualised USD of the top of each published range, converted at the dataset rates.'),
   salary_by_level: z.record(z.string(), Range),
   caveats: z.array(z.string()),
 })
@@ -42,7 +48,12 @@ function ranges(groups: Map<string, number[]>): Record<string, z.infer<typeof Ra
   const out: Record<string, z.infer<typeof Range>> = {}
   for (const [key, values] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
     const sorted = values.sort((a, b) => a - b)
-    out[key] = { jobs_with_salary: sorted.length, p25_usd: Math.round(quantile(sorted, 0.25)), median_usd: Math.round(quantile(sorted, 0.5)), p75_usd: Math.round(quantile(sorted, 0.75)) }
+    out[key] = {
+      jobs_with_salary: sorted.length,
+      p25_usd: Math.round(quantile(sorted, 0.25)),
+      median_usd: Math.round(quantile(sorted, 0.5)),
+      p75_usd: Math.round(quantile(sorted, 0.75)),
+    }
   }
   return out
 }
@@ -51,9 +62,17 @@ export const marketStats = memoizeUntilExpiry((snapshot: LoadedSnapshot, live: n
   const companies = snapshot.companies
   const bySchedule = SCHEDULE_TYPE_VALUES.map((type) => {
     const employers = companies.filter((c) => c.schedule_type === type).length
-    return { schedule_type: type, label: SCHEDULE_TYPES[type].label, employers, share: companies.length ? round(employers / companies.length) : 0 }
+    return {
+      schedule_type: type,
+      label: SCHEDULE_TYPES[type].label,
+      employers,
+      share: companies.length ? round(employers / companies.length) : 0,
+    }
   })
-  const hours = companies.map((c) => c.hours_full_time).filter((h): h is number => h !== undefined).sort((a, b) => a - b)
+  const hours = companies
+    .map((c) => c.hours_full_time)
+    .filter((h): h is number => h !== undefined)
+    .sort((a, b) => a - b)
   const arrangement = { remote: 0, hybrid: 0, onsite: 0 }
   const byCategory = new Map<string, number[]>()
   const byLevel = new Map<string, number[]>()
@@ -76,7 +95,11 @@ export const marketStats = memoizeUntilExpiry((snapshot: LoadedSnapshot, live: n
     employers_by_schedule: bySchedule,
     true_four_day_week_employer_share: bySchedule.find((s) => s.schedule_type === '4_day_week')?.share ?? 0,
     median_full_time_weekly_hours: hours.length ? quantile(hours, 0.5) : undefined,
-    remote_share_of_jobs: { remote: round(arrangement.remote / total), hybrid: round(arrangement.hybrid / total), onsite: round(arrangement.onsite / total) },
+    remote_share_of_jobs: {
+      remote: round(arrangement.remote / total),
+      hybrid: round(arrangement.hybrid / total),
+      onsite: round(arrangement.onsite / total),
+    },
     salary_by_category: ranges(byCategory),
     salary_by_level: ranges(byLevel),
     caveats: [
@@ -98,9 +121,13 @@ export function renderMarketStats(stats: MarketStats): string {
     `Market data as of ${stats.as_of} (${stats.employers_tracked} employers, ${stats.live_jobs} live jobs).`,
     `Employers by schedule: ${stats.employers_by_schedule.map((s) => `${s.label} ${(s.share * 100).toFixed(1)}%`).join(', ')}.`,
     `True four-day week (fewer hours, full pay): ${(stats.true_four_day_week_employer_share * 100).toFixed(1)}% of employers.`,
-    stats.median_full_time_weekly_hours !== undefined ? `Median full-time week: ${stats.median_full_time_weekly_hours} hours.` : undefined,
+    stats.median_full_time_weekly_hours !== undefined
+      ? `Median full-time week: ${stats.median_full_time_weekly_hours} hours.`
+      : undefined,
     `Jobs: ${(stats.remote_share_of_jobs.remote * 100).toFixed(1)}% remote, ${(stats.remote_share_of_jobs.hybrid * 100).toFixed(1)}% hybrid, ${(stats.remote_share_of_jobs.onsite * 100).toFixed(1)}% onsite.`,
-    `Median salary by level (USD/year): ${Object.entries(stats.salary_by_level).map(([k, r]) => `${k} ${r.median_usd.toLocaleString('en-US')}`).join(', ')}.`,
+    `Median salary by level (USD/year): ${Object.entries(stats.salary_by_level)
+      .map(([k, r]) => `${k} ${r.median_usd.toLocaleString('en-US')}`)
+      .join(', ')}.`,
     `Caveats: ${stats.caveats.join(' ')}`,
   ]
     .filter(Boolean)

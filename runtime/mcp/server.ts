@@ -52,11 +52,21 @@ function reply<T extends object>(structured: T, text: string) {
 const jsonSchemaValidator = new AjvJsonSchemaValidator()
 
 export function createMcpServer(snapshot: LoadedSnapshot, now: number): McpServer {
-  const server = new McpServer(MCP_SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator })
+  const server = new McpServer(MCP_SERVER_INFO, {
+    capabilities: { tools: {} },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator,
+  })
 
   server.registerTool(
     'search_jobs',
-    { title: 'Search jobs', description: TOOL_DESCRIPTIONS.search_jobs, inputSchema: SearchJobsInput, outputSchema: SearchJobsOutput, annotations: READ_ONLY },
+    {
+      title: 'Search jobs',
+      description: TOOL_DESCRIPTIONS.search_jobs,
+      inputSchema: SearchJobsInput,
+      outputSchema: SearchJobsOutput,
+      annotations: READ_ONLY,
+    },
     async (args) => {
       const result = searchJobs(snapshot, args, now)
       return reply(result, renderSearchJobs(result))
@@ -64,7 +74,13 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): McpServe
   )
   server.registerTool(
     'get_job',
-    { title: 'Get a job', description: TOOL_DESCRIPTIONS.get_job, inputSchema: GetJobInput, outputSchema: GetJobOutput, annotations: READ_ONLY },
+    {
+      title: 'Get a job',
+      description: TOOL_DESCRIPTIONS.get_job,
+      inputSchema: GetJobInput,
+      outputSchema: GetJobOutput,
+      annotations: READ_ONLY,
+    },
     async ({ slug }) => {
       const result = getJob(snapshot, slug, now)
       return reply(result, renderGetJob(result))
@@ -72,7 +88,13 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): McpServe
   )
   server.registerTool(
     'search_companies',
-    { title: 'Search employers', description: TOOL_DESCRIPTIONS.search_companies, inputSchema: SearchCompaniesInput, outputSchema: SearchCompaniesOutput, annotations: READ_ONLY },
+    {
+      title: 'Search employers',
+      description: TOOL_DESCRIPTIONS.search_companies,
+      inputSchema: SearchCompaniesInput,
+      outputSchema: SearchCompaniesOutput,
+      annotations: READ_ONLY,
+    },
     async (args) => {
       const result = searchCompanies(snapshot, args, now)
       return reply(result, renderSearchCompanies(result))
@@ -80,7 +102,13 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): McpServe
   )
   server.registerTool(
     'get_company',
-    { title: 'Get an employer', description: TOOL_DESCRIPTIONS.get_company, inputSchema: GetCompanyInput, outputSchema: GetCompanyOutput, annotations: READ_ONLY },
+    {
+      title: 'Get an employer',
+      description: TOOL_DESCRIPTIONS.get_company,
+      inputSchema: GetCompanyInput,
+      outputSchema: GetCompanyOutput,
+      annotations: READ_ONLY,
+    },
     async ({ slug }) => {
       const result = getCompany(snapshot, slug, now)
       return reply(result, renderGetCompany(result))
@@ -88,7 +116,12 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): McpServe
   )
   server.registerTool(
     'get_market_stats',
-    { title: 'Market statistics', description: TOOL_DESCRIPTIONS.get_market_stats, outputSchema: MarketStatsSchema, annotations: READ_ONLY },
+    {
+      title: 'Market statistics',
+      description: TOOL_DESCRIPTIONS.get_market_stats,
+      outputSchema: MarketStatsSchema,
+      annotations: READ_ONLY,
+    },
     async () => {
       const result = marketStats(snapshot, now)
       return reply(result, renderMarketStats(result))
@@ -96,7 +129,13 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): McpServe
   )
   server.registerTool(
     'explain_schedule_type',
-    { title: 'Explain schedule types', description: TOOL_DESCRIPTIONS.explain_schedule_type, inputSchema: ExplainScheduleInput, outputSchema: ExplainScheduleOutput, annotations: READ_ONLY },
+    {
+      title: 'Explain schedule types',
+      description: TOOL_DESCRIPTIONS.explain_schedule_type,
+      inputSchema: ExplainScheduleInput,
+      outputSchema: ExplainScheduleOutput,
+      annotations: READ_ONLY,
+    },
     async (args) => {
       const result = explainSchedule(args)
       return reply(result, renderExplainSchedule(result))

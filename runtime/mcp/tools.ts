@@ -42,7 +42,9 @@ const page = z
   .min(1, 'page must be at least 1')
   .max(MAX_PAGE, `page must be at most ${MAX_PAGE}; narrow the filters instead of paging further`)
   .default(1)
-  .describe(`Page of results, 1 to ${MAX_PAGE}. Each page holds at most ${RESULTS_PER_CALL}; keep paging while has_more is true.`)
+  .describe(
+    `Page of results, 1 to ${MAX_PAGE}. Each page holds at most ${RESULTS_PER_CALL}; keep paging while has_more is true.`,
+  )
 
 const scheduleEnum = z.enum(SCHEDULE_TYPE_VALUES)
 
@@ -62,16 +64,40 @@ const ScheduleFacts = z.object({
 // ---------- search_jobs ----------
 
 export const SearchJobsInput = z.object({
-  query: z.string().max(200).optional().describe('Free text over title, role, company, skills, locations and description. Every word must match (prefixes allowed).'),
+  query: z
+    .string()
+    .max(200)
+    .optional()
+    .describe(
+      'Free text over title, role, company, skills, locations and description. Every word must match (prefixes allowed).',
+    ),
   schedule: z.array(scheduleEnum).optional().describe('Schedule types; a job matches any of them.'),
-  category: z.array(z.string()).optional().describe('Category slugs such as engineering, data, design, product, marketing, sales, customer-success, operations, finance, people.'),
+  category: z
+    .array(z.string())
+    .optional()
+    .describe(
+      'Category slugs such as engineering, data, design, product, marketing, sales, customer-success, operations, finance, people.',
+    ),
   level: z.array(z.string()).optional().describe('Seniority: intern, junior, mid, senior, lead, principal, director.'),
   skills: z.array(z.string()).optional().describe('Skill, stack or tool slugs such as python, go, react, figma.'),
-  country: z.string().optional().describe('Country name or ISO code (e.g. "Germany" or "DE"): offices there, or remote work allowed from there (directly, via its continent or region, or worldwide).'),
+  country: z
+    .string()
+    .optional()
+    .describe(
+      'Country name or ISO code (e.g. "Germany" or "DE"): offices there, or remote work allowed from there (directly, via its continent or region, or worldwide).',
+    ),
   work_arrangement: z.array(z.enum(WORK_ARRANGEMENTS)).optional().describe('onsite, hybrid and/or remote.'),
-  min_work_life_score: z.int().min(0).max(100).optional().describe("Only employers whose work-life score (0-100) is at least this."),
+  min_work_life_score: z
+    .int()
+    .min(0)
+    .max(100)
+    .optional()
+    .describe('Only employers whose work-life score (0-100) is at least this.'),
   posted_within_days: z.int().min(1).max(365).optional().describe('Only jobs posted in the last N days (1-365).'),
-  sort: z.enum(['date', 'salary']).default('date').describe('date: newest first. salary: highest annualised USD salary first.'),
+  sort: z
+    .enum(['date', 'salary'])
+    .default('date')
+    .describe('date: newest first. salary: highest annualised USD salary first.'),
   page,
 })
 
@@ -122,9 +148,15 @@ type JobSummary = ReturnType<typeof summarise>
  */
 function summaryAt(snapshot: LoadedSnapshot, position: number): JobSummary {
   let cache = summaryCaches.get(snapshot)
-  if (!cache) summaryCaches.set(snapshot, (cache = new LRUCache<number, JobSummary>({ max: SUMMARIES_KEPT })))
+  if (!cache) {
+    cache = new LRUCache<number, JobSummary>({ max: SUMMARIES_KEPT })
+    summaryCaches.set(snapshot, cache)
+  }
   let summary = cache.get(position)
-  if (!summary) cache.set(position, (summary = summarise(jobAt(snapshot, position))))
+  if (!summary) {
+    summary = summarise(jobAt(snapshot, position))
+    cache.set(position, summary)
+  }
   return summary
 }
 
@@ -160,14 +192,27 @@ export function searchJobsQuery(args: z.infer<typeof SearchJobsInput>): V2ListQu
   }
 }
 
-export function searchJobs(snapshot: LoadedSnapshot, args: z.infer<typeof SearchJobsInput>, now: number): z.infer<typeof SearchJobsOutput> {
+export function searchJobs(
+  snapshot: LoadedSnapshot,
+  args: z.infer<typeof SearchJobsInput>,
+  now: number,
+): z.infer<typeof SearchJobsOutput> {
   const query = searchJobsQuery(args)
   const companyIds =
     args.min_work_life_score === undefined
       ? undefined
       : snapshot.companies.filter((c) => (c.work_life_score ?? -1) >= args.min_work_life_score!).map((c) => c.id)
-  const { total, positions } = runV2Query({ index: snapshot.jobs, text: snapshot.text, now }, query, companyIds ? [['company', companyIds]] : [])
-  return { total, page: args.page, has_more: args.page * RESULTS_PER_CALL < total, jobs: positions.map((p) => summaryAt(snapshot, p)) }
+  const { total, positions } = runV2Query(
+    { index: snapshot.jobs, text: snapshot.text, now },
+    query,
+    companyIds ? [['company', companyIds]] : [],
+  )
+  return {
+    total,
+    page: args.page,
+    has_more: args.page * RESULTS_PER_CALL < total,
+    jobs: positions.map((p) => summaryAt(snapshot, p)),
+  }
 }
 
 export function renderSearchJobs(result: z.infer<typeof SearchJobsOutput>): string {
@@ -183,10 +228,15 @@ export function renderSearchJobs(result: z.infer<typeof SearchJobsOutput>): stri
 
 export const GetJobInput = z.object({ slug: z.string().min(1).max(200).describe('Job slug from search_jobs.') })
 export const GetJobOutput = z.object({
-  job: V2JobSchema.describe('The listing exactly as GET /api/v2/jobs/{slug} returns it (salaries in the smallest currency unit).'),
+  job: V2JobSchema.describe(
+    'The listing exactly as GET /api/v2/jobs/{slug} returns it (salaries in the smallest currency unit).',
+  ),
   salary: z.string().optional().describe('The published salary, readable, e.g. "€60,000 - €75,000 a year".'),
   schedule: ScheduleFacts.optional(),
-  weekly_hours: z.string().optional().describe('Weekly hours as published by the job, or the employer full-time hours.'),
+  weekly_hours: z
+    .string()
+    .optional()
+    .describe('Weekly hours as published by the job, or the employer full-time hours.'),
   locations: z.string(),
   company_summary: z.string().optional(),
 })
@@ -202,14 +252,23 @@ export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.i
   const company = snapshot.companyById.get(snapshot.jobs.valueAt('company', position)!)
   const min = job.hours_per_week_min
   const max = job.hours_per_week_max
-  const hours = min && max && min !== max ? `${min}-${max} hours a week` : (max ?? min) ? `${max ?? min} hours a week` : company?.hours_full_time ? `${company.hours_full_time} hours a week (employer's full-time hours)` : undefined
+  const hours =
+    min && max && min !== max
+      ? `${min}-${max} hours a week`
+      : (max ?? min)
+        ? `${max ?? min} hours a week`
+        : company?.hours_full_time
+          ? `${company.hours_full_time} hours a week (employer's full-time hours)`
+          : undefined
   return {
     job,
     salary: formatSalary(job),
     schedule: scheduleFacts(job.schedule_type),
     weekly_hours: hours,
     locations: locationsText(job),
-    company_summary: company ? `${company.name}: ${SCHEDULE_TYPES[company.schedule_type].label}, ${REMOTE_LEVELS[company.remote_level].label}${company.work_life_score !== undefined ? `, work-life score ${company.work_life_score}/100` : ''}. Call get_company with "${company.slug}" for the profile.` : undefined,
+    company_summary: company
+      ? `${company.name}: ${SCHEDULE_TYPES[company.schedule_type].label}, ${REMOTE_LEVELS[company.remote_level].label}${company.work_life_score !== undefined ? `, work-life score ${company.work_life_score}/100` : ''}. Call get_company with "${company.slug}" for the profile.`
+      : undefined,
   }
 }
 
@@ -235,7 +294,12 @@ export function renderGetJob(result: z.infer<typeof GetJobOutput>): string {
 export const SearchCompaniesInput = z.object({
   schedule: z.array(scheduleEnum).optional().describe('Working-hours policies; an employer matches any of them.'),
   country: z.string().optional().describe('Headquarters country, name or ISO code.'),
-  remote_level: z.array(z.enum(REMOTE_LEVEL_VALUES)).optional().describe('Office-presence policy: fully_remote (no office needed), remote_friendly (offers remote/hybrid), onsite.'),
+  remote_level: z
+    .array(z.enum(REMOTE_LEVEL_VALUES))
+    .optional()
+    .describe(
+      'Office-presence policy: fully_remote (no office needed), remote_friendly (offers remote/hybrid), onsite.',
+    ),
   hires_worldwide: z.boolean().optional().describe('true: only employers that hire from anywhere in the world.'),
   query: z.string().max(100).optional().describe('Part of the company name.'),
   page,
@@ -251,7 +315,12 @@ const CompanySummary = z.object({
   work_life_score: z.int().optional(),
   live_jobs: z.int(),
 })
-export const SearchCompaniesOutput = z.object({ total: z.int(), page: z.int(), has_more: z.boolean(), companies: z.array(CompanySummary) })
+export const SearchCompaniesOutput = z.object({
+  total: z.int(),
+  page: z.int(),
+  has_more: z.boolean(),
+  companies: z.array(CompanySummary),
+})
 
 function companySummary(c: IndexedCompany, liveJobs: number): z.infer<typeof CompanySummary> {
   return {
@@ -267,7 +336,11 @@ function companySummary(c: IndexedCompany, liveJobs: number): z.infer<typeof Com
   }
 }
 
-export function searchCompanies(snapshot: LoadedSnapshot, args: z.infer<typeof SearchCompaniesInput>, now: number): z.infer<typeof SearchCompaniesOutput> {
+export function searchCompanies(
+  snapshot: LoadedSnapshot,
+  args: z.infer<typeof SearchCompaniesInput>,
+  now: number,
+): z.infer<typeof SearchCompaniesOutput> {
   const live = liveJobsByCompany(snapshot, now)
   const liveJobs = (c: IndexedCompany) => live.get(c.id) ?? 0
   const country = args.country?.trim() ? (resolveCountry(args.country) ?? null) : undefined
@@ -277,7 +350,8 @@ export function searchCompanies(snapshot: LoadedSnapshot, args: z.infer<typeof S
       if (args.schedule?.length && !args.schedule.includes(c.schedule_type)) return false
       if (args.remote_level?.length && !args.remote_level.includes(c.remote_level)) return false
       if (args.hires_worldwide !== undefined && c.hires_worldwide !== args.hires_worldwide) return false
-      if (country !== undefined && (country === null || !c.country || resolveCountry(c.country) !== country)) return false
+      if (country !== undefined && (country === null || !c.country || resolveCountry(c.country) !== country))
+        return false
       if (name && !c.name.toLowerCase().includes(name)) return false
       return true
     })
@@ -294,14 +368,17 @@ export function searchCompanies(snapshot: LoadedSnapshot, args: z.infer<typeof S
 export function renderSearchCompanies(result: z.infer<typeof SearchCompaniesOutput>): string {
   if (result.total === 0) return 'No employers match. Try fewer filters.'
   const lines = result.companies.map(
-    (c) => `- ${c.name} (slug: ${c.slug}) | ${c.schedule.label}${c.hours_full_time ? `, ${c.hours_full_time} h/week` : ''} | ${REMOTE_LEVELS[c.remote_level].label}${c.hires_worldwide ? ', hires worldwide' : ''} | ${c.country ?? 'country not stated'}${c.work_life_score !== undefined ? ` | work-life ${c.work_life_score}/100` : ''} | ${c.live_jobs} live jobs`,
+    (c) =>
+      `- ${c.name} (slug: ${c.slug}) | ${c.schedule.label}${c.hours_full_time ? `, ${c.hours_full_time} h/week` : ''} | ${REMOTE_LEVELS[c.remote_level].label}${c.hires_worldwide ? ', hires worldwide' : ''} | ${c.country ?? 'country not stated'}${c.work_life_score !== undefined ? ` | work-life ${c.work_life_score}/100` : ''} | ${c.live_jobs} live jobs`,
   )
   return `${result.total} employers; page ${result.page}${result.has_more ? ` (more: page ${result.page + 1})` : ' (last page)'}.\n${lines.join('\n')}`
 }
 
 // ---------- get_company ----------
 
-export const GetCompanyInput = z.object({ slug: z.string().min(1).max(200).describe('Company slug from search_companies or a job.') })
+export const GetCompanyInput = z.object({
+  slug: z.string().min(1).max(200).describe('Company slug from search_companies or a job.'),
+})
 export const GetCompanyOutput = z.object({
   slug: z.string(),
   name: z.string(),
@@ -311,9 +388,16 @@ export const GetCompanyOutput = z.object({
   description: z.string().optional(),
   country: z.string().optional(),
   employees: z.int().optional(),
-  schedule: ScheduleFacts.extend({ definition: z.string(), policy_text: z.string().optional().describe("The employer's own words.") }),
+  schedule: ScheduleFacts.extend({
+    definition: z.string(),
+    policy_text: z.string().optional().describe("The employer's own words."),
+  }),
   hours_full_time: z.int().optional(),
-  office_policy: z.object({ remote_level: z.enum(REMOTE_LEVEL_VALUES), label: z.string(), hires_worldwide: z.boolean() }),
+  office_policy: z.object({
+    remote_level: z.enum(REMOTE_LEVEL_VALUES),
+    label: z.string(),
+    hires_worldwide: z.boolean(),
+  }),
   benefits: z.array(z.string()),
   work_life_score: z.int().optional(),
   day_off: z.string().optional().describe('Only when the employer published it.'),
@@ -337,7 +421,11 @@ export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number):
     employees: c.employees,
     schedule: { ...scheduleFacts(c.schedule_type)!, definition: s.definition, policy_text: c.schedule_policy_text },
     hours_full_time: c.hours_full_time,
-    office_policy: { remote_level: c.remote_level, label: REMOTE_LEVELS[c.remote_level].label, hires_worldwide: c.hires_worldwide },
+    office_policy: {
+      remote_level: c.remote_level,
+      label: REMOTE_LEVELS[c.remote_level].label,
+      hires_worldwide: c.hires_worldwide,
+    },
     benefits: c.benefits,
     work_life_score: c.work_life_score,
     day_off: c.day_off,
@@ -380,7 +468,11 @@ export const ExplainScheduleOutput = z.object({
 export function explainSchedule(args: z.infer<typeof ExplainScheduleInput>): z.infer<typeof ExplainScheduleOutput> {
   const types = args.schedule_type ? [args.schedule_type] : SCHEDULE_TYPE_VALUES
   return {
-    schedule_types: types.map((type) => ({ ...scheduleFacts(type)!, definition: SCHEDULE_TYPES[type].definition, typical_weekly_hours: SCHEDULE_TYPES[type].typicalWeeklyHours })),
+    schedule_types: types.map((type) => ({
+      ...scheduleFacts(type)!,
+      definition: SCHEDULE_TYPES[type].definition,
+      typical_weekly_hours: SCHEDULE_TYPES[type].typicalWeeklyHours,
+    })),
     note: FOUR_DAY_RULE,
   }
 }
@@ -393,10 +485,13 @@ export function renderExplainSchedule(result: z.infer<typeof ExplainScheduleOutp
 
 export const TOOL_DESCRIPTIONS = {
   search_jobs: `Search live job listings. Filters combine with AND; list filters match any of their values. Returns at most ${RESULTS_PER_CALL} jobs per call with total and has_more; page up to ${MAX_PAGE}. Use get_job with a slug for the full listing.\nSchedule types:\n${SCHEDULE_TAXONOMY_TEXT}\n${FOUR_DAY_RULE}`,
-  get_job: 'One live listing in full by slug: description, weekly hours, schedule, locations, the published salary (readable and in smallest currency units) and a company summary. Unknown or expired slugs return an error telling you to use search_jobs.',
+  get_job:
+    'One live listing in full by slug: description, weekly hours, schedule, locations, the published salary (readable and in smallest currency units) and a company summary. Unknown or expired slugs return an error telling you to use search_jobs.',
   search_companies: `Search employers by working-hours policy (schedule type), headquarters country, office-presence policy and whether they hire worldwide. At most ${RESULTS_PER_CALL} per call, page up to ${MAX_PAGE}.\nSchedule types:\n${SCHEDULE_TAXONOMY_TEXT}`,
-  get_company: "One employer's full profile: schedule policy and its own text, full-time weekly hours, office policy, benefits, work-life score, and day off, vacation days and awards only where the employer published them (absent otherwise, never guessed).",
-  get_market_stats: 'Aggregate market data across the tracked employers and live jobs: share of employers by schedule type, true four-day-week share, median full-time weekly hours, salary ranges (annualised USD) by category and level, and remote share, with the data as-of date and caveats that must be passed on to the user.',
+  get_company:
+    "One employer's full profile: schedule policy and its own text, full-time weekly hours, office policy, benefits, work-life score, and day off, vacation days and awards only where the employer published them (absent otherwise, never guessed).",
+  get_market_stats:
+    'Aggregate market data across the tracked employers and live jobs: share of employers by schedule type, true four-day-week share, median full-time weekly hours, salary ranges (annualised USD) by category and level, and remote share, with the data as-of date and caveats that must be passed on to the user.',
   explain_schedule_type: `Definitions of the schedule types: whether each truly reduces weekly hours and whether at full pay. ${FOUR_DAY_RULE}`,
 } as const
 

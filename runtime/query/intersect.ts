@@ -100,7 +100,8 @@ function popcount(word: number): number {
  * they need by testing bits, so no list of matches is built or sorted.
  */
 export function matchEveryStep(steps: readonly Step[], cache: BitsetCache): Uint32Array {
-  if (steps.length === 0) throw new Error('matchEveryStep: no steps (nothing restricts; the caller decides what that means)')
+  if (steps.length === 0)
+    throw new Error('matchEveryStep: no steps (nothing restricts; the caller decides what that means)')
   // Smallest first: a step of short lists sets fewer bits.
   const ordered = [...steps].sort((a, b) => totalLength(a.lists) - totalLength(b.lists))
   const first = unionOf(ordered[0]!, cache)
@@ -131,7 +132,6 @@ export function clearFrom(bits: Uint32Array, from: number): void {
   bits[word]! &= (1 << (from & 31)) - 1
   bits.fill(0, word + 1)
 }
-
 
 export function countBits(bits: Uint32Array): number {
   let count = 0

@@ -40,7 +40,8 @@ class ValueColumn {
     let code = this.codeOf.get(value)
     if (code === undefined) {
       this.values.push(value)
-      this.codeOf.set(value, (code = this.values.length))
+      code = this.values.length
+      this.codeOf.set(value, code)
     }
     this.codes[position] = code
   }
@@ -140,7 +141,12 @@ export class JobIndex implements RangeColumns {
     this.postings = postings
     this.positionBySlug = positionBySlug
     this.bitsets = new BitsetCache(n)
-    this.byDate = { postedAt: this.postedAt, expiresAt: this.expiresAt, salaryLow: this.salaryLow, salaryHigh: this.salaryHigh }
+    this.byDate = {
+      postedAt: this.postedAt,
+      expiresAt: this.expiresAt,
+      salaryLow: this.salaryLow,
+      salaryHigh: this.salaryHigh,
+    }
     // A plain loop: Float64Array.from with a map function goes through the iterator protocol, ~10x slower.
     const inSalaryOrder = (column: Float64Array) => {
       const ordered = new Float64Array(n)
@@ -249,8 +255,15 @@ export class JobIndexBuilder {
     const n = salaryOrder.length
     this.size = n
     this.salaryOrder = Uint32Array.from(salaryOrder)
-    this.columns = { postedAt: new Float64Array(n), expiresAt: new Float64Array(n), salaryLow: new Float64Array(n), salaryHigh: new Float64Array(n) }
-    this.values = Object.fromEntries(VALUE_FACETS.map((facet) => [facet, new ValueColumn(new Uint32Array(n))])) as Record<ValueFacet, ValueColumn>
+    this.columns = {
+      postedAt: new Float64Array(n),
+      expiresAt: new Float64Array(n),
+      salaryLow: new Float64Array(n),
+      salaryHigh: new Float64Array(n),
+    }
+    this.values = Object.fromEntries(
+      VALUE_FACETS.map((facet) => [facet, new ValueColumn(new Uint32Array(n))]),
+    ) as Record<ValueFacet, ValueColumn>
     // salary_order must be a permutation of the positions: queries walk it and sort by its inverse.
     this.salaryRank = new Uint32Array(n).fill(n)
     for (let rank = 0; rank < n; rank++) {
@@ -262,7 +275,8 @@ export class JobIndexBuilder {
 
   /** Appends the next jobs in date order. */
   add(jobs: readonly IndexedJob[]): void {
-    if (this.count + jobs.length > this.size) throw new Error(`index: more jobs than the ${this.size} positions in salary_order`)
+    if (this.count + jobs.length > this.size)
+      throw new Error(`index: more jobs than the ${this.size} positions in salary_order`)
     const { postedAt, expiresAt, salaryLow, salaryHigh } = this.columns
     const { category, level, work_arrangement, company } = this.values
     for (const job of jobs) {
@@ -288,7 +302,8 @@ export class JobIndexBuilder {
   }
 
   finish(): JobIndex {
-    if (this.count !== this.size) throw new Error(`index: salary_order has ${this.size} positions, there are ${this.count} jobs`)
+    if (this.count !== this.size)
+      throw new Error(`index: salary_order has ${this.size} positions, there are ${this.count} jobs`)
     const postings = new Map<string, Uint32Array>()
     for (const [facet, byValue] of this.lists) {
       for (const [value, list] of byValue) {
@@ -313,9 +328,15 @@ export class JobIndexBuilder {
   private addPosting(facet: Facet, value: string | undefined, position: number): void {
     if (value === undefined) return
     let byValue = this.lists.get(facet)
-    if (!byValue) this.lists.set(facet, (byValue = new Map()))
+    if (!byValue) {
+      byValue = new Map()
+      this.lists.set(facet, byValue)
+    }
     let list = byValue.get(value)
-    if (!list) byValue.set(value, (list = []))
+    if (!list) {
+      list = []
+      byValue.set(value, list)
+    }
     if (list.length === 0 || list[list.length - 1] !== position) list.push(position)
   }
 }

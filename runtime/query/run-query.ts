@@ -7,7 +7,16 @@
 import { countryContinent, regionsOfCountry, resolveCountry } from '../../core/geo.ts'
 import type { V2ListQuery } from '../../core/query.ts'
 import { placeKey } from '../../core/snapshot.ts'
-import { andInto, clearFrom, countBits, hasBit, matchEveryStep, setBelow, setPositionsInRange, type Step } from './intersect.ts'
+import {
+  andInto,
+  clearFrom,
+  countBits,
+  hasBit,
+  matchEveryStep,
+  setBelow,
+  setPositionsInRange,
+  type Step,
+} from './intersect.ts'
 import type { Facet, JobIndex } from './job-index.ts'
 import type { TextIndex } from './text-index.ts'
 
@@ -23,7 +32,11 @@ export interface QueryResult {
 export function placeKeysForCountry(country: string): string[] {
   const code = resolveCountry(country)
   if (!code) return []
-  return [placeKey.country(code), placeKey.continent(countryContinent(code)), ...regionsOfCountry(code).map(placeKey.region)]
+  return [
+    placeKey.country(code),
+    placeKey.continent(countryContinent(code)),
+    ...regionsOfCountry(code).map(placeKey.region),
+  ]
 }
 
 /**
@@ -43,7 +56,8 @@ export function filterGroups(query: V2ListQuery): [Facet, string[]][] {
   push('work_arrangement', query.work_arrangement)
   push('tag', query.skills)
   // A country list that resolves to no place still filters (to nothing), as before.
-  if (query.country.length) groups.push(['place', [...new Set([...new Set(query.country)].flatMap(placeKeysForCountry))]])
+  if (query.country.length)
+    groups.push(['place', [...new Set([...new Set(query.country)].flatMap(placeKeysForCountry))]])
   return groups
 }
 
@@ -57,7 +71,11 @@ export interface QueryContext {
 const NOTHING = 'nothing'
 
 /** The membership steps of a query (filter groups, then `q` terms); undefined when nothing restricts by membership. */
-function membershipSteps({ index, text }: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): Step[] | undefined | typeof NOTHING {
+function membershipSteps(
+  { index, text }: QueryContext,
+  query: V2ListQuery,
+  extraGroups: [Facet, string[]][],
+): Step[] | undefined | typeof NOTHING {
   const steps: Step[] = [...filterGroups(query), ...extraGroups].map(([facet, values]) => ({
     lists: values.flatMap((value) => index.postingsFor(facet, value) ?? []),
   }))
@@ -84,10 +102,21 @@ function salaryBounds(query: V2ListQuery): { min: number; max: number } | undefi
  */
 function salarySteps(index: JobIndex, salary: { min: number; max: number }): Step[] {
   const prefixes: Uint32Array[] = []
-  if (salary.min > -Infinity) prefixes.push(index.salaryOrder.subarray(0, firstFailing(index.size, (rank) => index.bySalary.salaryHigh[rank]! >= salary.min)))
+  if (salary.min > -Infinity)
+    prefixes.push(
+      index.salaryOrder.subarray(
+        0,
+        firstFailing(index.size, (rank) => index.bySalary.salaryHigh[rank]! >= salary.min),
+      ),
+    )
   if (salary.max < Infinity) {
     const { order, lows } = index.salaryLowOrder()
-    prefixes.push(order.subarray(0, firstFailing(index.size, (rank) => lows[rank]! <= salary.max)))
+    prefixes.push(
+      order.subarray(
+        0,
+        firstFailing(index.size, (rank) => lows[rank]! <= salary.max),
+      ),
+    )
   }
   return prefixes.map((prefix) => ({ lists: [prefix], once: true }))
 }
@@ -136,7 +165,11 @@ function firstFailing(size: number, holds: (i: number) => boolean): number {
  * precomputed salary order) that stops as soon as the page is full.
  * Nothing is sorted per query but a few salary ranks.
  */
-export function runV2Query(context: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][] = []): QueryResult {
+export function runV2Query(
+  context: QueryContext,
+  query: V2ListQuery,
+  extraGroups: [Facet, string[]][] = [],
+): QueryResult {
   try {
     return matchAndPage(context, query, extraGroups)
   } finally {
@@ -180,7 +213,12 @@ function matchAndPage(context: QueryContext, query: V2ListQuery, extraGroups: [F
     }
   }
 
-  const bits = steps.length > 0 ? matchEveryStep(steps, index.bitsets) : live ? copyOf(live.bits, index) : setBelow(index.bitsets.scratch(), index.size)
+  const bits =
+    steps.length > 0
+      ? matchEveryStep(steps, index.bitsets)
+      : live
+        ? copyOf(live.bits, index)
+        : setBelow(index.bitsets.scratch(), index.size)
   if (live && steps.length > 0) andInto(bits, live.bits)
   if (below < index.size) clearFrom(bits, below)
   let count = countBits(bits)

@@ -36,7 +36,8 @@ export class TextIndex {
       this.starts[i] = offset
       offset += this.counts[i]!
     }
-    if (offset !== postings.length) throw new Error(`text index: counts add up to ${offset} postings, file has ${postings.length}`)
+    if (offset !== postings.length)
+      throw new Error(`text index: counts add up to ${offset} postings, file has ${postings.length}`)
     this.views = new Array<Uint32Array | undefined>(n)
     this.vocabulary = SearchableMap.from(serialized.terms.map((term, i) => [term, i] as [string, number]))
   }
@@ -71,7 +72,11 @@ export class TextIndex {
     for (const term of queryTerms(q)) {
       const ids = this.expand(term)
       if (ids.length === 0) return undefined
-      steps.push(ids.map((id) => (this.views[id] ??= this.postings.subarray(this.starts[id]!, this.starts[id]! + this.counts[id]!))))
+      steps.push(
+        ids.map(
+          (id) => (this.views[id] ??= this.postings.subarray(this.starts[id]!, this.starts[id]! + this.counts[id]!)),
+        ),
+      )
     }
     return steps
   }
@@ -82,7 +87,10 @@ export class TextIndex {
     const steps = this.termPostings(q)
     if (steps === undefined) return mask
     if (steps.length === 0) return mask.fill(1)
-    const bits = matchEveryStep(steps.map((lists) => ({ lists })), new BitsetCache(this.size))
+    const bits = matchEveryStep(
+      steps.map((lists) => ({ lists })),
+      new BitsetCache(this.size),
+    )
     for (let p = 0; p < this.size; p++) mask[p] = hasBit(bits, p) ? 1 : 0
     return mask
   }

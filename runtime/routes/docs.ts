@@ -45,8 +45,14 @@ function docsAssets(): Map<string, Asset> {
   assets ??= new Map([
     ['/docs', { body: Buffer.from(PAGE), type: 'text/html; charset=utf-8' }],
     ['/docs/assets/init.js', { body: Buffer.from(INIT), type: 'text/javascript; charset=utf-8' }],
-    ['/docs/assets/swagger-ui.css', { body: readFileSync(path.join(SWAGGER_DIR, 'swagger-ui.css')), type: 'text/css; charset=utf-8' }],
-    ['/docs/assets/swagger-ui-bundle.js', { body: readFileSync(path.join(SWAGGER_DIR, 'swagger-ui-bundle.js')), type: 'text/javascript; charset=utf-8' }],
+    [
+      '/docs/assets/swagger-ui.css',
+      { body: readFileSync(path.join(SWAGGER_DIR, 'swagger-ui.css')), type: 'text/css; charset=utf-8' },
+    ],
+    [
+      '/docs/assets/swagger-ui-bundle.js',
+      { body: readFileSync(path.join(SWAGGER_DIR, 'swagger-ui-bundle.js')), type: 'text/javascript; charset=utf-8' },
+    ],
   ])
   return assets
 }

@@ -14,7 +14,13 @@ import type { LoadedSnapshot } from '../snapshot.ts'
 import type { RestContext } from './context.ts'
 
 /** The exact bytes of a v1 page holding the jobs at ascending date `positions`. */
-function v1PageBytes(snapshot: LoadedSnapshot, page: number, limit: number, total: number, positions: readonly number[]): Buffer {
+function v1PageBytes(
+  snapshot: LoadedSnapshot,
+  page: number,
+  limit: number,
+  total: number,
+  positions: readonly number[],
+): Buffer {
   const { head, tail } = v1PageFrame(v1UsageNotice(snapshot.manifest.site_url), page, limit, total)
   return Buffer.concat([Buffer.from(head), snapshot.v1Bodies.pick(positions), Buffer.from(tail)])
 }
@@ -46,5 +52,9 @@ export async function handleV1List(ctx: RestContext): Promise<Response> {
     const positions = live ? live.slice(start, start + limit) : range(start, Math.min(total, start + limit))
     return computedPayload(v1PageBytes(snapshot, page, limit, liveTotal, positions))
   })
-  return sendPayload(ctx.request, result!.payload, { cacheStatus: result!.hit ? 'HIT' : 'MISS', maxAgeSeconds, headers: ctx.headers })
+  return sendPayload(ctx.request, result!.payload, {
+    cacheStatus: result!.hit ? 'HIT' : 'MISS',
+    maxAgeSeconds,
+    headers: ctx.headers,
+  })
 }

@@ -18,16 +18,26 @@ export async function handleV2Job(ctx: RestContext, slug: string): Promise<Respo
   const { snapshot } = ctx
   const position = SLUG.test(slug) ? snapshot.jobs.positionOf(slug) : undefined
   if (position === undefined || snapshot.jobs.isExpired(position, ctx.now)) {
-    return sendError(ctx.request, 404, `No live job has the slug ${JSON.stringify(slug.slice(0, 100))}. List jobs at /api/v2/jobs.`, { headers: ctx.headers })
+    return sendError(
+      ctx.request,
+      404,
+      `No live job has the slug ${JSON.stringify(slug.slice(0, 100))}. List jobs at /api/v2/jobs.`,
+      { headers: ctx.headers },
+    )
   }
   // The identity body from memory; compressed copies are made on first demand and shared by hash.
   const payload = storedPayload(snapshot.v2Bodies.body(position), snapshot.jobs.hashAt(position))
-  return sendPayload(ctx.request, payload, { cacheStatus: 'HIT', maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL, headers: ctx.headers })
+  return sendPayload(ctx.request, payload, {
+    cacheStatus: 'HIT',
+    maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
+    headers: ctx.headers,
+  })
 }
 
 export async function handleV2List(ctx: RestContext): Promise<Response> {
   const parsed = parseV2ListQuery(ctx.url.searchParams)
-  if (!parsed.ok) return sendError(ctx.request, 400, parsed.error.message, { field: parsed.error.field, headers: ctx.headers })
+  if (!parsed.ok)
+    return sendError(ctx.request, 400, parsed.error.message, { field: parsed.error.field, headers: ctx.headers })
   const query = parsed.value
   const { snapshot } = ctx
   const key = `v2|${snapshot.id}|${snapshot.jobs.expiredCount(ctx.now)}|${canonicalV2Query(query)}`
@@ -36,5 +46,9 @@ export async function handleV2List(ctx: RestContext): Promise<Response> {
     const tail = `],"page":${query.page},"limit":${query.limit},"total":${total},"has_more":${query.page * query.limit < total}}`
     return computedPayload(Buffer.concat([LIST_HEAD, snapshot.v2Bodies.join(positions), Buffer.from(tail)]))
   })
-  return sendPayload(ctx.request, result!.payload, { cacheStatus: result!.hit ? 'HIT' : 'MISS', maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL, headers: ctx.headers })
+  return sendPayload(ctx.request, result!.payload, {
+    cacheStatus: result!.hit ? 'HIT' : 'MISS',
+    maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
+    headers: ctx.headers,
+  })
 }

@@ -53,7 +53,17 @@ describe('determinism', () => {
 
   it('the CLI writes the same bytes as the library for the same seed', async () => {
     const cliDir = path.join(root, 'cli-seed-5')
-    const result = await runCli(['generate', '--jobs', String(OPTIONS.jobs), '--companies', String(OPTIONS.companies), '--seed', '5', '--out', cliDir])
+    const result = await runCli([
+      'generate',
+      '--jobs',
+      String(OPTIONS.jobs),
+      '--companies',
+      String(OPTIONS.companies),
+      '--seed',
+      '5',
+      '--out',
+      cliDir,
+    ])
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toContain(`wrote ${OPTIONS.jobs} jobs and ${OPTIONS.companies} companies`)
     const [lib, cli] = await Promise.all([filesOf(seedA), filesOf(cliDir)])
@@ -90,7 +100,9 @@ describe('coverage of the dataset contract', () => {
 
   it('produces closed jobs, expired jobs and jobs expiring in the future', () => {
     const closed = dataset.jobs.filter((j) => j.status === 'closed')
-    const expired = dataset.jobs.filter((j) => j.status === 'live' && j.expires_at !== undefined && Date.parse(j.expires_at) < GENERATOR_NOW)
+    const expired = dataset.jobs.filter(
+      (j) => j.status === 'live' && j.expires_at !== undefined && Date.parse(j.expires_at) < GENERATOR_NOW,
+    )
     const expiring = dataset.jobs.filter((j) => j.expires_at !== undefined && Date.parse(j.expires_at) > GENERATOR_NOW)
     expect(closed.length).toBeGreaterThan(0)
     expect(expired.length).toBeGreaterThan(0)
@@ -100,12 +112,16 @@ describe('coverage of the dataset contract', () => {
 
   it('produces remote_allowed by country, by continent and by region, Worldwide included', () => {
     const places = dataset.jobs.flatMap((j) => j.remote_allowed ?? [])
-    expect(places.some((p) => p.country !== undefined && p.continent === undefined && p.region === undefined)).toBe(true)
+    expect(places.some((p) => p.country !== undefined && p.continent === undefined && p.region === undefined)).toBe(
+      true,
+    )
     expect(places.some((p) => p.continent !== undefined && p.country === undefined)).toBe(true)
     expect(places.some((p) => p.region === 'Worldwide')).toBe(true)
     expect(places.some((p) => p.region !== undefined && p.region !== 'Worldwide')).toBe(true)
     // Only jobs that are not onsite say where a remote worker may live.
-    expect(dataset.jobs.filter((j) => j.work_arrangement === 'onsite').every((j) => j.remote_allowed === undefined)).toBe(true)
+    expect(
+      dataset.jobs.filter((j) => j.work_arrangement === 'onsite').every((j) => j.remote_allowed === undefined),
+    ).toBe(true)
   })
 
   it('produces every work arrangement, HTML and plain descriptions, and tags repeated across lists', () => {

@@ -28,7 +28,18 @@ import { JobIndex } from '../../runtime/query/job-index.ts'
 import { FIXTURE_NOW, tempDir } from '../support/fixtures.ts'
 
 /** Strings that would break a naive line or bracket splitter if they were not escaped. */
-const AWKWARD = ['plain', 'line\nbreak', 'ends with ]}\n', '  "files": {\n }', 'comma,\n', 'ünïcødé 职位 🚀', '\u2028\u2029', '\\', '"quoted"', '']
+const AWKWARD = [
+  'plain',
+  'line\nbreak',
+  'ends with ]}\n',
+  '  "files": {\n }',
+  'comma,\n',
+  'ünïcødé 职位 🚀',
+  '\u2028\u2029',
+  '\\',
+  '"quoted"',
+  '',
+]
 
 function job(i: number): IndexedJob {
   return {
@@ -51,7 +62,10 @@ const collect = <T>(slices: Iterable<T[]>) => [...slices].flat()
 describe('index/jobs.json, one job per line', () => {
   for (const count of [0, 1, 2, 7, 1000, 2501]) {
     it(`reads ${count} jobs in slices exactly as JSON.parse reads them whole`, () => {
-      const index: SnapshotJobIndex = { jobs: Array.from({ length: count }, (_, i) => job(i)), salary_order: Array.from({ length: count }, (_, i) => count - 1 - i) }
+      const index: SnapshotJobIndex = {
+        jobs: Array.from({ length: count }, (_, i) => job(i)),
+        salary_order: Array.from({ length: count }, (_, i) => count - 1 - i),
+      }
       const bytes = Buffer.from(serializeJobIndex(index))
       expect(JSON.parse(bytes.toString('utf8'))).toEqual(index)
       for (const perSlice of [1, 3, 1000]) {
@@ -68,12 +82,19 @@ describe('index/jobs.json, one job per line', () => {
   it('recognises the single-line layout of older builds as another layout', () => {
     const index: SnapshotJobIndex = { jobs: [job(1), job(2)], salary_order: [1, 0] }
     expect(readJobIndexInSlices(Buffer.from(JSON.stringify(index)))).toBeUndefined()
-    expect(readJobIndexInSlices(Buffer.from(JSON.stringify({ salary_order: [1, 0], jobs: index.jobs })))).toBeUndefined()
+    expect(
+      readJobIndexInSlices(Buffer.from(JSON.stringify({ salary_order: [1, 0], jobs: index.jobs }))),
+    ).toBeUndefined()
     expect(readJobIndexInSlices(Buffer.from(''))).toBeUndefined()
   })
 
   it('fails loudly on a job line that is not JSON, rather than skipping it', () => {
-    const bytes = Buffer.from(serializeJobIndex({ jobs: [job(1), job(2), job(3)], salary_order: [0, 1, 2] }).replace('"id":"id-2"', '"id":id-2'))
+    const bytes = Buffer.from(
+      serializeJobIndex({ jobs: [job(1), job(2), job(3)], salary_order: [0, 1, 2] }).replace(
+        '"id":"id-2"',
+        '"id":id-2',
+      ),
+    )
     expect(() => collect(readJobIndexInSlices(bytes, 1)!.slices)).toThrow(SyntaxError)
   })
 })
@@ -81,7 +102,11 @@ describe('index/jobs.json, one job per line', () => {
 describe('index/companies.json, one company per line', () => {
   it('reads any array in slices exactly as JSON.parse reads it whole', () => {
     for (const count of [0, 1, 5, 1234]) {
-      const items = Array.from({ length: count }, (_, i) => ({ id: i, name: AWKWARD[i % AWKWARD.length], nested: { list: [i, AWKWARD[0]] } }))
+      const items = Array.from({ length: count }, (_, i) => ({
+        id: i,
+        name: AWKWARD[i % AWKWARD.length],
+        nested: { list: [i, AWKWARD[0]] },
+      }))
       const bytes = Buffer.from(jsonArrayByLine(items))
       expect(JSON.parse(bytes.toString('utf8'))).toEqual(items)
       expect(collect(arrayInSlices(bytes, 0, bytes.length - 1, 100)!)).toEqual(items)
@@ -133,7 +158,13 @@ describe('a server loading a real snapshot in slices', () => {
     const root = await tempDir('line-layout')
     roots.push(root)
     const distDir = path.join(root, 'dist')
-    await buildSnapshot({ dataDir: path.resolve('data'), distDir, siteUrl: 'https://jobsnap.example', now: FIXTURE_NOW, progress: { step() {}, log() {}, done() {} } })
+    await buildSnapshot({
+      dataDir: path.resolve('data'),
+      distDir,
+      siteUrl: 'https://jobsnap.example',
+      now: FIXTURE_NOW,
+      progress: { step() {}, log() {}, done() {} },
+    })
     const dir = await realpath(path.join(distDir, 'current'))
     const jobsBytes = await readFile(path.join(dir, snapshotPaths.jobIndex))
     expect(readJobIndexInSlices(jobsBytes), 'the build writes the sliced layout').toBeDefined()
@@ -144,13 +175,25 @@ describe('a server loading a real snapshot in slices', () => {
       expect(loaded.size).toBe(whole.jobs.length)
       for (const [p, job] of whole.jobs.entries()) {
         expect(loaded.hashAt(p)).toBe(job.hash)
-        expect([loaded.valueAt('company', p), loaded.valueAt('category', p), loaded.valueAt('level', p), loaded.valueAt('work_arrangement', p)]).toEqual([job.company_id, job.category, job.level, job.work_arrangement])
+        expect([
+          loaded.valueAt('company', p),
+          loaded.valueAt('category', p),
+          loaded.valueAt('level', p),
+          loaded.valueAt('work_arrangement', p),
+        ]).toEqual([job.company_id, job.category, job.level, job.work_arrangement])
         expect(loaded.positionOf(job.slug)).toBe(p)
       }
       expect([...loaded.salaryOrder]).toEqual([...expected.salaryOrder])
       expect([...loaded.bySalary.salaryLow]).toEqual([...expected.bySalary.salaryLow])
-      for (const [facet, value] of [['category', 'engineering'], ['schedule', '4_day_week'], ['place', 'c:DE'], ['company', whole.jobs[0]!.company_id]] as const) {
-        expect([...(loaded.postingsFor(facet, value) ?? [])], `${facet}=${value}`).toEqual([...(expected.postingsFor(facet, value) ?? [])])
+      for (const [facet, value] of [
+        ['category', 'engineering'],
+        ['schedule', '4_day_week'],
+        ['place', 'c:DE'],
+        ['company', whole.jobs[0]!.company_id],
+      ] as const) {
+        expect([...(loaded.postingsFor(facet, value) ?? [])], `${facet}=${value}`).toEqual([
+          ...(expected.postingsFor(facet, value) ?? []),
+        ])
       }
       for (const j of whole.jobs.slice(0, 50)) expect(loaded.positionOf(j.slug)).toBe(expected.positionOf(j.slug))
     }
@@ -169,7 +212,7 @@ describe('a server loading a real snapshot in slices', () => {
     await writeFile(path.join(dir, snapshotPaths.manifest), serializeManifest(rehashed))
     await expect(loadSnapshot(dir, createFileCache(0))).rejects.toThrow(/index\/jobs\.json is not JSON/)
     await writeFile(path.join(dir, snapshotPaths.jobIndex), jobsBytes)
-    const brokenManifest = manifestBytes.replace(/\n  "v2\/jobs\/([^"]+)": "/, '\n  "v2/jobs/$1" "')
+    const brokenManifest = manifestBytes.replace(/\n {2}"v2\/jobs\/([^"]+)": "/, '\n  "v2/jobs/$1" "')
     expect(brokenManifest).not.toBe(manifestBytes)
     await writeFile(path.join(dir, snapshotPaths.manifest), brokenManifest)
     await expect(loadSnapshot(dir, createFileCache(0))).rejects.toThrow(/manifest\.json is not JSON/)

@@ -31,7 +31,8 @@ interface LintReport {
  */
 const ALLOWED_WARNINGS: Record<string, string> = {}
 
-const isObject = (value: Json | undefined): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isObject = (value: Json | undefined): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 let fixture: FixtureSnapshot
 let workDir: string
@@ -56,16 +57,34 @@ function redoclyLint(file: string): Promise<{ code: number; report: LintReport; 
   return new Promise((resolve, reject) => {
     execFile(
       'npx',
-      ['--no-install', 'redocly', 'lint', file, '--format=json', '--max-problems=1000', `--config=${path.join(workDir, 'redocly.yaml')}`],
+      [
+        '--no-install',
+        'redocly',
+        'lint',
+        file,
+        '--format=json',
+        '--max-problems=1000',
+        `--config=${path.join(workDir, 'redocly.yaml')}`,
+      ],
       {
         cwd: REPO_ROOT,
         timeout: 60_000,
         maxBuffer: 16 * 1024 * 1024,
         // No telemetry or update checks: the test stays off the network.
-        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', REDOCLY_SUPPRESS_NOTIFICATIONS: 'true', NO_COLOR: '1' },
+        env: {
+          ...process.env,
+          REDOCLY_TELEMETRY: 'off',
+          REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+          REDOCLY_SUPPRESS_NOTIFICATIONS: 'true',
+          NO_COLOR: '1',
+        },
       },
       (error, stdout, stderr) => {
-        const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : -1) : 0
+        const code = error
+          ? typeof (error as { code?: unknown }).code === 'number'
+            ? (error as { code: number }).code
+            : -1
+          : 0
         try {
           resolve({ code, report: JSON.parse(String(stdout)) as LintReport, stderr: String(stderr) })
         } catch {
@@ -79,7 +98,9 @@ function redoclyLint(file: string): Promise<{ code: number; report: LintReport; 
 describe('openapi.yaml', () => {
   it('passes redocly lint with the recommended ruleset: no errors, no unexplained warnings', async () => {
     const { code, report } = await redoclyLint(docPath)
-    const errors = report.problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`)
+    const errors = report.problems
+      .filter((p) => p.severity === 'error')
+      .map((p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`)
     const warnings = report.problems
       .filter((p) => p.severity === 'warn' && !(p.ruleId in ALLOWED_WARNINGS))
       .map((p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`)
@@ -113,7 +134,20 @@ describe('openapi.yaml', () => {
 
   it('describes every property of every component schema, nested ones included', () => {
     const schemas = (doc.components as JsonObject).schemas as JsonObject
-    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['V1Job', 'V1Company', 'V1Tag', 'V1List', 'V2Job', 'V2Company', 'V2Location', 'V2Tag', 'V2List', 'Error']))
+    expect(Object.keys(schemas)).toEqual(
+      expect.arrayContaining([
+        'V1Job',
+        'V1Company',
+        'V1Tag',
+        'V1List',
+        'V2Job',
+        'V2Company',
+        'V2Location',
+        'V2Tag',
+        'V2List',
+        'Error',
+      ]),
+    )
     const described = (schema: JsonObject) => typeof schema.description === 'string' && schema.description.trim() !== ''
     const undescribed: string[] = []
     let checked = 0
@@ -135,7 +169,10 @@ describe('openapi.yaml', () => {
       walk(schema.items, `${where}[]`)
       for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
         const list = schema[key]
-        if (Array.isArray(list)) list.forEach((s, i) => walk(s, `${where}.${key}[${i}]`))
+        if (Array.isArray(list))
+          list.forEach((s, i) => {
+            walk(s, `${where}.${key}[${i}]`)
+          })
       }
     }
     for (const [name, schema] of Object.entries(schemas)) {
@@ -152,7 +189,8 @@ describe('openapi.yaml', () => {
     for (const [route, item] of Object.entries(doc.paths as JsonObject)) {
       const get = (item as JsonObject).get as JsonObject
       for (const parameter of (get.parameters as JsonObject[]) ?? []) {
-        if (typeof parameter.description !== 'string' || parameter.description === '') missing.push(`${route} ${String(parameter.name)}`)
+        if (typeof parameter.description !== 'string' || parameter.description === '')
+          missing.push(`${route} ${String(parameter.name)}`)
       }
     }
     expect(missing).toEqual([])

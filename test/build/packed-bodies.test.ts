@@ -9,16 +9,26 @@ import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PackedBodiesWriter } from '../../build/packed-bodies.ts'
-import { CURRENT_LINK, snapshotPaths, v1PageFrame, v1UsageNotice, type SnapshotJobIndex, type SnapshotManifest } from '../../core/snapshot.ts'
+import {
+  CURRENT_LINK,
+  snapshotPaths,
+  v1PageFrame,
+  v1UsageNotice,
+  type SnapshotJobIndex,
+  type SnapshotManifest,
+} from '../../core/snapshot.ts'
 import { PackedBodies } from '../../core/packed-bodies.ts'
 import { createFileCache, loadSnapshot } from '../../runtime/snapshot.ts'
 import { buildFixture, tempDir, type FixtureSnapshot } from '../support/fixtures.ts'
 
-const lengthsOf = (bytes: Buffer) => new Uint32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length))
+const lengthsOf = (bytes: Buffer) =>
+  new Uint32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length))
 
 describe('PackedBodies', () => {
   let dir: string
-  const bodies = Array.from({ length: 300 }, (_, i) => Buffer.from(JSON.stringify({ i, text: 'x'.repeat(i % 17), quote: 'a,"b"\n' })))
+  const bodies = Array.from({ length: 300 }, (_, i) =>
+    Buffer.from(JSON.stringify({ i, text: 'x'.repeat(i % 17), quote: 'a,"b"\n' })),
+  )
   let lengths: Uint32Array
 
   beforeAll(async () => {
@@ -36,7 +46,10 @@ describe('PackedBodies', () => {
   for (const home of ['inMemory', 'inFile'] as const) {
     it(`${home}: every body, range and selection is the exact bytes`, () => {
       const file = path.join(dir, snapshotPaths.v2Bodies.bodies)
-      const packed = home === 'inMemory' ? PackedBodies.inMemory(readFileSync(file), lengths, file) : PackedBodies.inFile(file, lengths, file)
+      const packed =
+        home === 'inMemory'
+          ? PackedBodies.inMemory(readFileSync(file), lengths, file)
+          : PackedBodies.inFile(file, lengths, file)
       try {
         expect(packed.size).toBe(bodies.length)
         for (let p = 0; p < bodies.length; p++) expect(packed.body(p).equals(bodies[p]!)).toBe(true)
@@ -78,9 +91,14 @@ describe('a built snapshot', () => {
   it('packs every v2 job body exactly as its file, in date order', async () => {
     const index = JSON.parse((await read(snapshotPaths.jobIndex)).toString()) as SnapshotJobIndex
     const file = path.join(snapshotDir, snapshotPaths.v2Bodies.bodies)
-    const packed = PackedBodies.inMemory(readFileSync(file), lengthsOf(await read(snapshotPaths.v2Bodies.lengths)), file)
+    const packed = PackedBodies.inMemory(
+      readFileSync(file),
+      lengthsOf(await read(snapshotPaths.v2Bodies.lengths)),
+      file,
+    )
     expect(packed.size).toBe(index.jobs.length)
-    for (const [p, job] of index.jobs.entries()) expect(packed.body(p).equals(await read(snapshotPaths.v2Job(job.slug))), job.slug).toBe(true)
+    for (const [p, job] of index.jobs.entries())
+      expect(packed.body(p).equals(await read(snapshotPaths.v2Job(job.slug))), job.slug).toBe(true)
   })
 
   it('packs the v1 jobs so that every precomputed v1 page is its frame around one range', async () => {
@@ -92,8 +110,14 @@ describe('a built snapshot', () => {
       for (const limit of manifest.v1_limits) {
         for (let page = 1; page <= Math.max(1, Math.ceil(total / limit)); page++) {
           const { head, tail } = v1PageFrame(v1UsageNotice(manifest.site_url), page, limit, total)
-          const composed = Buffer.concat([Buffer.from(head), packed.range((page - 1) * limit, Math.min(total, page * limit)), Buffer.from(tail)])
-          expect(composed.equals(await read(snapshotPaths.v1Page(limit, page))), `v1 page ${page} of ${limit}`).toBe(true)
+          const composed = Buffer.concat([
+            Buffer.from(head),
+            packed.range((page - 1) * limit, Math.min(total, page * limit)),
+            Buffer.from(tail),
+          ])
+          expect(composed.equals(await read(snapshotPaths.v1Page(limit, page))), `v1 page ${page} of ${limit}`).toBe(
+            true,
+          )
         }
       }
     } finally {

@@ -54,14 +54,31 @@ function job(slug: string, n: number, overrides: Partial<DatasetJob> = {}): Data
 /** Newest of all, so that any of them leaking would show on page 1. */
 const EXCLUDED: DatasetJob[] = [
   job('closed-open-ended', 1, { status: 'closed', posted_at: iso(NOW.getTime() - HOUR), title: 'Zeppelin pilot' }),
-  job('closed-future-expiry', 2, { status: 'closed', posted_at: iso(NOW.getTime() - HOUR), expires_at: iso(NOW.getTime() + 30 * 24 * HOUR) }),
-  job('expired-an-hour-ago', 3, { posted_at: iso(NOW.getTime() - 2 * HOUR), expires_at: iso(NOW.getTime() - HOUR), title: 'Zeppelin navigator' }),
+  job('closed-future-expiry', 2, {
+    status: 'closed',
+    posted_at: iso(NOW.getTime() - HOUR),
+    expires_at: iso(NOW.getTime() + 30 * 24 * HOUR),
+  }),
+  job('expired-an-hour-ago', 3, {
+    posted_at: iso(NOW.getTime() - 2 * HOUR),
+    expires_at: iso(NOW.getTime() - HOUR),
+    title: 'Zeppelin navigator',
+  }),
   job('expires-exactly-now', 4, { posted_at: iso(NOW.getTime() - 2 * HOUR), expires_at: NOW.toISOString() }),
 ]
-const KEPT_WITH_EXPIRY = job('expires-next-minute', 5, { posted_at: iso(NOW.getTime() - 3 * HOUR), expires_at: iso(NOW.getTime() + 60_000) })
+const KEPT_WITH_EXPIRY = job('expires-next-minute', 5, {
+  posted_at: iso(NOW.getTime() - 3 * HOUR),
+  expires_at: iso(NOW.getTime() + 60_000),
+})
 const FILLER = Array.from({ length: 129 }, (_, i) => job(`filler-${i}`, 100 + i))
 const LIVE = [KEPT_WITH_EXPIRY, ...FILLER]
-const ALL_JOBS = [...EXCLUDED.slice(0, 2), ...FILLER.slice(0, 60), ...EXCLUDED.slice(2), KEPT_WITH_EXPIRY, ...FILLER.slice(60)]
+const ALL_JOBS = [
+  ...EXCLUDED.slice(0, 2),
+  ...FILLER.slice(0, 60),
+  ...EXCLUDED.slice(2),
+  KEPT_WITH_EXPIRY,
+  ...FILLER.slice(60),
+]
 
 /** Newest first, ties by id: computed here, not taken from the build. */
 const EXPECTED_ORDER = [...LIVE]
@@ -132,11 +149,19 @@ describe('a built snapshot', () => {
     expect(terms.terms).toContain('engineer')
     expect(terms.terms).not.toContain('zeppelin')
 
-    const companies = SnapshotCompanies.parse(JSON.parse(await readFile(path.join(dir, 'index/companies.json'), 'utf8')))
+    const companies = SnapshotCompanies.parse(
+      JSON.parse(await readFile(path.join(dir, 'index/companies.json'), 'utf8')),
+    )
     const liveByCompany = (id: string) => LIVE.filter((j) => j.company_id === id).length
     expect(companies.map((c) => [c.slug, c.live_jobs])).toEqual(COMPANIES.map((c) => [c.slug, liveByCompany(c.id)]))
 
-    expect(build.manifest.counts).toEqual({ records_jobs: ALL_JOBS.length, live_jobs: LIVE.length, closed_jobs: 2, expired_jobs: 2, companies: 2 })
+    expect(build.manifest.counts).toEqual({
+      records_jobs: ALL_JOBS.length,
+      live_jobs: LIVE.length,
+      closed_jobs: 2,
+      expired_jobs: 2,
+      companies: 2,
+    })
   })
 
   it('writes a manifest with id, built_at, counts and the hash of every public file', async () => {
@@ -169,7 +194,9 @@ describe('a built snapshot', () => {
       expect(pages).toBe(limit === 25 ? 6 : 2)
       const slugs: string[] = []
       for (let page = 1; page <= pages; page++) {
-        const body = V1ListResponse.parse(JSON.parse(await readFile(path.join(dir, `v1/${limit}/${page}.json`), 'utf8')))
+        const body = V1ListResponse.parse(
+          JSON.parse(await readFile(path.join(dir, `v1/${limit}/${page}.json`), 'utf8')),
+        )
         expect(body.page).toBe(page)
         expect(body.total).toBe(130)
         expect(body.has_more).toBe(page < pages)
@@ -207,7 +234,9 @@ describe('atomic publish', () => {
     await rm(root, { recursive: true, force: true })
   })
 
-  it('a build killed half way leaves current on the previous snapshot; the next build sweeps it and publishes', { timeout: 90_000 }, async () => {
+  it('a build killed half way leaves current on the previous snapshot; the next build sweeps it and publishes', {
+    timeout: 90_000,
+  }, async () => {
     const smallDir = path.join(root, 'small')
     const bigDir = path.join(root, 'big')
     const distDir = path.join(root, 'dist')
@@ -216,7 +245,17 @@ describe('atomic publish', () => {
     const aDir = path.join(distDir, 'snapshots', a.snapshotId)
     const aOpenApi = await readFile(path.join(aDir, 'openapi.yaml'))
 
-    const generated = await runCli(['generate', '--jobs', '30000', '--companies', '500', '--seed', '3', '--out', bigDir])
+    const generated = await runCli([
+      'generate',
+      '--jobs',
+      '30000',
+      '--companies',
+      '500',
+      '--seed',
+      '3',
+      '--out',
+      bigDir,
+    ])
     expect(generated.code, generated.stderr).toBe(0)
 
     // The second build, as a real child process: npx -> tsx -> node, in a process group of its own.
@@ -225,7 +264,9 @@ describe('atomic publish', () => {
       detached: true,
       stdio: 'ignore',
     })
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    )
     let exitedEarly: { code: number | null; signal: NodeJS.Signals | null } | undefined
     void exited.then((result) => (exitedEarly = result))
     let staging: string | undefined
@@ -236,7 +277,9 @@ describe('atomic publish', () => {
         const entries = await readdir(path.join(distDir, 'snapshots')).catch(() => [] as string[])
         staging = entries.find((e) => e.startsWith('.staging-'))
         if (staging) {
-          writtenAtKill = (await readdir(path.join(distDir, 'snapshots', staging, 'v2/jobs')).catch(() => [] as string[])).length
+          writtenAtKill = (
+            await readdir(path.join(distDir, 'snapshots', staging, 'v2/jobs')).catch(() => [] as string[])
+          ).length
           if (writtenAtKill >= 3000) break
         }
         // Readers during the build always find snapshot A.
@@ -248,7 +291,10 @@ describe('atomic publish', () => {
       // SIGKILL the process doing the work: the staging folder is named after its pid. Its parent
       // (tsx) reaps it and exits, so no zombie is left for the next build's liveness check.
       process.kill(Number(staging!.split('-').at(-1)), 'SIGKILL')
-      const result = await Promise.race([exited, new Promise<undefined>((resolve) => setTimeout(resolve, 10_000, undefined))])
+      const result = await Promise.race([
+        exited,
+        new Promise<undefined>((resolve) => setTimeout(resolve, 10_000, undefined)),
+      ])
       expect(result, 'the CLI exits once its build process is killed').toBeDefined()
       expect(result!.code === 0).toBe(false)
     } finally {

@@ -153,7 +153,12 @@ describe('v2 job (SPEC 2.1-2.4)', () => {
 
   it('names places canonically: offices get their continent, remote entries keep what they name', () => {
     expect(v2.office_locations).toEqual([{ city: 'Berlin', country: 'Germany', continent: 'Europe' }])
-    expect(v2.remote_allowed).toEqual([{ country: 'United Kingdom' }, { continent: 'Europe' }, { region: 'EMEA' }, { region: 'Worldwide' }])
+    expect(v2.remote_allowed).toEqual([
+      { country: 'United Kingdom' },
+      { continent: 'Europe' },
+      { region: 'EMEA' },
+      { region: 'Worldwide' },
+    ])
   })
 
   it('keeps skills, stack and tools as separate {name, slug} lists, duplicates and all', () => {
@@ -203,11 +208,31 @@ describe('v2 job (SPEC 2.1-2.4)', () => {
 
   it('omits optional fields that have no value instead of writing null', () => {
     const minimal = toV2Job(MINIMAL_JOB, MINIMAL_COMPANY)
-    expect(Object.keys(minimal).sort()).toEqual(['company', 'id', 'is_remote', 'posted_at', 'slug', 'title', 'url', 'work_arrangement'])
+    expect(Object.keys(minimal).sort()).toEqual([
+      'company',
+      'id',
+      'is_remote',
+      'posted_at',
+      'slug',
+      'title',
+      'url',
+      'work_arrangement',
+    ])
     expect(Object.keys(minimal.company!).sort()).toEqual(['id', 'name', 'remote_level', 'schedule_type', 'slug', 'url'])
     const json = JSON.stringify(minimal)
     expect(json).not.toContain('null')
-    for (const field of ['description', 'expires_at', 'salary_min', 'salary_max', 'salary_currency', 'office_locations', 'remote_allowed', 'skills', 'category', 'level']) {
+    for (const field of [
+      'description',
+      'expires_at',
+      'salary_min',
+      'salary_max',
+      'salary_currency',
+      'office_locations',
+      'remote_allowed',
+      'skills',
+      'category',
+      'level',
+    ]) {
       expect(minimal, field).not.toHaveProperty(field)
     }
     expect(V2Job.strict().safeParse(minimal).success).toBe(true)
@@ -247,7 +272,18 @@ describe('v1 job (SPEC 2.5-2.7)', () => {
       { label: 'GitHub', value: 'github' },
     ])
     // Only tools given: order kept; nothing given: empty list, not absent.
-    expect(toV1Job({ ...MINIMAL_JOB, tools: [{ name: 'Jira', slug: 'jira' }, { name: 'Git', slug: 'git' }] }, COMPANY).filters).toEqual([
+    expect(
+      toV1Job(
+        {
+          ...MINIMAL_JOB,
+          tools: [
+            { name: 'Jira', slug: 'jira' },
+            { name: 'Git', slug: 'git' },
+          ],
+        },
+        COMPANY,
+      ).filters,
+    ).toEqual([
       { label: 'Jira', value: 'jira' },
       { label: 'Git', value: 'git' },
     ])
@@ -287,7 +323,9 @@ describe('v1 job (SPEC 2.5-2.7)', () => {
     expect(v1.location_country).toBe('Germany')
     expect(v1.location_continent).toBe('Europe')
     expect(v1.location_original).toBe('Berlin, Germany or Remote (United Kingdom, Europe, EMEA, Worldwide)')
-    expect(toV1Job({ ...JOB, location_original: 'Berlin or anywhere in Europe' }, COMPANY).location_original).toBe('Berlin or anywhere in Europe')
+    expect(toV1Job({ ...JOB, location_original: 'Berlin or anywhere in Europe' }, COMPANY).location_original).toBe(
+      'Berlin or anywhere in Europe',
+    )
   })
 
   it('description is plain text; required strings are empty, not missing, when unknown', () => {
@@ -383,14 +421,18 @@ describe('every record of a generated dataset', () => {
       if (!v1Check.success) failures.push(`${job.slug} v1: ${v1Check.error.message}`)
       const v1Json = JSON.stringify(v1)
       const v2Json = JSON.stringify(v2)
-      for (const [shape, json] of [['v1', v1Json], ['v2', v2Json]] as const) {
+      for (const [shape, json] of [
+        ['v1', v1Json],
+        ['v2', v2Json],
+      ] as const) {
         if (HTML_TAG.test(json) || HTML_ENTITY.test(json)) failures.push(`${job.slug} ${shape}: HTML survived`)
         if (json.includes(':null')) failures.push(`${job.slug} ${shape}: null value`)
         if (json.includes('total_raised')) failures.push(`${job.slug} ${shape}: total_raised`)
       }
       if (v1.posted !== Math.floor(Date.parse(job.posted_at) / 1000)) failures.push(`${job.slug}: posted`)
       if (!v2.posted_at.match(RFC3339_UTC)) failures.push(`${job.slug}: posted_at ${v2.posted_at}`)
-      if (new Set(v1.filters.map((f) => f.value)).size !== v1.filters.length) failures.push(`${job.slug}: duplicate filter`)
+      if (new Set(v1.filters.map((f) => f.value)).size !== v1.filters.length)
+        failures.push(`${job.slug}: duplicate filter`)
       if (!v1.company.url?.endsWith('/jobs')) failures.push(`${job.slug}: company url ${v1.company.url}`)
     }
     expect(failures).toEqual([])

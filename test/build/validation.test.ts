@@ -92,15 +92,55 @@ function everyProblem() {
     'jobs-more.json': [job(10), dupId, orphan, badCurrency, inverted, badCountry, badEnum],
   }
   const expected: DatasetIssue[] = [
-    { source: { file: 'companies.ndjson', line: 3 }, recordId: testUuid(1), field: 'id', message: expect.stringMatching(/duplicate company id .*companies\.ndjson:1/) },
-    { source: { file: 'jobs.ndjson', line: 4 }, recordId: dupSlug.id, field: 'slug', message: expect.stringMatching(/duplicate job slug "job-1" .*jobs\.ndjson:1/) },
+    {
+      source: { file: 'companies.ndjson', line: 3 },
+      recordId: testUuid(1),
+      field: 'id',
+      message: expect.stringMatching(/duplicate company id .*companies\.ndjson:1/),
+    },
+    {
+      source: { file: 'jobs.ndjson', line: 4 },
+      recordId: dupSlug.id,
+      field: 'slug',
+      message: expect.stringMatching(/duplicate job slug "job-1" .*jobs\.ndjson:1/),
+    },
     { source: { file: 'jobs.ndjson', line: 5 }, message: expect.stringMatching(/not valid JSON/) },
-    { source: { file: 'jobs-more.json', index: 1 }, recordId: testUuid(1010), field: 'id', message: expect.stringMatching(/duplicate job id .*jobs-more\.json\[0\]/) },
-    { source: { file: 'jobs-more.json', index: 2 }, recordId: orphan.id, field: 'company_id', message: expect.stringContaining(testUuid(99)) },
-    { source: { file: 'jobs-more.json', index: 3 }, recordId: badCurrency.id, field: 'salary_currency', message: expect.stringMatching(/unknown currency XYZ.*EUR, USD/) },
-    { source: { file: 'jobs-more.json', index: 4 }, recordId: inverted.id, field: 'salary_min', message: expect.stringMatching(/greater than salary_max/) },
-    { source: { file: 'jobs-more.json', index: 5 }, recordId: badCountry.id, field: 'office_locations.0.country', message: expect.stringMatching(/unknown country/) },
-    { source: { file: 'jobs-more.json', index: 6 }, recordId: badEnum.id, field: 'work_arrangement', message: expect.stringMatching(/onsite.*hybrid.*remote/) },
+    {
+      source: { file: 'jobs-more.json', index: 1 },
+      recordId: testUuid(1010),
+      field: 'id',
+      message: expect.stringMatching(/duplicate job id .*jobs-more\.json\[0\]/),
+    },
+    {
+      source: { file: 'jobs-more.json', index: 2 },
+      recordId: orphan.id,
+      field: 'company_id',
+      message: expect.stringContaining(testUuid(99)),
+    },
+    {
+      source: { file: 'jobs-more.json', index: 3 },
+      recordId: badCurrency.id,
+      field: 'salary_currency',
+      message: expect.stringMatching(/unknown currency XYZ.*EUR, USD/),
+    },
+    {
+      source: { file: 'jobs-more.json', index: 4 },
+      recordId: inverted.id,
+      field: 'salary_min',
+      message: expect.stringMatching(/greater than salary_max/),
+    },
+    {
+      source: { file: 'jobs-more.json', index: 5 },
+      recordId: badCountry.id,
+      field: 'office_locations.0.country',
+      message: expect.stringMatching(/unknown country/),
+    },
+    {
+      source: { file: 'jobs-more.json', index: 6 },
+      recordId: badEnum.id,
+      field: 'work_arrangement',
+      message: expect.stringMatching(/onsite.*hybrid.*remote/),
+    },
   ]
   return { files, expected }
 }
@@ -113,7 +153,11 @@ function where(issue: DatasetIssue): string {
 
 describe('loadDataset names file, position, record, field and reason', () => {
   it('accepts the baseline dataset the broken ones are made from', async () => {
-    const dataDir = await datasetDir({ ...BASE, 'jobs.ndjson': [job(1), job(2)], 'jobs-more.json': [job(3, { salary_currency: 'EUR' })] })
+    const dataDir = await datasetDir({
+      ...BASE,
+      'jobs.ndjson': [job(1), job(2)],
+      'jobs-more.json': [job(3, { salary_currency: 'EUR' })],
+    })
     const dataset = await loadDataset(dataDir)
     // Files are read in sorted path order: jobs-more.json before jobs.ndjson.
     expect(dataset.jobs.map((j) => j.slug)).toEqual(['job-3', 'job-1', 'job-2'])
@@ -124,7 +168,12 @@ describe('loadDataset names file, position, record, field and reason', () => {
     const dup = job(3, { slug: 'job-1' })
     const issues = await issuesOf(await datasetDir({ ...BASE, 'jobs.ndjson': [job(1), '', job(2), dup] }))
     expect(issues).toEqual([
-      { source: { file: 'jobs.ndjson', line: 4 }, recordId: dup.id, field: 'slug', message: 'duplicate job slug "job-1" (first seen at jobs.ndjson:1)' },
+      {
+        source: { file: 'jobs.ndjson', line: 4 },
+        recordId: dup.id,
+        field: 'slug',
+        message: 'duplicate job slug "job-1" (first seen at jobs.ndjson:1)',
+      },
     ])
   })
 
@@ -132,28 +181,56 @@ describe('loadDataset names file, position, record, field and reason', () => {
     const dup = job(2, { id: testUuid(1001) })
     const issues = await issuesOf(await datasetDir({ ...BASE, 'jobs-a.json': [job(1)], 'jobs-b.json': [job(5), dup] }))
     expect(issues).toEqual([
-      { source: { file: 'jobs-b.json', index: 1 }, recordId: testUuid(1001), field: 'id', message: 'duplicate job id "00000000-0000-4000-8000-0000000003e9" (first seen at jobs-a.json[0])' },
+      {
+        source: { file: 'jobs-b.json', index: 1 },
+        recordId: testUuid(1001),
+        field: 'id',
+        message: 'duplicate job id "00000000-0000-4000-8000-0000000003e9" (first seen at jobs-a.json[0])',
+      },
     ])
   })
 
   it('duplicate company id', async () => {
-    const issues = await issuesOf(await datasetDir({ ...BASE, 'companies.ndjson': [company(1), company(2), company(3, { id: testUuid(2) })], 'jobs.json': [job(1)] }))
+    const issues = await issuesOf(
+      await datasetDir({
+        ...BASE,
+        'companies.ndjson': [company(1), company(2), company(3, { id: testUuid(2) })],
+        'jobs.json': [job(1)],
+      }),
+    )
     expect(issues).toEqual([
-      { source: { file: 'companies.ndjson', line: 3 }, recordId: testUuid(2), field: 'id', message: expect.stringMatching(/^duplicate company id .* \(first seen at companies\.ndjson:2\)$/) },
+      {
+        source: { file: 'companies.ndjson', line: 3 },
+        recordId: testUuid(2),
+        field: 'id',
+        message: expect.stringMatching(/^duplicate company id .* \(first seen at companies\.ndjson:2\)$/),
+      },
     ])
   })
 
   it('job whose company does not exist', async () => {
     const orphan = job(2, { company_id: testUuid(77) })
     const issues = await issuesOf(await datasetDir({ ...BASE, 'jobs.json': [job(1), orphan] }))
-    expect(issues).toEqual([{ source: { file: 'jobs.json', index: 1 }, recordId: orphan.id, field: 'company_id', message: `no company has id ${testUuid(77)}` }])
+    expect(issues).toEqual([
+      {
+        source: { file: 'jobs.json', index: 1 },
+        recordId: orphan.id,
+        field: 'company_id',
+        message: `no company has id ${testUuid(77)}`,
+      },
+    ])
   })
 
   it('unknown currency (not in the rate table)', async () => {
     const bad = job(1, { salary_currency: 'GBP' })
     const issues = await issuesOf(await datasetDir({ ...BASE, 'jobs.ndjson': [bad] }))
     expect(issues).toEqual([
-      { source: { file: 'jobs.ndjson', line: 1 }, recordId: bad.id, field: 'salary_currency', message: 'unknown currency GBP: the exchange-rate table has EUR, USD' },
+      {
+        source: { file: 'jobs.ndjson', line: 1 },
+        recordId: bad.id,
+        field: 'salary_currency',
+        message: 'unknown currency GBP: the exchange-rate table has EUR, USD',
+      },
     ])
   })
 
@@ -161,17 +238,29 @@ describe('loadDataset names file, position, record, field and reason', () => {
     const bad = job(1, { salary_min: 7_000_000, salary_max: 6_000_000 })
     const issues = await issuesOf(await datasetDir({ ...BASE, 'jobs.ndjson': [bad] }))
     expect(issues).toEqual([
-      { source: { file: 'jobs.ndjson', line: 1 }, recordId: bad.id, field: 'salary_min', message: 'salary_min (7000000) is greater than salary_max (6000000)' },
+      {
+        source: { file: 'jobs.ndjson', line: 1 },
+        recordId: bad.id,
+        field: 'salary_min',
+        message: 'salary_min (7000000) is greater than salary_max (6000000)',
+      },
     ])
   })
 
   it('a line that is not JSON, without losing the records around it', async () => {
     const dup = job(3, { slug: 'job-1' })
-    const issues = await issuesOf(await datasetDir({ ...BASE, 'jobs.ndjson': [job(1), '{"id": "oops", "slug": ', dup] }))
+    const issues = await issuesOf(
+      await datasetDir({ ...BASE, 'jobs.ndjson': [job(1), '{"id": "oops", "slug": ', dup] }),
+    )
     expect(issues).toEqual([
       { source: { file: 'jobs.ndjson', line: 2 }, message: expect.stringMatching(/^not valid JSON: /) },
       // The line after the broken one is still read and checked.
-      { source: { file: 'jobs.ndjson', line: 3 }, recordId: dup.id, field: 'slug', message: expect.stringContaining('duplicate job slug') },
+      {
+        source: { file: 'jobs.ndjson', line: 3 },
+        recordId: dup.id,
+        field: 'slug',
+        message: expect.stringContaining('duplicate job slug'),
+      },
     ])
   })
 
@@ -181,24 +270,57 @@ describe('loadDataset names file, position, record, field and reason', () => {
   })
 
   it('unknown country, in an office and in a company', async () => {
-    const bad = job(1, { work_arrangement: 'hybrid', office_locations: [{ city: 'Berlin', country: 'Germany' }], remote_allowed: [{ country: 'Narnia' }] })
+    const bad = job(1, {
+      work_arrangement: 'hybrid',
+      office_locations: [{ city: 'Berlin', country: 'Germany' }],
+      remote_allowed: [{ country: 'Narnia' }],
+    })
     const badCompany = company(2, { country: 'Atlantis' })
-    const issues = await issuesOf(await datasetDir({ ...BASE, 'companies.ndjson': [company(1), badCompany], 'jobs.ndjson': [bad] }))
+    const issues = await issuesOf(
+      await datasetDir({ ...BASE, 'companies.ndjson': [company(1), badCompany], 'jobs.ndjson': [bad] }),
+    )
     expect(issues).toEqual([
-      { source: { file: 'companies.ndjson', line: 2 }, recordId: badCompany.id, field: 'country', message: 'unknown country' },
+      {
+        source: { file: 'companies.ndjson', line: 2 },
+        recordId: badCompany.id,
+        field: 'country',
+        message: 'unknown country',
+      },
       // The job names company 1, which is fine, so only its own problem is reported.
-      { source: { file: 'jobs.ndjson', line: 1 }, recordId: bad.id, field: 'remote_allowed.0.country', message: expect.stringMatching(/^unknown country/) },
+      {
+        source: { file: 'jobs.ndjson', line: 1 },
+        recordId: bad.id,
+        field: 'remote_allowed.0.country',
+        message: expect.stringMatching(/^unknown country/),
+      },
     ])
   })
 
   it('bad enum values', async () => {
     const bad = { ...job(1), work_arrangement: 'office', status: 'paused' }
     const badCompany = { ...company(2), schedule_type: 'six_day_week' }
-    const issues = await issuesOf(await datasetDir({ ...BASE, 'companies.ndjson': [company(1), badCompany], 'jobs.json': [bad] }))
+    const issues = await issuesOf(
+      await datasetDir({ ...BASE, 'companies.ndjson': [company(1), badCompany], 'jobs.json': [bad] }),
+    )
     expect(issues).toEqual([
-      { source: { file: 'companies.ndjson', line: 2 }, recordId: badCompany.id, field: 'schedule_type', message: expect.stringContaining('4_day_week') },
-      { source: { file: 'jobs.json', index: 0 }, recordId: bad.id, field: 'status', message: expect.stringMatching(/live.*closed/) },
-      { source: { file: 'jobs.json', index: 0 }, recordId: bad.id, field: 'work_arrangement', message: expect.stringMatching(/onsite.*hybrid.*remote/) },
+      {
+        source: { file: 'companies.ndjson', line: 2 },
+        recordId: badCompany.id,
+        field: 'schedule_type',
+        message: expect.stringContaining('4_day_week'),
+      },
+      {
+        source: { file: 'jobs.json', index: 0 },
+        recordId: bad.id,
+        field: 'status',
+        message: expect.stringMatching(/live.*closed/),
+      },
+      {
+        source: { file: 'jobs.json', index: 0 },
+        recordId: bad.id,
+        field: 'work_arrangement',
+        message: expect.stringMatching(/onsite.*hybrid.*remote/),
+      },
     ])
   })
 
@@ -215,12 +337,17 @@ describe('loadDataset names file, position, record, field and reason', () => {
     expect(error).toBeInstanceOf(DatasetInvalidError)
     const message = (error as Error).message
     expect(message).toMatch(new RegExp(`^dataset has ${expected.length} problems:`))
-    for (const issue of expected) expect(message).toContain(`- ${where(issue)}${issue.recordId ? ` (id ${issue.recordId})` : ''}${issue.field ? ` ${issue.field}:` : ''}`)
+    for (const issue of expected)
+      expect(message).toContain(
+        `- ${where(issue)}${issue.recordId ? ` (id ${issue.recordId})` : ''}${issue.field ? ` ${issue.field}:` : ''}`,
+      )
   })
 
   it('a missing rates file is an error', async () => {
     const issues = await issuesOf(await datasetDir({ 'companies.ndjson': [company(1)], 'jobs.ndjson': [job(1)] }))
-    expect(issues).toEqual([{ source: { file: 'rates.json' }, message: expect.stringMatching(/no exchange-rate table/) }])
+    expect(issues).toEqual([
+      { source: { file: 'rates.json' }, message: expect.stringMatching(/no exchange-rate table/) },
+    ])
   })
 
   it('two rate tables are an error', async () => {
@@ -234,7 +361,9 @@ describe('a refused dataset publishes nothing', () => {
     const { files, expected } = everyProblem()
     const dataDir = await datasetDir(files)
     const distDir = path.join(path.dirname(dataDir), 'dist')
-    const error = await buildSnapshot({ dataDir, distDir, siteUrl: 'https://jobsnap.example', now: FIXTURE_NOW }).catch((e: unknown) => e)
+    const error = await buildSnapshot({ dataDir, distDir, siteUrl: 'https://jobsnap.example', now: FIXTURE_NOW }).catch(
+      (e: unknown) => e,
+    )
     expect(error).toBeInstanceOf(DatasetInvalidError)
     expect((error as DatasetInvalidError).issues).toHaveLength(expected.length)
     await expect(lstat(path.join(distDir, 'current'))).rejects.toThrow(/ENOENT/)
@@ -254,7 +383,12 @@ describe('a refused dataset publishes nothing', () => {
     // Publish a good snapshot, then fail again: `current` and the snapshot folders stay as they were.
     const goodDir = path.join(root, 'good')
     await writeDatasetFiles(goodDir, { ...BASE, 'jobs.ndjson': [job(1), job(2)] })
-    const good = await buildSnapshot({ dataDir: goodDir, distDir, siteUrl: 'https://jobsnap.example', now: FIXTURE_NOW })
+    const good = await buildSnapshot({
+      dataDir: goodDir,
+      distDir,
+      siteUrl: 'https://jobsnap.example',
+      now: FIXTURE_NOW,
+    })
     const linkBefore = await readlink(path.join(distDir, 'current'))
     const foldersBefore = (await readdir(path.join(distDir, 'snapshots'))).sort()
     expect(foldersBefore).toEqual([good.snapshotId])

@@ -51,12 +51,16 @@ let server: RunningServer
 
 /** Runs the Inspector CLI against the server's /api/mcp and parses what it prints. */
 async function inspector<T>(...args: string[]): Promise<T> {
-  const { stdout } = await run(process.execPath, [inspectorBin(), '--cli', `${server.url}/api/mcp`, '--transport', 'http', ...args], {
-    timeout: 60_000,
-    maxBuffer: 16 * 1024 * 1024,
-    // The launcher starts its CLI with `node` from PATH: make that this Node.
-    env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` },
-  })
+  const { stdout } = await run(
+    process.execPath,
+    [inspectorBin(), '--cli', `${server.url}/api/mcp`, '--transport', 'http', ...args],
+    {
+      timeout: 60_000,
+      maxBuffer: 16 * 1024 * 1024,
+      // The launcher starts its CLI with `node` from PATH: make that this Node.
+      env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` },
+    },
+  )
   try {
     return JSON.parse(stdout) as T
   } catch {
@@ -86,23 +90,42 @@ describe('MCP Inspector CLI', () => {
   })
 
   it('tools/call search_jobs returns the page GET /api/v2/jobs returns, compressed hours not a four-day week', async () => {
-    const result = await inspector<CliToolResult>('--method', 'tools/call', '--tool-name', 'search_jobs', '--tool-arg', 'schedule=["compressed_hours"]', '--tool-arg', 'page=1')
+    const result = await inspector<CliToolResult>(
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'search_jobs',
+      '--tool-arg',
+      'schedule=["compressed_hours"]',
+      '--tool-arg',
+      'page=1',
+    )
     expect(result.isError ?? false).toBe(false)
     expect(result.content[0]?.type).toBe('text')
     expect(result.content[0]?.text?.length).toBeGreaterThan(0)
 
-    const rest = (await (await fetch(`${server.url}/api/v2/jobs?schedule=compressed_hours&limit=25`)).json()) as V2ListResponse
+    const rest = (await (
+      await fetch(`${server.url}/api/v2/jobs?schedule=compressed_hours&limit=25`)
+    ).json()) as V2ListResponse
     expect(rest.total).toBeGreaterThan(0)
     const structured = result.structuredContent!
     expect(structured.total).toBe(rest.total)
     expect(structured.page).toBe(1)
     expect(structured.has_more).toBe(rest.has_more)
     expect(structured.jobs.map((j) => j.slug)).toEqual(rest.data.map((j) => j.slug))
-    for (const job of structured.jobs) expect(job.schedule).toMatchObject({ type: 'compressed_hours', is_four_day_week: false, reduces_hours: false })
+    for (const job of structured.jobs)
+      expect(job.schedule).toMatchObject({ type: 'compressed_hours', is_four_day_week: false, reduces_hours: false })
   })
 
   it('tools/call with page 201 gets a tool error naming the argument', async () => {
-    const result = await inspector<CliToolResult>('--method', 'tools/call', '--tool-name', 'search_jobs', '--tool-arg', 'page=201')
+    const result = await inspector<CliToolResult>(
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'search_jobs',
+      '--tool-arg',
+      'page=201',
+    )
     expect(result.isError).toBe(true)
     expect(result.structuredContent).toBeUndefined()
     expect(result.content[0]?.text).toMatch(/page/)

@@ -10,7 +10,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { ConfigInput } from '../../core/config.ts'
 import type { RunningServer } from '../../runtime/server.ts'
 import { buildFixture, FIXTURE_NOW, startFixtureServer, type FixtureSnapshot } from '../support/fixtures.ts'
-import { callOk, connectMcp, expectJsonRpcError, nodeRequest, postMcp, POST_HEADERS, toolsListMessage, type RawResponse } from './support/mcp.ts'
+import {
+  callOk,
+  connectMcp,
+  expectJsonRpcError,
+  nodeRequest,
+  postMcp,
+  POST_HEADERS,
+  toolsListMessage,
+  type RawResponse,
+} from './support/mcp.ts'
 
 let fixture: FixtureSnapshot
 const servers: RunningServer[] = []
@@ -28,7 +37,9 @@ afterAll(async () => {
 })
 
 /** A server of its own on a clock the test moves. */
-async function serverWithClock(overrides: ConfigInput = {}): Promise<{ server: RunningServer; advance(ms: number): void }> {
+async function serverWithClock(
+  overrides: ConfigInput = {},
+): Promise<{ server: RunningServer; advance(ms: number): void }> {
   let now = FIXTURE_NOW.getTime()
   const server = await startFixtureServer(fixture.distDir, overrides, () => now)
   servers.push(server)
@@ -157,7 +168,11 @@ describe('MCP bucket: burst 60, refilled at 5 per second', () => {
     const { server } = await serverWithClock()
     for (let i = 1; i <= 60; i++) await mcpCall(server, i)
     expectLimited(await mcpCall(server))
-    const other = await nodeRequest(`${server.url}/api/mcp`, { headers: { ...POST_HEADERS }, body: JSON.stringify(toolsListMessage(1)), localAddress: '127.0.0.2' })
+    const other = await nodeRequest(`${server.url}/api/mcp`, {
+      headers: { ...POST_HEADERS },
+      body: JSON.stringify(toolsListMessage(1)),
+      localAddress: '127.0.0.2',
+    })
     expect(other.status).toBe(200)
     expect(other.headers['x-ratelimit-remaining']).toBe('59')
     expectLimited(await mcpCall(server))
@@ -198,7 +213,9 @@ describe('the MCP bucket is separate from the REST bucket', () => {
     expect(v2.headers.get('x-ratelimit-remaining'), 'REST has its whole budget').toBe('59')
     expect(v2.headers.get('ratelimit')).toMatch(/^"rest";r=59;/)
     await v2.arrayBuffer()
-    const one = await fetch(`${server.url}/api/v2/jobs/${((await (await restCall(server)).json()) as { data: { slug: string }[] }).data[0]!.slug}`)
+    const one = await fetch(
+      `${server.url}/api/v2/jobs/${((await (await restCall(server)).json()) as { data: { slug: string }[] }).data[0]!.slug}`,
+    )
     expect(one.status).toBe(200)
     await one.arrayBuffer()
 

@@ -24,7 +24,15 @@ import {
 
 // ---------- the result shapes these tests read ----------
 
-const SCHEDULES = ['4_day_week', '9_day_fortnight', '4_5_day_week', 'reduced_hours', 'compressed_hours', 'part_time', 'standard'] as const
+const SCHEDULES = [
+  '4_day_week',
+  '9_day_fortnight',
+  '4_5_day_week',
+  'reduced_hours',
+  'compressed_hours',
+  'part_time',
+  'standard',
+] as const
 
 interface ScheduleFacts {
   type: string
@@ -157,7 +165,9 @@ afterAll(async () => {
 })
 
 /** Pages search_jobs from page 1 until has_more is false, checking every page's wrapper. */
-async function allSearchJobs(args: Record<string, unknown>): Promise<{ total: number; jobs: JobSummary[]; pages: number; texts: string[] }> {
+async function allSearchJobs(
+  args: Record<string, unknown>,
+): Promise<{ total: number; jobs: JobSummary[]; pages: number; texts: string[] }> {
   const jobs: JobSummary[] = []
   const texts: string[] = []
   let total: number | undefined
@@ -178,7 +188,9 @@ async function allSearchJobs(args: Record<string, unknown>): Promise<{ total: nu
   throw new Error(`search_jobs ${JSON.stringify(args)} still had more after page ${MAX_PAGE}`)
 }
 
-async function allSearchCompanies(args: Record<string, unknown>): Promise<{ total: number; companies: CompanySummary[] }> {
+async function allSearchCompanies(
+  args: Record<string, unknown>,
+): Promise<{ total: number; companies: CompanySummary[] }> {
   const found: CompanySummary[] = []
   for (let page = 1; page <= MAX_PAGE; page++) {
     const { structured } = await callOk<SearchCompaniesResult>(mcp, 'search_companies', { ...args, page })
@@ -223,7 +235,9 @@ describe('tools/list', () => {
 
   it('documents the paging bounds in the search tools input schemas', () => {
     for (const name of ['search_jobs', 'search_companies']) {
-      const page = (mcp.tools.get(name)!.inputSchema.properties as Record<string, { minimum?: number; maximum?: number }>).page
+      const page = (
+        mcp.tools.get(name)!.inputSchema.properties as Record<string, { minimum?: number; maximum?: number }>
+      ).page
       expect(page, name).toMatchObject({ minimum: 1, maximum: MAX_PAGE })
     }
   })
@@ -248,33 +262,66 @@ describe('search_jobs', () => {
   /** MCP arguments and the v2 list query that means the same. */
   const cases: { name: string; args: Record<string, unknown>; rest: Record<string, string> }[] = [
     { name: 'no filter (every live job, newest first, over many pages)', args: {}, rest: {} },
-    { name: 'true four-day weeks, remote or hybrid', args: { schedule: ['4_day_week'], work_arrangement: ['remote', 'hybrid'] }, rest: { schedule: '4_day_week', work_arrangement: 'remote,hybrid' } },
-    { name: 'engineering or data, senior or lead, by salary', args: { category: ['engineering', 'Data'], level: ['senior', 'lead'], sort: 'salary' }, rest: { category: 'engineering,data', level: 'senior,lead', sort: 'salary' } },
+    {
+      name: 'true four-day weeks, remote or hybrid',
+      args: { schedule: ['4_day_week'], work_arrangement: ['remote', 'hybrid'] },
+      rest: { schedule: '4_day_week', work_arrangement: 'remote,hybrid' },
+    },
+    {
+      name: 'engineering or data, senior or lead, by salary',
+      args: { category: ['engineering', 'Data'], level: ['senior', 'lead'], sort: 'salary' },
+      rest: { category: 'engineering,data', level: 'senior,lead', sort: 'salary' },
+    },
     { name: 'country by name', args: { country: 'Germany' }, rest: { country: 'Germany' } },
-    { name: 'country by ISO code, compressed or standard hours', args: { country: 'us', schedule: ['compressed_hours', 'standard'] }, rest: { country: 'US', schedule: 'compressed_hours,standard' } },
-    { name: 'skills, posted in the last 30 days', args: { skills: ['python', 'sql', 'react'], posted_within_days: 30 }, rest: { skills: 'python,sql,react', posted_after: '30' } },
+    {
+      name: 'country by ISO code, compressed or standard hours',
+      args: { country: 'us', schedule: ['compressed_hours', 'standard'] },
+      rest: { country: 'US', schedule: 'compressed_hours,standard' },
+    },
+    {
+      name: 'skills, posted in the last 30 days',
+      args: { skills: ['python', 'sql', 'react'], posted_within_days: 30 },
+      rest: { skills: 'python,sql,react', posted_after: '30' },
+    },
     { name: 'full text', args: { query: 'engineer' }, rest: { q: 'engineer' } },
-    { name: 'full text with a filter, by salary', args: { query: 'senior', work_arrangement: ['remote'], sort: 'salary' }, rest: { q: 'senior', work_arrangement: 'remote', sort: 'salary' } },
+    {
+      name: 'full text with a filter, by salary',
+      args: { query: 'senior', work_arrangement: ['remote'], sort: 'salary' },
+      rest: { q: 'senior', work_arrangement: 'remote', sort: 'salary' },
+    },
   ]
 
-  it.each(cases)('pages until has_more is false and lists what GET /api/v2/jobs lists: $name', async ({ args, rest }) => {
-    const mcpAll = await allSearchJobs(args)
-    const restAll = await allV2Jobs(server.url, rest)
-    expect(restAll.total, 'the filter is not vacuous').toBeGreaterThan(0)
-    expect(mcpAll.total).toBe(restAll.total)
-    expect(mcpAll.jobs.map((j) => j.slug), 'same jobs in the same order').toEqual(restAll.jobs.map((j) => j.slug))
-    expect(new Set(mcpAll.jobs.map((j) => j.slug)).size, 'no job on two pages').toBe(mcpAll.jobs.length)
-    expect(mcpAll.pages).toBe(Math.max(1, Math.ceil(restAll.total / PAGE_SIZE)))
-    // Each summary says what the v2 item says.
-    mcpAll.jobs.forEach((summary, i) => {
-      const job = restAll.jobs[i]!
-      expect(summary).toMatchObject({ title: job.title, url: job.url, posted_at: job.posted_at, work_arrangement: job.work_arrangement })
-      expect(summary.company).toBe(job.company?.name ?? '')
-      expect(summary.company_slug).toBe(job.company?.slug ?? '')
-      expect(summary.schedule?.type).toBe(job.schedule_type)
-      expect(summary.salary !== undefined, `${job.slug}: a salary only when published`).toBe(job.salary_min !== undefined || job.salary_max !== undefined)
-    })
-  })
+  it.each(cases)(
+    'pages until has_more is false and lists what GET /api/v2/jobs lists: $name',
+    async ({ args, rest }) => {
+      const mcpAll = await allSearchJobs(args)
+      const restAll = await allV2Jobs(server.url, rest)
+      expect(restAll.total, 'the filter is not vacuous').toBeGreaterThan(0)
+      expect(mcpAll.total).toBe(restAll.total)
+      expect(
+        mcpAll.jobs.map((j) => j.slug),
+        'same jobs in the same order',
+      ).toEqual(restAll.jobs.map((j) => j.slug))
+      expect(new Set(mcpAll.jobs.map((j) => j.slug)).size, 'no job on two pages').toBe(mcpAll.jobs.length)
+      expect(mcpAll.pages).toBe(Math.max(1, Math.ceil(restAll.total / PAGE_SIZE)))
+      // Each summary says what the v2 item says.
+      mcpAll.jobs.forEach((summary, i) => {
+        const job = restAll.jobs[i]!
+        expect(summary).toMatchObject({
+          title: job.title,
+          url: job.url,
+          posted_at: job.posted_at,
+          work_arrangement: job.work_arrangement,
+        })
+        expect(summary.company).toBe(job.company?.name ?? '')
+        expect(summary.company_slug).toBe(job.company?.slug ?? '')
+        expect(summary.schedule?.type).toBe(job.schedule_type)
+        expect(summary.salary !== undefined, `${job.slug}: a salary only when published`).toBe(
+          job.salary_min !== undefined || job.salary_max !== undefined,
+        )
+      })
+    },
+  )
 
   it('filters by employer work-life score like the v2 list filtered by company', async () => {
     const threshold = 75
@@ -375,14 +422,22 @@ describe('no compressed schedule is presented as a four-day week', () => {
   it('get_job and get_company describe compressed hours as the same hours, not a four-day week', async () => {
     const job = allJobs.find((j) => j.schedule_type === 'compressed_hours')!
     const got = await callOk<GetJobResult>(mcp, 'get_job', { slug: job.slug })
-    expect(got.structured.schedule).toMatchObject({ type: 'compressed_hours', reduces_hours: false, is_four_day_week: false })
+    expect(got.structured.schedule).toMatchObject({
+      type: 'compressed_hours',
+      reduces_hours: false,
+      is_four_day_week: false,
+    })
     const scheduleLine = got.text.split('\n').find((l) => l.startsWith('Schedule:'))!
     expect(scheduleLine).toMatch(/same hours/)
     expect(scheduleLine).not.toMatch(FOUR_DAY_WORDING)
 
     const company = companies.find((c) => c.schedule_type === 'compressed_hours')!
     const profile = await callOk<GetCompanyResult>(mcp, 'get_company', { slug: company.slug })
-    expect(profile.structured.schedule).toMatchObject({ type: 'compressed_hours', reduces_hours: false, is_four_day_week: false })
+    expect(profile.structured.schedule).toMatchObject({
+      type: 'compressed_hours',
+      reduces_hours: false,
+      is_four_day_week: false,
+    })
     expect(profile.structured.schedule.definition).toMatch(/not a four-day week/i)
     const line = profile.text.split('\n').find((l) => l.startsWith('Schedule:'))!
     expect(line).not.toMatch(FOUR_DAY_WORDING)
@@ -394,7 +449,13 @@ describe('get_job', () => {
     const sample = allJobs.filter((_, i) => i % 7 === 0)
     // Make sure the spread covers the interesting shapes.
     for (const job of allJobs) {
-      if (job.salary_period === 'hour' || job.salary_period === 'month' || job.hours_per_week_min !== undefined || !job.company) sample.push(job)
+      if (
+        job.salary_period === 'hour' ||
+        job.salary_period === 'month' ||
+        job.hours_per_week_min !== undefined ||
+        !job.company
+      )
+        sample.push(job)
       if (sample.length > 140) break
     }
     for (const job of sample) {
@@ -403,8 +464,11 @@ describe('get_job', () => {
       const { structured, text } = await callOk<GetJobResult>(mcp, 'get_job', { slug: job.slug })
       expect(structured.job, job.slug).toEqual(rest.body)
       expect(structured.schedule?.type).toBe(job.schedule_type)
-      expect(structured.salary !== undefined, `${job.slug}: a readable salary only when published`).toBe(job.salary_min !== undefined || job.salary_max !== undefined)
-      if (job.hours_per_week_max !== undefined) expect(structured.weekly_hours).toContain(String(job.hours_per_week_max))
+      expect(structured.salary !== undefined, `${job.slug}: a readable salary only when published`).toBe(
+        job.salary_min !== undefined || job.salary_max !== undefined,
+      )
+      if (job.hours_per_week_max !== undefined)
+        expect(structured.weekly_hours).toContain(String(job.hours_per_week_max))
       expect(text).toContain(job.title)
       expect(text).toContain(job.url)
       if (job.company) expect(structured.company_summary).toContain(job.company.slug)
@@ -425,7 +489,15 @@ describe('get_job', () => {
 })
 
 describe('search_companies', () => {
-  const countryCodes: Record<string, string> = { Germany: 'DE', 'United Kingdom': 'GB', 'United States': 'US', France: 'FR', Netherlands: 'NL', Denmark: 'DK', Spain: 'ES' }
+  const countryCodes: Record<string, string> = {
+    Germany: 'DE',
+    'United Kingdom': 'GB',
+    'United States': 'US',
+    France: 'FR',
+    Netherlands: 'NL',
+    Denmark: 'DK',
+    Spain: 'ES',
+  }
 
   it('pages every employer, at most 25 a call, busiest first', async () => {
     const { total, companies: found } = await allSearchCompanies({})
@@ -439,28 +511,50 @@ describe('search_companies', () => {
   })
 
   it.each([
-    ['schedule compressed_hours', { schedule: ['compressed_hours'] }, (c: DatasetCompany) => c.schedule_type === 'compressed_hours'],
-    ['schedule 4_day_week or 9_day_fortnight', { schedule: ['4_day_week', '9_day_fortnight'] }, (c: DatasetCompany) => c.schedule_type === '4_day_week' || c.schedule_type === '9_day_fortnight'],
+    [
+      'schedule compressed_hours',
+      { schedule: ['compressed_hours'] },
+      (c: DatasetCompany) => c.schedule_type === 'compressed_hours',
+    ],
+    [
+      'schedule 4_day_week or 9_day_fortnight',
+      { schedule: ['4_day_week', '9_day_fortnight'] },
+      (c: DatasetCompany) => c.schedule_type === '4_day_week' || c.schedule_type === '9_day_fortnight',
+    ],
     ['fully remote', { remote_level: ['fully_remote'] }, (c: DatasetCompany) => c.remote_level === 'fully_remote'],
     ['hires worldwide', { hires_worldwide: true }, (c: DatasetCompany) => c.hires_worldwide === true],
-    ['does not hire worldwide, onsite', { hires_worldwide: false, remote_level: ['onsite'] }, (c: DatasetCompany) => !c.hires_worldwide && c.remote_level === 'onsite'],
-  ] as [string, Record<string, unknown>, (c: DatasetCompany) => boolean][])('filters like the dataset says: %s', async (_name, args, predicate) => {
-    const expected = companies.filter(predicate).map((c) => c.slug)
-    expect(expected.length, 'the filter is not vacuous').toBeGreaterThan(0)
-    const { companies: found } = await allSearchCompanies(args)
-    expect(found.map((c) => c.slug).sort()).toEqual(expected.sort())
-    const bySlug = companyBySlug()
-    for (const c of found) {
-      const raw = bySlug.get(c.slug)!
-      expect(c).toMatchObject({ name: raw.name, remote_level: raw.remote_level, hires_worldwide: raw.hires_worldwide })
-      expect(c.schedule.type).toBe(raw.schedule_type)
-      expect(c.schedule.is_four_day_week).toBe(raw.schedule_type === '4_day_week')
-    }
-  })
+    [
+      'does not hire worldwide, onsite',
+      { hires_worldwide: false, remote_level: ['onsite'] },
+      (c: DatasetCompany) => !c.hires_worldwide && c.remote_level === 'onsite',
+    ],
+  ] as [string, Record<string, unknown>, (c: DatasetCompany) => boolean][])(
+    'filters like the dataset says: %s',
+    async (_name, args, predicate) => {
+      const expected = companies.filter(predicate).map((c) => c.slug)
+      expect(expected.length, 'the filter is not vacuous').toBeGreaterThan(0)
+      const { companies: found } = await allSearchCompanies(args)
+      expect(found.map((c) => c.slug).sort()).toEqual(expected.sort())
+      const bySlug = companyBySlug()
+      for (const c of found) {
+        const raw = bySlug.get(c.slug)!
+        expect(c).toMatchObject({
+          name: raw.name,
+          remote_level: raw.remote_level,
+          hires_worldwide: raw.hires_worldwide,
+        })
+        expect(c.schedule.type).toBe(raw.schedule_type)
+        expect(c.schedule.is_four_day_week).toBe(raw.schedule_type === '4_day_week')
+      }
+    },
+  )
 
   it('filters by headquarters country, by name or ISO code alike', async () => {
     const name = Object.keys(countryCodes).find((country) => companies.some((c) => c.country === country))!
-    const expected = companies.filter((c) => c.country === name).map((c) => c.slug).sort()
+    const expected = companies
+      .filter((c) => c.country === name)
+      .map((c) => c.slug)
+      .sort()
     const byName = await allSearchCompanies({ country: name })
     const byCode = await allSearchCompanies({ country: countryCodes[name]!.toLowerCase() })
     expect(byName.companies.map((c) => c.slug).sort()).toEqual(expected)
@@ -472,7 +566,12 @@ describe('search_companies', () => {
     const target = companies[3]!
     const fragment = target.name.slice(1, 5).toUpperCase()
     const { companies: found } = await allSearchCompanies({ query: fragment })
-    expect(found.map((c) => c.slug).sort()).toEqual(companies.filter((c) => c.name.toLowerCase().includes(fragment.toLowerCase())).map((c) => c.slug).sort())
+    expect(found.map((c) => c.slug).sort()).toEqual(
+      companies
+        .filter((c) => c.name.toLowerCase().includes(fragment.toLowerCase()))
+        .map((c) => c.slug)
+        .sort(),
+    )
     expect(found.map((c) => c.slug)).toContain(target.slug)
   })
 
@@ -496,29 +595,51 @@ describe('get_company', () => {
   it('shows day off, vacation and awards exactly when the employer published them, for every employer', async () => {
     // The dataset must have both cases of each, or this test proves nothing.
     for (const key of ['day_off', 'vacation_days', 'awards'] as const) {
-      expect(companies.some((c) => c[key] !== undefined), `some employer publishes ${key}`).toBe(true)
-      expect(companies.some((c) => c[key] === undefined), `some employer does not publish ${key}`).toBe(true)
+      expect(
+        companies.some((c) => c[key] !== undefined),
+        `some employer publishes ${key}`,
+      ).toBe(true)
+      expect(
+        companies.some((c) => c[key] === undefined),
+        `some employer does not publish ${key}`,
+      ).toBe(true)
     }
     const liveJobs = new Map<string, number>()
     for (const job of allJobs) liveJobs.set(job.company!.slug, (liveJobs.get(job.company!.slug) ?? 0) + 1)
 
     for (const raw of companies) {
       const { structured: c, text } = await callOk<GetCompanyResult>(mcp, 'get_company', { slug: raw.slug })
-      for (const key of ['day_off', 'vacation_days', 'awards', 'work_life_score', 'hours_full_time', 'country', 'employees'] as const) {
+      for (const key of [
+        'day_off',
+        'vacation_days',
+        'awards',
+        'work_life_score',
+        'hours_full_time',
+        'country',
+        'employees',
+      ] as const) {
         if (raw[key] === undefined) expect(c, `${raw.slug}: ${key} absent, never invented`).not.toHaveProperty(key)
         else expect(c[key], `${raw.slug}: ${key}`).toEqual(raw[key])
       }
       expect(text.includes('Day off:'), `${raw.slug}: day off in the text`).toBe(raw.day_off !== undefined)
       expect(text.includes('Vacation:'), `${raw.slug}: vacation in the text`).toBe(raw.vacation_days !== undefined)
-      expect(text.includes('Awards:'), `${raw.slug}: awards in the text`).toBe(raw.awards !== undefined && raw.awards.length > 0)
+      expect(text.includes('Awards:'), `${raw.slug}: awards in the text`).toBe(
+        raw.awards !== undefined && raw.awards.length > 0,
+      )
       if (raw.day_off) expect(text).toContain(raw.day_off)
       if (raw.vacation_days !== undefined) expect(text).toContain(`${raw.vacation_days} days`)
       for (const award of raw.awards ?? []) expect(text).toContain(award)
 
       expect(c).toMatchObject({ slug: raw.slug, name: raw.name, url: raw.url, benefits: raw.benefits ?? [] })
-      expect(c.schedule).toMatchObject({ type: raw.schedule_type, is_four_day_week: raw.schedule_type === '4_day_week' })
+      expect(c.schedule).toMatchObject({
+        type: raw.schedule_type,
+        is_four_day_week: raw.schedule_type === '4_day_week',
+      })
       if (raw.schedule_policy_text) expect(c.schedule.policy_text).toBe(raw.schedule_policy_text)
-      expect(c.office_policy).toMatchObject({ remote_level: raw.remote_level, hires_worldwide: raw.hires_worldwide ?? false })
+      expect(c.office_policy).toMatchObject({
+        remote_level: raw.remote_level,
+        hires_worldwide: raw.hires_worldwide ?? false,
+      })
       expect(c.live_jobs, `${raw.slug}: live jobs as the v2 list counts them`).toBe(liveJobs.get(raw.slug) ?? 0)
     }
   })
@@ -555,22 +676,34 @@ describe('get_market_stats', () => {
     expect(s.live_jobs).toBe(allJobs.length)
     for (const type of SCHEDULES) {
       const count = companies.filter((c) => c.schedule_type === type).length
-      expect(s.employers_by_schedule.find((row) => row.schedule_type === type), type).toMatchObject({ employers: count, share: round3(count / companies.length) })
+      expect(
+        s.employers_by_schedule.find((row) => row.schedule_type === type),
+        type,
+      ).toMatchObject({ employers: count, share: round3(count / companies.length) })
     }
     const fourDay = companies.filter((c) => c.schedule_type === '4_day_week').length
     const compressed = companies.filter((c) => c.schedule_type === 'compressed_hours').length
     expect(compressed, 'the dataset has compressed-hours employers').toBeGreaterThan(0)
     expect(s.true_four_day_week_employer_share).toBe(round3(fourDay / companies.length))
-    expect(s.true_four_day_week_employer_share, 'compressed hours not counted as four-day weeks').not.toBe(round3((fourDay + compressed) / companies.length))
-    expect(s.median_full_time_weekly_hours).toBe(median(companies.flatMap((c) => (c.hours_full_time === undefined ? [] : [c.hours_full_time]))))
+    expect(s.true_four_day_week_employer_share, 'compressed hours not counted as four-day weeks').not.toBe(
+      round3((fourDay + compressed) / companies.length),
+    )
+    expect(s.median_full_time_weekly_hours).toBe(
+      median(companies.flatMap((c) => (c.hours_full_time === undefined ? [] : [c.hours_full_time]))),
+    )
     for (const arrangement of ['remote', 'hybrid', 'onsite'] as const) {
-      expect(s.remote_share_of_jobs[arrangement]).toBe(round3(allJobs.filter((j) => j.work_arrangement === arrangement).length / allJobs.length))
+      expect(s.remote_share_of_jobs[arrangement]).toBe(
+        round3(allJobs.filter((j) => j.work_arrangement === arrangement).length / allJobs.length),
+      )
     }
     const categories = new Set(allJobs.map((j) => j.category))
     for (const [category, range] of Object.entries(s.salary_by_category)) {
       expect(categories.has(category), category).toBe(true)
       expect(range.jobs_with_salary).toBeGreaterThan(0)
-      expect(range.jobs_with_salary).toBeLessThanOrEqual(allJobs.filter((j) => j.category === category && (j.salary_min !== undefined || j.salary_max !== undefined)).length)
+      expect(range.jobs_with_salary).toBeLessThanOrEqual(
+        allJobs.filter((j) => j.category === category && (j.salary_min !== undefined || j.salary_max !== undefined))
+          .length,
+      )
       expect(range.p25_usd).toBeLessThanOrEqual(range.median_usd)
       expect(range.median_usd).toBeLessThanOrEqual(range.p75_usd)
     }
@@ -590,7 +723,12 @@ describe('explain_schedule_type', () => {
     expect(structured.schedule_types.map((s) => s.type).sort()).toEqual([...SCHEDULES].sort())
     expect(structured.schedule_types.filter((s) => s.is_four_day_week).map((s) => s.type)).toEqual(['4_day_week'])
     const compressed = structured.schedule_types.find((s) => s.type === 'compressed_hours')!
-    expect(compressed).toMatchObject({ reduces_hours: false, is_four_day_week: false, full_pay: true, typical_weekly_hours: 40 })
+    expect(compressed).toMatchObject({
+      reduces_hours: false,
+      is_four_day_week: false,
+      full_pay: true,
+      typical_weekly_hours: 40,
+    })
     expect(compressed.definition).toMatch(/not a four-day week/i)
     expect(structured.note).toMatch(/compressed_hours[^.]*never a four-day week/i)
     const fourDay = structured.schedule_types.find((s) => s.type === '4_day_week')!
@@ -604,9 +742,15 @@ describe('explain_schedule_type', () => {
   })
 
   it('explains one type on request', async () => {
-    const { structured } = await callOk<ExplainResult>(mcp, 'explain_schedule_type', { schedule_type: 'compressed_hours' })
+    const { structured } = await callOk<ExplainResult>(mcp, 'explain_schedule_type', {
+      schedule_type: 'compressed_hours',
+    })
     expect(structured.schedule_types).toHaveLength(1)
-    expect(structured.schedule_types[0]).toMatchObject({ type: 'compressed_hours', reduces_hours: false, is_four_day_week: false })
+    expect(structured.schedule_types[0]).toMatchObject({
+      type: 'compressed_hours',
+      reduces_hours: false,
+      is_four_day_week: false,
+    })
   })
 
   it('rejects an unknown type naming the argument', async () => {
@@ -628,10 +772,17 @@ describe('expiry between refreshes', () => {
       .filter((j) => j.status === 'live' && j.expires_at !== undefined && Date.parse(j.expires_at) > now)
       .sort((a, b) => Date.parse(a.expires_at!) - Date.parse(b.expires_at!))[0]
     expect(expiring, 'the dataset has a live job that expires after the build').toBeDefined()
-    const later = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: 100_000, JOBSNAP_MCP_BURST: 100_000 }, () => Date.parse(expiring!.expires_at!) + 1)
+    const later = await startFixtureServer(
+      fixture.distDir,
+      { JOBSNAP_REST_LIMIT: 100_000, JOBSNAP_MCP_BURST: 100_000 },
+      () => Date.parse(expiring!.expires_at!) + 1,
+    )
     const session = await connectMcp(later.url)
     try {
-      expect((await callOk<GetJobResult>(mcp, 'get_job', { slug: expiring!.slug })).structured.job.slug, 'live before').toBe(expiring!.slug)
+      expect(
+        (await callOk<GetJobResult>(mcp, 'get_job', { slug: expiring!.slug })).structured.job.slug,
+        'live before',
+      ).toBe(expiring!.slug)
       expect((await getV2Job(later.url, expiring!.slug)).status).toBe(404)
       expect(await callError(session, 'get_job', { slug: expiring!.slug })).toContain('search_jobs')
       const rest = await allV2Jobs(later.url)

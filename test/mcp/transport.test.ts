@@ -70,7 +70,10 @@ describe('stateless', () => {
     // Never cached (DECISIONS: X-Cache BYPASS for MCP).
     expect(response.headers.get('cache-control')).toBe('no-store')
     expect(response.headers.get('x-cache')).toBe('BYPASS')
-    const body = JSON.parse(response.text) as { id: number; result: { protocolVersion: string; serverInfo: { name: string }; capabilities: { tools?: object } } }
+    const body = JSON.parse(response.text) as {
+      id: number
+      result: { protocolVersion: string; serverInfo: { name: string }; capabilities: { tools?: object } }
+    }
     expect(body.id).toBe(1)
     expect(body.result.protocolVersion).toBe('2025-11-25')
     expect(body.result.serverInfo.name).toBe('jobsnap')
@@ -81,10 +84,18 @@ describe('stateless', () => {
     const response = await postMcp(open.url, toolsListMessage(3), { 'mcp-protocol-version': '2025-11-25' })
     expectToolsList(response)
     expectNoSession(response)
-    const call = await postMcp(open.url, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'explain_schedule_type', arguments: { schedule_type: 'compressed_hours' } } })
+    const call = await postMcp(open.url, {
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'tools/call',
+      params: { name: 'explain_schedule_type', arguments: { schedule_type: 'compressed_hours' } },
+    })
     expect(call.status).toBe(200)
     expectNoSession(call)
-    const body = JSON.parse(call.text) as { id: number; result: { structuredContent: { schedule_types: { type: string }[] } } }
+    const body = JSON.parse(call.text) as {
+      id: number
+      result: { structuredContent: { schedule_types: { type: string }[] } }
+    }
     expect(body.id).toBe(4)
     expect(body.result.structuredContent.schedule_types[0]!.type).toBe('compressed_hours')
   })
@@ -133,7 +144,10 @@ describe('one JSON-RPC message per POST', () => {
 
 describe('methods', () => {
   it.each(['GET', 'DELETE', 'PUT', 'PATCH'])('%s -> 405 with Allow and a JSON-RPC error', async (method) => {
-    const response = await fetch(`${open.url}/api/mcp`, { method, headers: { accept: 'application/json, text/event-stream' } })
+    const response = await fetch(`${open.url}/api/mcp`, {
+      method,
+      headers: { accept: 'application/json, text/event-stream' },
+    })
     expect(response.status).toBe(405)
     expect(response.headers.get('allow')).toMatch(/\bPOST\b/)
     expectNoSession(response)
@@ -141,7 +155,9 @@ describe('methods', () => {
   })
 
   it('GET with Accept: text/event-stream (an SSE stream request) is refused too', async () => {
-    const response = await fetch(`${open.url}/api/mcp`, { headers: { accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25' } })
+    const response = await fetch(`${open.url}/api/mcp`, {
+      headers: { accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+    })
     expect(response.status).toBe(405)
     expect(response.headers.get('content-type')).not.toMatch(/event-stream/)
     await response.body?.cancel()
@@ -150,14 +166,22 @@ describe('methods', () => {
 
 describe('notifications and responses', () => {
   it('a notification -> 202 with no body', async () => {
-    const response = await postMcp(open.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-protocol-version': '2025-11-25' })
+    const response = await postMcp(
+      open.url,
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { 'mcp-protocol-version': '2025-11-25' },
+    )
     expect(response.status).toBe(202)
     expect(response.text).toBe('')
     expectNoSession(response)
   })
 
   it('a cancellation notification -> 202 with no body', async () => {
-    const response = await postMcp(open.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9, reason: 'test' } })
+    const response = await postMcp(open.url, {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 9, reason: 'test' },
+    })
     expect(response.status).toBe(202)
     expect(response.text).toBe('')
   })
@@ -196,7 +220,8 @@ describe('body size', () => {
   it('a body over 1 MB sent in chunks, without Content-Length -> 413', async () => {
     const body = Buffer.from(paddedToolsList(3 * ONE_MB))
     const chunks: Buffer[] = []
-    for (let offset = 0; offset < body.length; offset += 64 * 1024) chunks.push(body.subarray(offset, offset + 64 * 1024))
+    for (let offset = 0; offset < body.length; offset += 64 * 1024)
+      chunks.push(body.subarray(offset, offset + 64 * 1024))
     const response = await nodeRequest(`${open.url}/api/mcp`, { headers: { ...POST_HEADERS }, chunks })
     expect(response.status).toBe(413)
     expectJsonRpcError(response.text)
@@ -213,7 +238,13 @@ describe('body size', () => {
 
 describe('Origin', () => {
   it('with JOBSNAP_MCP_ORIGINS set, an Origin outside it -> 403', async () => {
-    for (const origin of ['https://evil.example', 'http://allowed.example', 'https://allowed.example.evil.example', 'https://allowed.example:8443', 'null']) {
+    for (const origin of [
+      'https://evil.example',
+      'http://allowed.example',
+      'https://allowed.example.evil.example',
+      'https://allowed.example:8443',
+      'null',
+    ]) {
       const response = await postMcp(restricted.url, toolsListMessage(1), { origin })
       expect(response.status, origin).toBe(403)
       expectJsonRpcError(response.text)
@@ -243,7 +274,11 @@ describe('CORS preflight', () => {
   it('OPTIONS from an allowed Origin -> 204 allowing POST and the MCP headers', async () => {
     const response = await fetch(`${restricted.url}/api/mcp`, {
       method: 'OPTIONS',
-      headers: { origin: ALLOWED_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-protocol-version' },
+      headers: {
+        origin: ALLOWED_ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, mcp-protocol-version',
+      },
     })
     expect(response.status).toBe(204)
     expect(response.headers.get('access-control-allow-methods')).toMatch(/\bPOST\b/)
@@ -252,7 +287,10 @@ describe('CORS preflight', () => {
   })
 
   it('OPTIONS from an Origin outside JOBSNAP_MCP_ORIGINS -> 403', async () => {
-    const response = await fetch(`${restricted.url}/api/mcp`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } })
+    const response = await fetch(`${restricted.url}/api/mcp`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    })
     expect(response.status).toBe(403)
     await response.arrayBuffer()
   })
@@ -261,7 +299,14 @@ describe('CORS preflight', () => {
 describe('Host on a loopback listener', () => {
   const port = () => new URL(open.url).port
 
-  it.each(['evil.example', 'evil.example:PORT', '127.0.0.1.evil.example', 'localhost.evil.example:PORT', '[::1].evil.example', '10.0.0.1'])('Host %s -> 403', async (host) => {
+  it.each([
+    'evil.example',
+    'evil.example:PORT',
+    '127.0.0.1.evil.example',
+    'localhost.evil.example:PORT',
+    '[::1].evil.example',
+    '10.0.0.1',
+  ])('Host %s -> 403', async (host) => {
     const response = await nodeRequest(`${open.url}/api/mcp`, {
       headers: { ...POST_HEADERS, host: host.replace('PORT', port()) },
       body: JSON.stringify(toolsListMessage(1)),

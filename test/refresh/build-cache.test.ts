@@ -19,7 +19,10 @@ const NOW_2 = new Date('2026-10-02T00:00:00Z')
 
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true })
-  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name))).sort()
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .sort()
 }
 
 async function jobCount(dataDir: string): Promise<number> {
@@ -58,9 +61,16 @@ describe('build cache', () => {
       jobs[0]!.title = `${jobs[0]!.title} (edited)`
       jobs[1]!.role = 'Edited Role'
       jobs.splice(2, 1)
-      jobs.push({ ...jobs[3]!, id: '00000000-0000-4000-8000-00000000abcd', slug: 'a-brand-new-job', title: 'Brand New Job' })
+      jobs.push({
+        ...jobs[3]!,
+        id: '00000000-0000-4000-8000-00000000abcd',
+        slug: 'a-brand-new-job',
+        title: 'Brand New Job',
+      })
       companyId = jobs[10]!.company_id as string
-      editedCompanyJobs = jobs.filter((job, index) => job.company_id === companyId && index > 1 && index !== jobs.length - 1).length
+      editedCompanyJobs = jobs.filter(
+        (job, index) => job.company_id === companyId && index > 1 && index !== jobs.length - 1,
+      ).length
     })
     await editCompanies(dataset.dataDir, (companies) => {
       companies.find((c) => c.id === companyId)!.name = 'Renamed Company'
@@ -82,7 +92,10 @@ describe('build cache', () => {
     for (const file of fullFiles) {
       // Only the purge list differs: it is relative to the snapshot each build replaced.
       if (file === 'changed-paths.txt') continue
-      const [a, b] = await Promise.all([readFile(path.join(incremental.snapshotDir, file)), readFile(path.join(full.snapshotDir, file))])
+      const [a, b] = await Promise.all([
+        readFile(path.join(incremental.snapshotDir, file)),
+        readFile(path.join(full.snapshotDir, file)),
+      ])
       expect(a.equals(b), file).toBe(true)
       compared++
     }
@@ -120,8 +133,15 @@ describe('build cache', () => {
     const error = await build(dataset, { now: NOW_2, workers: 2 }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(DatasetInvalidError)
     const messages = (error as DatasetInvalidError).issues.map((issue) => `${issue.field}: ${issue.message}`)
-    expect(messages).toEqual([expect.stringMatching(/^work_arrangement: /), expect.stringMatching(new RegExp(`^slug: duplicate job slug "${takenSlug}" \\(first seen at jobs\\.ndjson:6\\)$`))])
+    expect(messages).toEqual([
+      expect.stringMatching(/^work_arrangement: /),
+      expect.stringMatching(
+        new RegExp(`^slug: duplicate job slug "${takenSlug}" \\(first seen at jobs\\.ndjson:6\\)$`),
+      ),
+    ])
     expect(path.basename(await readlink(path.join(dataset.distDir, CURRENT_LINK)))).toBe(settled.snapshotId)
-    expect((await readdir(path.join(dataset.distDir, SNAPSHOTS_DIR))).filter((name) => name.startsWith('.'))).toEqual([])
+    expect((await readdir(path.join(dataset.distDir, SNAPSHOTS_DIR))).filter((name) => name.startsWith('.'))).toEqual(
+      [],
+    )
   })
 })

@@ -12,7 +12,15 @@ import autocannon from 'autocannon'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pointCurrentAt, publishedSnapshotId } from '../../build/publish.ts'
 import { CURRENT_LINK, indexFileHash, snapshotPaths } from '../../core/snapshot.ts'
-import { build, createDataset, readJobIndex, readSnapshotFile, retitleAll, snapshotDir, type RefreshDataset } from './support/dataset.ts'
+import {
+  build,
+  createDataset,
+  readJobIndex,
+  readSnapshotFile,
+  retitleAll,
+  snapshotDir,
+  type RefreshDataset,
+} from './support/dataset.ts'
 import { get, header, percentile } from './support/http.ts'
 import { eventually, killAll, runCli, ServerProcess, sleep } from './support/processes.ts'
 
@@ -55,10 +63,15 @@ function listTarget(limit: number, sort: 'date' | 'salary'): Target {
     path: `/api/v2/jobs?limit=${limit}${sort === 'salary' ? '&sort=salary' : ''}`,
     async expected(id) {
       const index = await readJobIndex(dataset.distDir, id)
-      const positions = sort === 'salary' ? index.salary_order.slice(0, limit) : index.jobs.slice(0, limit).map((_, i) => i)
-      const jobs = await Promise.all(positions.map((p) => readSnapshotFile(dataset.distDir, id, snapshotPaths.v2Job(index.jobs[p]!.slug))))
+      const positions =
+        sort === 'salary' ? index.salary_order.slice(0, limit) : index.jobs.slice(0, limit).map((_, i) => i)
+      const jobs = await Promise.all(
+        positions.map((p) => readSnapshotFile(dataset.distDir, id, snapshotPaths.v2Job(index.jobs[p]!.slug))),
+      )
       const total = index.jobs.length
-      return Buffer.from(`{"data":[${jobs.map((j) => j.toString('utf8')).join(',')}],"page":1,"limit":${limit},"total":${total},"has_more":${limit < total}}`)
+      return Buffer.from(
+        `{"data":[${jobs.map((j) => j.toString('utf8')).join(',')}],"page":1,"limit":${limit},"total":${total},"has_more":${limit < total}}`,
+      )
     },
   }
 }
@@ -77,16 +90,24 @@ interface Answer {
 const isAscii = (bytes: Buffer) => bytes.every((b) => b < 0x80)
 
 describe('three rebuilds under steady load', () => {
-  it('fails no request, and every response is wholly from the snapshot its X-Snapshot-Id names', { timeout: 150_000 }, async () => {
+  it('fails no request, and every response is wholly from the snapshot its X-Snapshot-Id names', {
+    timeout: 150_000,
+  }, async () => {
     const distDir = dataset.distDir
     const ids = [await servedId()]
     expect(await publishedSnapshotId(distDir)).toBe(ids[0])
     const index = await readJobIndex(distDir, ids[0]!)
     const step = Math.floor(index.jobs.length / 40)
     const candidates: Target[] = [
-      ...Array.from({ length: 40 }, (_, i) => index.jobs[i * step]!.slug).map((slug) => fileTarget(`/api/v2/jobs/${slug}`, snapshotPaths.v2Job(slug))),
-      ...Array.from({ length: Math.ceil(index.jobs.length / 25) }, (_, i) => fileTarget(i === 0 ? '/api/v1' : `/api/v1?page=${i + 1}`, snapshotPaths.v1Page(25, i + 1))),
-      ...Array.from({ length: Math.ceil(index.jobs.length / 100) }, (_, i) => fileTarget(`/api/v1?page=${i + 1}&limit=100`, snapshotPaths.v1Page(100, i + 1))),
+      ...Array.from({ length: 40 }, (_, i) => index.jobs[i * step]!.slug).map((slug) =>
+        fileTarget(`/api/v2/jobs/${slug}`, snapshotPaths.v2Job(slug)),
+      ),
+      ...Array.from({ length: Math.ceil(index.jobs.length / 25) }, (_, i) =>
+        fileTarget(i === 0 ? '/api/v1' : `/api/v1?page=${i + 1}`, snapshotPaths.v1Page(25, i + 1)),
+      ),
+      ...Array.from({ length: Math.ceil(index.jobs.length / 100) }, (_, i) =>
+        fileTarget(`/api/v1?page=${i + 1}&limit=100`, snapshotPaths.v1Page(100, i + 1)),
+      ),
       ...[5, 10, 20].flatMap((limit) => [listTarget(limit, 'date'), listTarget(limit, 'salary')]),
     ]
     // autocannon hands onResponse a body decoded chunk by chunk (`body += buffer`), so a multi-byte
@@ -124,11 +145,23 @@ describe('three rebuilds under steady load', () => {
             requests: targets.map((target, i) => ({
               method: 'GET' as const,
               path: target.path,
-              onResponse: (status: number, body: string, _context: object, headers: Record<string, string | string[] | undefined> | undefined) => {
-                const snapshotHeader = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'x-snapshot-id')?.[1]
+              onResponse: (
+                status: number,
+                body: string,
+                _context: object,
+                headers: Record<string, string | string[] | undefined> | undefined,
+              ) => {
+                const snapshotHeader = Object.entries(headers ?? {}).find(
+                  ([name]) => name.toLowerCase() === 'x-snapshot-id',
+                )?.[1]
                 const bodyHash = createHash('sha256').update(body).digest('hex')
                 if (!bodies.has(bodyHash)) bodies.set(bodyHash, body)
-                pending = { target: i, status, snapshotId: typeof snapshotHeader === 'string' ? snapshotHeader : undefined, bodyHash }
+                pending = {
+                  target: i,
+                  status,
+                  snapshotId: typeof snapshotHeader === 'string' ? snapshotHeader : undefined,
+                  bodyHash,
+                }
               },
             })),
           },
@@ -157,7 +190,9 @@ describe('three rebuilds under steady load', () => {
         await retitleAll(dataset.dataDir, ++revision)
         const startedAt = performance.now()
         const published = publishedAt.length
-        const built = await runCli(['build', '--data', dataset.dataDir, '--out', distDir, '--quiet'], { env: SERVER_ENV })
+        const built = await runCli(['build', '--data', dataset.dataDir, '--out', distDir, '--quiet'], {
+          env: SERVER_ENV,
+        })
         expect(built.code, built.stderr).toBe(0)
         const id = /published snapshot (\S+):/.exec(built.stdout)?.[1]
         expect(id, built.stdout).toBeDefined()
@@ -175,7 +210,12 @@ describe('three rebuilds under steady load', () => {
 
     // Zero failed requests: no connection error or timeout, nothing but 200.
     expect(connectionErrors.slice(0, 5)).toEqual([])
-    expect({ errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx, resets: result.resets }).toEqual({ errors: 0, timeouts: 0, non2xx: 0, resets: 0 })
+    expect({ errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx, resets: result.resets }).toEqual({
+      errors: 0,
+      timeouts: 0,
+      non2xx: 0,
+      resets: 0,
+    })
     const failed = answers.filter((a) => a.status !== 200)
     expect(failed.slice(0, 5), `${failed.length} of ${answers.length} responses were not 200`).toEqual([])
     expect(answers.length).toBeGreaterThan(500)
@@ -203,22 +243,33 @@ describe('three rebuilds under steady load', () => {
       if (checked.has(key)) continue
       checked.add(key)
       const body = bodies.get(answer.bodyHash)!
-      expect(body === expected.get(`${answer.target}|${answer.snapshotId}`), `${targets[answer.target]!.path} answered by ${answer.snapshotId}: body is not that snapshot's (got ${body.slice(0, 160)}...)`).toBe(true)
+      expect(
+        body === expected.get(`${answer.target}|${answer.snapshotId}`),
+        `${targets[answer.target]!.path} answered by ${answer.snapshotId}: body is not that snapshot's (got ${body.slice(0, 160)}...)`,
+      ).toBe(true)
     }
 
     // One step: once a response came from snapshot k, no request started later is answered by an older one.
     for (const [k, id] of ids.entries()) {
       const switchedAt = firstSeen.get(id)!.endedAt
       const older = answers.filter((a) => a.startedAt > switchedAt && ids.indexOf(a.snapshotId!) < k)
-      expect(older.map((a) => a.snapshotId).slice(0, 3), `requests started after ${id} answered were answered by an older snapshot`).toEqual([])
+      expect(
+        older.map((a) => a.snapshotId).slice(0, 3),
+        `requests started after ${id} answered were answered by an older snapshot`,
+      ).toEqual([])
     }
 
     // The server logged each load.
-    for (const id of ids.slice(1)) expect(server.logs.some((l) => l.message === 'snapshot loaded' && l.snapshot_id === id)).toBe(true)
+    for (const id of ids.slice(1))
+      expect(server.logs.some((l) => l.message === 'snapshot loaded' && l.snapshot_id === id)).toBe(true)
 
     // The swap pause: the longest request overlapping [publish, first answer from the new snapshot + 250 ms].
     const latency = (a: Answer) => a.endedAt - a.startedAt
-    const windows = builds.map((b) => ({ from: b.publishedAt ?? b.startedAt, to: firstSeen.get(b.id)!.endedAt + 250, buildFrom: b.startedAt }))
+    const windows = builds.map((b) => ({
+      from: b.publishedAt ?? b.startedAt,
+      to: firstSeen.get(b.id)!.endedAt + 250,
+      buildFrom: b.startedAt,
+    }))
     const inWindow = (a: Answer, from: number, to: number) => a.startedAt < to && a.endedAt > from
     const perSwap = windows.map((w) => Math.max(0, ...answers.filter((a) => inWindow(a, w.from, w.to)).map(latency)))
     const followMs = builds.map((b, i) => firstSeen.get(b.id)!.endedAt - windows[i]!.from)
@@ -245,42 +296,62 @@ describe('a corrupted snapshot', () => {
     await writeFile(file, JSON.stringify(manifest))
   }
   const corruptions: [string, string, (dir: string) => Promise<void>][] = [
-    ['index/jobs.json cut short', 'index/jobs.json', async (dir) => {
-      const file = path.join(dir, snapshotPaths.jobIndex)
-      const bytes = await readFile(file)
-      await writeFile(file, bytes.subarray(0, Math.floor(bytes.length / 2)))
-    }],
-    ['a job in index/jobs.json without its slug', 'does not match the hash in the manifest', async (dir) => {
-      const file = path.join(dir, snapshotPaths.jobIndex)
-      const index = JSON.parse(await readFile(file, 'utf8')) as { jobs: Record<string, unknown>[] }
-      delete index.jobs[7]!.slug
-      await writeFile(file, JSON.stringify(index))
-    }],
-    ['a snapshot without index hashes (older builds): its index is checked against the schema', 'jobs.7.slug', async (dir) => {
-      const file = path.join(dir, snapshotPaths.jobIndex)
-      const index = JSON.parse(await readFile(file, 'utf8')) as { jobs: Record<string, unknown>[] }
-      delete index.jobs[7]!.slug
-      await writeFile(file, JSON.stringify(index))
-      await rewriteManifest(dir, (manifest) => delete manifest.index_hashes)
-    }],
-    ['manifest.json failing its schema', 'manifest.json', async (dir) => {
-      const file = path.join(dir, snapshotPaths.manifest)
-      const manifest = JSON.parse(await readFile(file, 'utf8')) as { counts: Record<string, unknown> }
-      manifest.counts.live_jobs = 'many'
-      await writeFile(file, JSON.stringify(manifest))
-    }],
-    ['index/jobs.json holding fewer jobs than the manifest counts', 'index has', async (dir) => {
-      const file = path.join(dir, snapshotPaths.jobIndex)
-      const index = JSON.parse(await readFile(file, 'utf8')) as { jobs: unknown[]; salary_order: number[] }
-      index.jobs.pop()
-      index.salary_order = index.salary_order.filter((p) => p < index.jobs.length)
-      const body = JSON.stringify(index)
-      await writeFile(file, body)
-      // With a matching hash, so the count check itself is what refuses it.
-      await rewriteManifest(dir, (manifest) => {
-        ;(manifest.index_hashes as Record<string, string>)[snapshotPaths.jobIndex] = indexFileHash(body)
-      })
-    }],
+    [
+      'index/jobs.json cut short',
+      'index/jobs.json',
+      async (dir) => {
+        const file = path.join(dir, snapshotPaths.jobIndex)
+        const bytes = await readFile(file)
+        await writeFile(file, bytes.subarray(0, Math.floor(bytes.length / 2)))
+      },
+    ],
+    [
+      'a job in index/jobs.json without its slug',
+      'does not match the hash in the manifest',
+      async (dir) => {
+        const file = path.join(dir, snapshotPaths.jobIndex)
+        const index = JSON.parse(await readFile(file, 'utf8')) as { jobs: Record<string, unknown>[] }
+        delete index.jobs[7]!.slug
+        await writeFile(file, JSON.stringify(index))
+      },
+    ],
+    [
+      'a snapshot without index hashes (older builds): its index is checked against the schema',
+      'jobs.7.slug',
+      async (dir) => {
+        const file = path.join(dir, snapshotPaths.jobIndex)
+        const index = JSON.parse(await readFile(file, 'utf8')) as { jobs: Record<string, unknown>[] }
+        delete index.jobs[7]!.slug
+        await writeFile(file, JSON.stringify(index))
+        await rewriteManifest(dir, (manifest) => delete manifest.index_hashes)
+      },
+    ],
+    [
+      'manifest.json failing its schema',
+      'manifest.json',
+      async (dir) => {
+        const file = path.join(dir, snapshotPaths.manifest)
+        const manifest = JSON.parse(await readFile(file, 'utf8')) as { counts: Record<string, unknown> }
+        manifest.counts.live_jobs = 'many'
+        await writeFile(file, JSON.stringify(manifest))
+      },
+    ],
+    [
+      'index/jobs.json holding fewer jobs than the manifest counts',
+      'index has',
+      async (dir) => {
+        const file = path.join(dir, snapshotPaths.jobIndex)
+        const index = JSON.parse(await readFile(file, 'utf8')) as { jobs: unknown[]; salary_order: number[] }
+        index.jobs.pop()
+        index.salary_order = index.salary_order.filter((p) => p < index.jobs.length)
+        const body = JSON.stringify(index)
+        await writeFile(file, body)
+        // With a matching hash, so the count check itself is what refuses it.
+        await rewriteManifest(dir, (manifest) => {
+          ;(manifest.index_hashes as Record<string, string>)[snapshotPaths.jobIndex] = indexFileHash(body)
+        })
+      },
+    ],
   ]
 
   it('is refused with a log line; the old snapshot keeps serving; the next good one is taken', async () => {
@@ -312,7 +383,10 @@ describe('a corrupted snapshot', () => {
         expect(job.status, what).toBe(200)
         expect(header(job, 'x-snapshot-id'), what).toBe(before)
         expect(job.body.equals(beforeBody), what).toBe(true)
-        expect(server.logs.slice(from).some((l) => l.message === 'snapshot loaded'), what).toBe(false)
+        expect(
+          server.logs.slice(from).some((l) => l.message === 'snapshot loaded'),
+          what,
+        ).toBe(false)
       }
 
       // The refusals did not stop the server following `current`.
@@ -347,7 +421,11 @@ describe('publishes in quick succession', () => {
       await pointCurrentAt(distDir, first)
       await sleep(delay)
       await pointCurrentAt(distDir, last)
-      await eventually(async () => ((await servedId()) === last ? true : undefined), 5_000, `round ${i} (${delay} ms apart): server on ${last}, which current names`)
+      await eventually(
+        async () => ((await servedId()) === last ? true : undefined),
+        5_000,
+        `round ${i} (${delay} ms apart): server on ${last}, which current names`,
+      )
     }
   })
 })
@@ -360,14 +438,22 @@ describe('jobsnap rollback', () => {
     const previous = (await build(dataset)).snapshotId
     await retitleAll(dataset.dataDir, ++revision)
     const latest = await build(dataset)
-    await eventually(async () => ((await servedId()) === latest.snapshotId ? true : undefined), 10_000, 'server on the new build')
+    await eventually(
+      async () => ((await servedId()) === latest.snapshotId ? true : undefined),
+      10_000,
+      'server on the new build',
+    )
 
     const result = await runCli(['rollback', '--out', distDir])
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toContain(`from ${latest.snapshotId} to ${previous}`)
     expect(await publishedSnapshotId(distDir)).toBe(previous)
 
-    await eventually(async () => ((await servedId()) === previous ? true : undefined), 10_000, 'server following the rollback')
+    await eventually(
+      async () => ((await servedId()) === previous ? true : undefined),
+      10_000,
+      'server following the rollback',
+    )
     const slug = (await readJobIndex(distDir, previous)).jobs[0]!.slug
     const job = await get(`${server.url}/api/v2/jobs/${slug}`)
     expect(header(job, 'x-snapshot-id')).toBe(previous)

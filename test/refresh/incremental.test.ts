@@ -13,7 +13,14 @@ import type { BuildResult } from '../../build/build.ts'
 import { PRECOMPUTED_V1_LIMITS, snapshotPaths } from '../../core/snapshot.ts'
 import type { RunningServer } from '../../runtime/server.ts'
 import { startFixtureServer } from '../support/fixtures.ts'
-import { build, createDataset, editJobs, readJobIndex, readSnapshotFile, type RefreshDataset } from './support/dataset.ts'
+import {
+  build,
+  createDataset,
+  editJobs,
+  readJobIndex,
+  readSnapshotFile,
+  type RefreshDataset,
+} from './support/dataset.ts'
 import { get, header } from './support/http.ts'
 
 const DEFAULT_LIMIT = 25
@@ -38,7 +45,10 @@ function v1Spellings(limit: number, page: number): string[] {
 
 let dataset: RefreshDataset
 let clock = Date.now()
-const nextNow = () => new Date((clock += 60_000))
+const nextNow = () => {
+  clock += 60_000
+  return new Date(clock)
+}
 
 beforeAll(async () => {
   dataset = await createDataset({ prefix: 'incremental', jobs: 300, companies: 40 })
@@ -56,7 +66,9 @@ async function changedPathsOf(result: BuildResult): Promise<string[]> {
 
 /** Public files of a snapshot with their compressed copies (only the OpenAPI document has them). */
 function publicFiles(result: BuildResult): string[] {
-  return Object.keys(result.manifest.files).flatMap((file) => (file === snapshotPaths.openapi ? [file, `${file}.br`, `${file}.gz`] : [file]))
+  return Object.keys(result.manifest.files).flatMap((file) =>
+    file === snapshotPaths.openapi ? [file, `${file}.br`, `${file}.gz`] : [file],
+  )
 }
 
 async function inode(result: BuildResult, file: string): Promise<number> {
@@ -79,56 +91,80 @@ describe('incremental build', () => {
   })
 
   // Position in date order: 3 sits on page 1 of both precomputed sizes, 130 on page 6 of 25 and page 2 of 100.
-  it.each([3, 130])('after one job (date position %i) changes, rewrites its file and its v1 pages only, hard-links the rest, and lists exactly those paths', async (position) => {
-    const before = previous
-    const index = await readJobIndex(dataset.distDir, before.snapshotId)
-    const job = index.jobs[position]!
-    await editJobs(dataset.dataDir, (jobs) => {
-      const record = jobs.find((j) => j.id === job.id)!
-      record.title = `${record.title} (edited)`
-    })
-    const next = await build(dataset, { now: nextNow() })
-    previous = next
+  it.each([3, 130])(
+    'after one job (date position %i) changes, rewrites its file and its v1 pages only, hard-links the rest, and lists exactly those paths',
+    async (position) => {
+      const before = previous
+      const index = await readJobIndex(dataset.distDir, before.snapshotId)
+      const job = index.jobs[position]!
+      await editJobs(dataset.dataDir, (jobs) => {
+        const record = jobs.find((j) => j.id === job.id)!
+        record.title = `${record.title} (edited)`
+      })
+      const next = await build(dataset, { now: nextNow() })
+      previous = next
 
-    const pages = PRECOMPUTED_V1_LIMITS.map((limit) => ({ limit, page: Math.floor(position / limit) + 1 }))
-    const changedFiles = [snapshotPaths.v2Job(job.slug), ...pages.map(({ limit, page }) => snapshotPaths.v1Page(limit, page))].sort()
-    expect({ added: next.changes.added, changed: [...next.changes.changed].sort(), removed: next.changes.removed }).toEqual({ added: [], changed: changedFiles, removed: [] })
-    expect(next.filesRewritten).toBe(changedFiles.length)
-    expect(next.filesReused).toBe(Object.keys(next.manifest.files).length - changedFiles.length)
+      const pages = PRECOMPUTED_V1_LIMITS.map((limit) => ({ limit, page: Math.floor(position / limit) + 1 }))
+      const changedFiles = [
+        snapshotPaths.v2Job(job.slug),
+        ...pages.map(({ limit, page }) => snapshotPaths.v1Page(limit, page)),
+      ].sort()
+      expect({
+        added: next.changes.added,
+        changed: [...next.changes.changed].sort(),
+        removed: next.changes.removed,
+      }).toEqual({ added: [], changed: changedFiles, removed: [] })
+      expect(next.filesRewritten).toBe(changedFiles.length)
+      expect(next.filesReused).toBe(Object.keys(next.manifest.files).length - changedFiles.length)
 
-    // Unchanged files are the previous snapshot's inodes; changed ones are new files.
-    const rewritten = new Set(changedFiles)
-    for (const file of publicFiles(next)) {
-      const [ino, previousIno] = [await inode(next, file), await inode(before, file)]
-      if (rewritten.has(file)) expect(ino, `${file} was rewritten`).not.toBe(previousIno)
-      else expect(ino, `${file} is a hard link to the previous snapshot's`).toBe(previousIno)
-    }
-
-    // changed-paths.txt: the job, every spelling of its v1 pages, the computed entries; nothing else, nothing twice.
-    const listed = await changedPathsOf(next)
-    expect(new Set(listed).size, 'no duplicates').toBe(listed.length)
-    const expected = [`/api/v2/jobs/${job.slug}`, ...pages.flatMap(({ limit, page }) => v1Spellings(limit, page)), ...COMPUTED_ENTRIES]
-    expect([...listed].sort()).toEqual([...expected].sort())
-    expect(next.changes.purge).toEqual(listed)
-
-    // Each listed concrete path really serves changed content: the new snapshot's file, unlike the previous one's.
-    const server: RunningServer = await startFixtureServer(dataset.distDir, { JOBSNAP_REST_LIMIT: 1_000_000 }, () => Date.now())
-    try {
-      for (const urlPath of listed.filter((p) => !COMPUTED_ENTRIES.includes(p))) {
-        const file = urlPath.startsWith('/api/v2/jobs/')
-          ? snapshotPaths.v2Job(job.slug)
-          : snapshotPaths.v1Page(...((): [number, number] => {
-              const params = new URL(urlPath, 'http://x').searchParams
-              return [Number(params.get('limit') ?? DEFAULT_LIMIT), Number(params.get('page') ?? 1)]
-            })())
-        const response = await get(`${server.url}${urlPath}`)
-        expect(response.status, urlPath).toBe(200)
-        expect(header(response, 'x-snapshot-id')).toBe(next.snapshotId)
-        expect(response.body.equals(await readSnapshotFile(dataset.distDir, next.snapshotId, file)), `${urlPath} serves ${file}`).toBe(true)
-        expect(response.body.equals(await readSnapshotFile(dataset.distDir, before.snapshotId, file)), `${urlPath} changed`).toBe(false)
+      // Unchanged files are the previous snapshot's inodes; changed ones are new files.
+      const rewritten = new Set(changedFiles)
+      for (const file of publicFiles(next)) {
+        const [ino, previousIno] = [await inode(next, file), await inode(before, file)]
+        if (rewritten.has(file)) expect(ino, `${file} was rewritten`).not.toBe(previousIno)
+        else expect(ino, `${file} is a hard link to the previous snapshot's`).toBe(previousIno)
       }
-    } finally {
-      await server.close()
-    }
-  })
+
+      // changed-paths.txt: the job, every spelling of its v1 pages, the computed entries; nothing else, nothing twice.
+      const listed = await changedPathsOf(next)
+      expect(new Set(listed).size, 'no duplicates').toBe(listed.length)
+      const expected = [
+        `/api/v2/jobs/${job.slug}`,
+        ...pages.flatMap(({ limit, page }) => v1Spellings(limit, page)),
+        ...COMPUTED_ENTRIES,
+      ]
+      expect([...listed].sort()).toEqual([...expected].sort())
+      expect(next.changes.purge).toEqual(listed)
+
+      // Each listed concrete path really serves changed content: the new snapshot's file, unlike the previous one's.
+      const server: RunningServer = await startFixtureServer(dataset.distDir, { JOBSNAP_REST_LIMIT: 1_000_000 }, () =>
+        Date.now(),
+      )
+      try {
+        for (const urlPath of listed.filter((p) => !COMPUTED_ENTRIES.includes(p))) {
+          const file = urlPath.startsWith('/api/v2/jobs/')
+            ? snapshotPaths.v2Job(job.slug)
+            : snapshotPaths.v1Page(
+                ...((): [number, number] => {
+                  const params = new URL(urlPath, 'http://x').searchParams
+                  return [Number(params.get('limit') ?? DEFAULT_LIMIT), Number(params.get('page') ?? 1)]
+                })(),
+              )
+          const response = await get(`${server.url}${urlPath}`)
+          expect(response.status, urlPath).toBe(200)
+          expect(header(response, 'x-snapshot-id')).toBe(next.snapshotId)
+          expect(
+            response.body.equals(await readSnapshotFile(dataset.distDir, next.snapshotId, file)),
+            `${urlPath} serves ${file}`,
+          ).toBe(true)
+          expect(
+            response.body.equals(await readSnapshotFile(dataset.distDir, before.snapshotId, file)),
+            `${urlPath} changed`,
+          ).toBe(false)
+        }
+      } finally {
+        await server.close()
+      }
+    },
+  )
 })

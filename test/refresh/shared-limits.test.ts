@@ -24,12 +24,19 @@ beforeAll(async () => {
   const built = await build(dataset)
   slugs = (await readJobIndex(dataset.distDir, built.snapshotId)).jobs.slice(0, 10).map((j) => j.slug)
   const env = { JOBSNAP_REDIS_URL: redis.url, JOBSNAP_TRUST_PROXY: '127.0.0.1' }
-  servers = await Promise.all([ServerProcess.start({ distDir: dataset.distDir, env }), ServerProcess.start({ distDir: dataset.distDir, env })])
+  servers = await Promise.all([
+    ServerProcess.start({ distDir: dataset.distDir, env }),
+    ServerProcess.start({ distDir: dataset.distDir, env }),
+  ])
 })
 
 /** While Redis runs, no server may have fallen back to its own counts (that would let clients past the shared limit). */
 function expectNoFallback(): void {
-  for (const server of servers) expect(server.logs.filter((l) => l.message.startsWith('redis unavailable')), 'fell back with Redis up').toEqual([])
+  for (const server of servers)
+    expect(
+      server.logs.filter((l) => l.message.startsWith('redis unavailable')),
+      'fell back with Redis up',
+    ).toEqual([])
 }
 
 afterAll(async () => {
@@ -39,7 +46,8 @@ afterAll(async () => {
 
 /** A REST request as `client` (through a trusted proxy: X-Forwarded-For) to server `n`. */
 function restAs(client: string, n: number, i: number): Promise<HttpResult> {
-  const path = i % 3 === 0 ? '/api/v1' : i % 3 === 1 ? `/api/v2/jobs/${slugs[i % slugs.length]}` : '/api/v2/jobs?limit=5'
+  const path =
+    i % 3 === 0 ? '/api/v1' : i % 3 === 1 ? `/api/v2/jobs/${slugs[i % slugs.length]}` : '/api/v2/jobs?limit=5'
   return get(`${servers[n % 2]!.url}${path}`, { headers: { 'x-forwarded-for': client } })
 }
 
@@ -48,7 +56,9 @@ async function expectSharedRestLimit(client: string): Promise<void> {
   for (let i = 0; i < 60; i++) {
     const response = await restAs(client, i, i)
     expect(response.status, `request ${i + 1} of ${client}, to server ${i % 2}`).toBe(200)
-    expect(header(response, 'x-ratelimit-remaining'), `request ${i + 1}: one count across both servers`).toBe(String(59 - i))
+    expect(header(response, 'x-ratelimit-remaining'), `request ${i + 1}: one count across both servers`).toBe(
+      String(59 - i),
+    )
   }
   for (const n of [0, 1]) {
     const refused = await restAs(client, n, 60 + n)
@@ -72,14 +82,24 @@ describe('two servers sharing one Redis', () => {
 
   it('share the MCP bucket (burst 60, refilled 5 per second)', async () => {
     const client = freshClient()
-    const agents = [new http.Agent({ keepAlive: true, maxSockets: 20 }), new http.Agent({ keepAlive: true, maxSockets: 20 })]
+    const agents = [
+      new http.Agent({ keepAlive: true, maxSockets: 20 }),
+      new http.Agent({ keepAlive: true, maxSockets: 20 }),
+    ]
     try {
       // 90 pings at once, 45 to each server: each replica alone would let all of its 45 through.
       const started = performance.now()
-      const responses = await Promise.all(Array.from({ length: 90 }, (_, i) => mcpPing(servers[i % 2]!.url, { agent: agents[i % 2], forwardedFor: client })))
+      const responses = await Promise.all(
+        Array.from({ length: 90 }, (_, i) =>
+          mcpPing(servers[i % 2]!.url, { agent: agents[i % 2], forwardedFor: client }),
+        ),
+      )
       const seconds = (performance.now() - started) / 1000
       const statuses = responses.map((r) => r.status)
-      expect(statuses.filter((s) => s !== 200 && s !== 429), 'only 200 and 429').toEqual([])
+      expect(
+        statuses.filter((s) => s !== 200 && s !== 429),
+        'only 200 and 429',
+      ).toEqual([])
       const allowed = statuses.filter((s) => s === 200).length
       expect(allowed).toBeGreaterThanOrEqual(60)
       expect(allowed, `allowed within ${seconds.toFixed(2)} s`).toBeLessThanOrEqual(60 + Math.ceil(5 * seconds) + 1)
@@ -87,7 +107,8 @@ describe('two servers sharing one Redis', () => {
       expect(refused, `some of the 90 refused (took ${seconds.toFixed(2)} s)`).toBeDefined()
       expect(Number(header(refused!, 'retry-after'))).toBeGreaterThanOrEqual(1)
       // Another client has its own bucket.
-      for (const server of servers) expect((await mcpPing(server.url, { forwardedFor: freshClient() })).status).toBe(200)
+      for (const server of servers)
+        expect((await mcpPing(server.url, { forwardedFor: freshClient() })).status).toBe(200)
       // A burst stalls each server's event loop for a moment; that alone must not count as Redis being away.
       expectNoFallback()
     } finally {
@@ -95,7 +116,9 @@ describe('two servers sharing one Redis', () => {
     }
   })
 
-  it('keep answering while Redis is down (per-replica limits, logged), and share limits again once it is back', { timeout: 90_000 }, async () => {
+  it('keep answering while Redis is down (per-replica limits, logged), and share limits again once it is back', {
+    timeout: 90_000,
+  }, async () => {
     const logsFrom = servers.map((s) => s.logs.length)
     // Steady load on both servers; every client address is used a few times only, so no limit is reached.
     let stop = false
@@ -111,11 +134,20 @@ describe('two servers sharing one Redis', () => {
             target: 1,
             url: `${server.url}/api/mcp`,
             method: 'POST',
-            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', 'x-forwarded-for': client },
+            headers: {
+              'content-type': 'application/json',
+              accept: 'application/json, text/event-stream',
+              'mcp-protocol-version': '2025-11-25',
+              'x-forwarded-for': client,
+            },
             body: JSON.stringify({ jsonrpc: '2.0', id: n, method: 'ping' }),
           }
         }
-        return { target: 0, url: `${server.url}/api/v2/jobs/${slugs[n % slugs.length]}`, headers: { 'x-forwarded-for': client } }
+        return {
+          target: 0,
+          url: `${server.url}/api/v2/jobs/${slugs[n % slugs.length]}`,
+          headers: { 'x-forwarded-for': client },
+        }
       },
       stop: () => stop,
       maxDurationMs: 30_000,
@@ -124,7 +156,9 @@ describe('two servers sharing one Redis', () => {
     try {
       await sleep(700)
       await redis.stop()
-      await Promise.all(servers.map((s, i) => s.waitForLog((l) => l.message.startsWith('redis unavailable'), 10_000, logsFrom[i])))
+      await Promise.all(
+        servers.map((s, i) => s.waitForLog((l) => l.message.startsWith('redis unavailable'), 10_000, logsFrom[i])),
+      )
       await sleep(1500)
     } finally {
       stop = true
@@ -132,7 +166,10 @@ describe('two servers sharing one Redis', () => {
     }
     expect(run.samples.length).toBeGreaterThan(100)
     const failed = run.samples.filter((s) => s.error !== undefined || s.status !== 200)
-    expect(failed.slice(0, 5).map((s) => ({ status: s.status, error: s.error })), `${failed.length} of ${run.samples.length} failed`).toEqual([])
+    expect(
+      failed.slice(0, 5).map((s) => ({ status: s.status, error: s.error })),
+      `${failed.length} of ${run.samples.length} failed`,
+    ).toEqual([])
 
     // Logged once per outage, not per request.
     for (const [i, server] of servers.entries()) {
@@ -141,12 +178,15 @@ describe('two servers sharing one Redis', () => {
 
     // While Redis is away each replica counts alone: a client alternating between them gets past 60.
     const alone = freshClient()
-    for (let i = 0; i < 62; i++) expect((await restAs(alone, i, i)).status, `request ${i + 1} while Redis is down`).toBe(200)
+    for (let i = 0; i < 62; i++)
+      expect((await restAs(alone, i, i)).status, `request ${i + 1} while Redis is down`).toBe(200)
 
     // Redis back on the same port: the servers reconnect and count together again.
     const backFrom = servers.map((s) => s.logs.length)
     await redis.restart()
-    await Promise.all(servers.map((s, i) => s.waitForLog((l) => l.message.startsWith('redis is back'), 15_000, backFrom[i])))
+    await Promise.all(
+      servers.map((s, i) => s.waitForLog((l) => l.message.startsWith('redis is back'), 15_000, backFrom[i])),
+    )
     await expectSharedRestLimit(freshClient())
   })
 })

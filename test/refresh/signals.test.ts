@@ -9,7 +9,14 @@ import { rename, symlink } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { snapshotPaths } from '../../core/snapshot.ts'
-import { build, createDataset, readJobIndex, readSnapshotFile, retitleAll, type RefreshDataset } from './support/dataset.ts'
+import {
+  build,
+  createDataset,
+  readJobIndex,
+  readSnapshotFile,
+  retitleAll,
+  type RefreshDataset,
+} from './support/dataset.ts'
 import { get, header } from './support/http.ts'
 import { killAll, ServerProcess, sleep } from './support/processes.ts'
 
@@ -87,7 +94,12 @@ class SplitRequest {
         const headEnd = this.received.indexOf('\r\n\r\n')
         if (headEnd < 0) return
         const [statusLine, ...lines] = this.received.subarray(0, headEnd).toString('latin1').split('\r\n')
-        const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
+        const headers = Object.fromEntries(
+          lines.map((line) => [
+            line.slice(0, line.indexOf(':')).toLowerCase(),
+            line.slice(line.indexOf(':') + 1).trim(),
+          ]),
+        )
         const length = Number(headers['content-length'])
         const body = this.received.subarray(headEnd + 4)
         if (Number.isFinite(length) && body.length >= length) {
@@ -97,11 +109,21 @@ class SplitRequest {
       }
       this.socket.on('data', check)
       this.socket.once('error', reject)
-      this.socket.once('close', () => reject(new Error(`connection closed before a whole response arrived (${this.received.length} bytes: ${this.received.subarray(0, 120).toString('latin1')})`)))
+      this.socket.once('close', () =>
+        reject(
+          new Error(
+            `connection closed before a whole response arrived (${this.received.length} bytes: ${this.received.subarray(0, 120).toString('latin1')})`,
+          ),
+        ),
+      )
     })
     this.response.catch(() => {})
     this.sent = new Promise((resolve, reject) => {
-      this.socket.once('connect', () => this.socket.write(`GET ${requestPath} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: refresh-test\r\n`, (error) => (error ? reject(error) : resolve())))
+      this.socket.once('connect', () =>
+        this.socket.write(`GET ${requestPath} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: refresh-test\r\n`, (error) =>
+          error ? reject(error) : resolve(),
+        ),
+      )
       this.socket.once('error', reject)
     })
   }
@@ -136,7 +158,10 @@ describe('SIGTERM', () => {
       const warm = await get(`${server.url}/api/v1`, { agent: keepAlive })
       expect(warm.status).toBe(200)
       expect(header(warm, 'connection')).toBe('keep-alive')
-      const inFlight = Array.from({ length: 4 }, (_, i) => new SplitRequest(server.port, `/api/v1?limit=100&page=${(i % 2) + 1}`))
+      const inFlight = Array.from(
+        { length: 4 },
+        (_, i) => new SplitRequest(server.port, `/api/v1?limit=100&page=${(i % 2) + 1}`),
+      )
       await Promise.all(inFlight.map((r) => r.sent))
       // A request on a later connection answered: the server has accepted and read the earlier ones.
       expect((await get(`${server.url}/health`)).status).toBe(200)
@@ -153,7 +178,11 @@ describe('SIGTERM', () => {
       for (const [i, response] of responses.entries()) {
         expect(response.status).toBe(200)
         expect(response.headers['x-snapshot-id']).toBe(built.snapshotId)
-        expect(response.body.equals(await readSnapshotFile(dataset.distDir, built.snapshotId, snapshotPaths.v1Page(100, (i % 2) + 1)))).toBe(true)
+        expect(
+          response.body.equals(
+            await readSnapshotFile(dataset.distDir, built.snapshotId, snapshotPaths.v1Page(100, (i % 2) + 1)),
+          ),
+        ).toBe(true)
       }
 
       const answeredAt = performance.now()

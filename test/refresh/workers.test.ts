@@ -25,7 +25,11 @@ const freshClient = () => `198.51.100.${nextClient++}`
 async function healthOver(agent: http.Agent): Promise<{ pid: number; snapshot_id: string }> {
   const response = await get(`${server.url}/health`, { agent })
   expect(response.status).toBe(200)
-  const health = JSON.parse(response.body.toString('utf8')) as { pid: number; snapshot_id: string; gc: { longest_pause_ms: number; collections: number } }
+  const health = JSON.parse(response.body.toString('utf8')) as {
+    pid: number
+    snapshot_id: string
+    gc: { longest_pause_ms: number; collections: number }
+  }
   // Each worker reports its own collector's pauses.
   expect(health.gc.collections).toBeGreaterThanOrEqual(0)
   expect(health.gc.longest_pause_ms).toBeGreaterThanOrEqual(0)
@@ -53,7 +57,11 @@ function restAs(client: string, worker: number, i: number): Promise<HttpResult> 
 beforeAll(async () => {
   dataset = await createDataset({ prefix: 'workers', jobs: 120, companies: 20 })
   await build(dataset)
-  server = await ServerProcess.start({ distDir: dataset.distDir, args: ['--workers', '2'], env: { JOBSNAP_TRUST_PROXY: '127.0.0.1' } })
+  server = await ServerProcess.start({
+    distDir: dataset.distDir,
+    args: ['--workers', '2'],
+    env: { JOBSNAP_TRUST_PROXY: '127.0.0.1' },
+  })
   pinned = await connectionsToBothWorkers()
 })
 
@@ -81,7 +89,9 @@ describe('jobsnap serve --workers 2', () => {
     for (let i = 0; i < 60; i++) {
       const response = await restAs(client, i, i)
       expect(response.status, `request ${i + 1}, to worker ${pinned[i % 2]![1]}`).toBe(200)
-      expect(header(response, 'x-ratelimit-remaining'), `request ${i + 1}: one count across both workers`).toBe(String(59 - i))
+      expect(header(response, 'x-ratelimit-remaining'), `request ${i + 1}: one count across both workers`).toBe(
+        String(59 - i),
+      )
     }
     for (const worker of [0, 1]) {
       const refused = await restAs(client, worker, 60 + worker)
@@ -103,7 +113,8 @@ describe('jobsnap serve --workers 2', () => {
     // The bucket refills 5 per second while the 60 calls run: refusals come within a few more.
     expect(answered).toBe(60)
     const statuses: number[] = []
-    for (let i = 0; i < 20; i++) statuses.push((await mcpPing(server.url, { agent: pinned[i % 2]![0], forwardedFor: client })).status)
+    for (let i = 0; i < 20; i++)
+      statuses.push((await mcpPing(server.url, { agent: pinned[i % 2]![0], forwardedFor: client })).status)
     const refused = statuses.filter((status) => status === 429).length
     expect(refused, `statuses after the burst: ${statuses.join(' ')}`).toBeGreaterThanOrEqual(10)
   })
@@ -114,7 +125,11 @@ describe('jobsnap serve --workers 2', () => {
     const built = await build(dataset)
     expect(built.snapshotId).not.toBe(before)
     for (const [agent, pid] of pinned) {
-      await eventually(async () => ((await healthOver(agent)).snapshot_id === built.snapshotId ? true : undefined), 15_000, `worker ${pid} serves ${built.snapshotId}`)
+      await eventually(
+        async () => ((await healthOver(agent)).snapshot_id === built.snapshotId ? true : undefined),
+        15_000,
+        `worker ${pid} serves ${built.snapshotId}`,
+      )
     }
   })
 
@@ -122,7 +137,11 @@ describe('jobsnap serve --workers 2', () => {
     const [, victim] = pinned[0]!
     process.kill(victim, 'SIGKILL')
     const from = server.logs.length
-    await server.waitForLog((line) => line.message === 'worker exited; starting another' && line.pid === victim, 10_000, from)
+    await server.waitForLog(
+      (line) => line.message === 'worker exited; starting another' && line.pid === victim,
+      10_000,
+      from,
+    )
     await server.waitForLog((line) => line.message === 'worker ready', 30_000, from)
     for (const [agent] of pinned) agent.destroy()
     pinned = await connectionsToBothWorkers()

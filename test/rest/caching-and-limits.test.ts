@@ -59,7 +59,13 @@ describe('caching', () => {
     await server?.close()
   })
 
-  const cacheable = () => ['/api/v1', '/api/v1?limit=13', '/api/v2/jobs', '/api/v2/jobs?category=engineering&sort=salary', `/api/v2/jobs/${slug}`]
+  const cacheable = () => [
+    '/api/v1',
+    '/api/v1?limit=13',
+    '/api/v2/jobs',
+    '/api/v2/jobs?category=engineering&sort=salary',
+    `/api/v2/jobs/${slug}`,
+  ]
 
   it('successful responses: Cache-Control public, max-age=60 and a strong ETag', async () => {
     for (const path of [...cacheable(), '/openapi.yaml']) {
@@ -88,7 +94,9 @@ describe('caching', () => {
         // A 304 still counts against the budget and says so.
         expectRateLimitHeaders(res.headers, 100_000)
       }
-      const other = await fetch(`${base}${path}`, { headers: { 'if-none-match': '"something-else"', 'accept-encoding': 'identity' } })
+      const other = await fetch(`${base}${path}`, {
+        headers: { 'if-none-match': '"something-else"', 'accept-encoding': 'identity' },
+      })
       expect(other.status).toBe(200)
       expect(await other.text()).toBe(first.text)
     }
@@ -156,7 +164,10 @@ describe('caching', () => {
         expect(decode(res.body).equals(identity.body), `${path} (${accept}) decodes to the identity body`).toBe(true)
         // A different representation has its own tag; either tag revalidates.
         expect(res.headers.etag).not.toBe(identity.headers.etag)
-        const revalidate = await rawGet(`${base}${path}`, { 'accept-encoding': accept, 'if-none-match': String(res.headers.etag) })
+        const revalidate = await rawGet(`${base}${path}`, {
+          'accept-encoding': accept,
+          'if-none-match': String(res.headers.etag),
+        })
         expect(revalidate.status).toBe(304)
       }
       const refused = await rawGet(`${base}${path}`, { 'accept-encoding': 'br;q=0, gzip;q=0' })
@@ -183,7 +194,15 @@ describe('rate limit: 60 a rolling minute per client, v1 and v2 together', () =>
     await server?.close()
   })
 
-  const restPaths = () => ['/api/v1', '/api/v2/jobs', `/api/v2/jobs/${slug}`, '/api/v1?page=2', '/api/v2/jobs?sort=nope', '/api/v2/jobs/missing-job', '/api/v2/jobs?level=senior']
+  const restPaths = () => [
+    '/api/v1',
+    '/api/v2/jobs',
+    `/api/v2/jobs/${slug}`,
+    '/api/v1?page=2',
+    '/api/v2/jobs?sort=nope',
+    '/api/v2/jobs/missing-job',
+    '/api/v2/jobs?level=senior',
+  ]
 
   it('the 61st request is 429 with Retry-After, the error body and rate-limit headers; 429s consume nothing', async () => {
     const t0 = NOW + 1_000_000
@@ -295,7 +314,8 @@ describe('rate limit: clients behind a trusted proxy', () => {
     await server?.close()
   })
 
-  const as = (client: string, path = '/api/v2/jobs') => request(`${base}${path}`, { headers: { 'x-forwarded-for': client } })
+  const as = (client: string, path = '/api/v2/jobs') =>
+    request(`${base}${path}`, { headers: { 'x-forwarded-for': client } })
 
   async function exhaust(client: string): Promise<void> {
     for (let i = 0; i < 60; i++) expect((await as(client, i % 2 ? '/api/v1' : '/api/v2/jobs')).status).toBe(200)
@@ -347,8 +367,12 @@ describe('resolveClient (unit)', () => {
     expect(resolveClient('192.0.2.5', '203.0.113.1', none)).toBe(resolveClient('192.0.2.5', null, none))
     expect(resolveClient('192.0.2.5', '203.0.113.1', proxies)).toBe(resolveClient('192.0.2.5', null, none))
     expect(resolveClient('127.0.0.1', '203.0.113.1', proxies)).toBe(resolveClient('203.0.113.1', null, none))
-    expect(resolveClient('127.0.0.1', '198.51.100.1, 203.0.113.1, 10.1.2.3', proxies)).toBe(resolveClient('203.0.113.1', null, none))
-    expect(resolveClient('127.0.0.1', '2001:db8:5:6::1, fd00::1', proxies)).toBe(resolveClient('2001:db8:5:6::ffff', null, none))
+    expect(resolveClient('127.0.0.1', '198.51.100.1, 203.0.113.1, 10.1.2.3', proxies)).toBe(
+      resolveClient('203.0.113.1', null, none),
+    )
+    expect(resolveClient('127.0.0.1', '2001:db8:5:6::1, fd00::1', proxies)).toBe(
+      resolveClient('2001:db8:5:6::ffff', null, none),
+    )
     // Garbage in the header stops the walk at the last good hop.
     expect(resolveClient('127.0.0.1', 'not-an-ip', proxies)).toBe(resolveClient('127.0.0.1', null, none))
     expect(ipaddr.isValid(resolveClient('10.0.0.1', '', proxies))).toBe(true)

@@ -13,7 +13,7 @@ import { buildFixture, startFixtureServer, type FixtureSnapshot } from '../suppo
 const CHROMIUM = '/usr/bin/chromium'
 const MISSING_CHROMIUM =
   `Chromium is not installed at ${CHROMIUM}; the /docs test needs Debian's chromium. ` +
-  'Install it with `apt-get update && apt-get install -y chromium` (CI\'s .ci/run does this).'
+  "Install it with `apt-get update && apt-get install -y chromium` (CI's .ci/run does this)."
 
 let fixture: FixtureSnapshot
 let server: RunningServer
@@ -25,7 +25,16 @@ beforeAll(async () => {
   if (existsSync(CHROMIUM)) {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     })
   }
 })
@@ -69,14 +78,22 @@ describe('/docs in a real browser', () => {
       expect(response?.status()).toBe(200)
       // Swagger UI fetches /openapi.yaml and renders one block per operation.
       await page.waitForSelector('.opblock-summary-path', { timeout: 30_000 })
-      await page.waitForFunction("document.querySelectorAll('.opblock-summary-path').length >= 3", undefined, { timeout: 30_000 })
-      const paths = await page.$$eval('.opblock-summary-path', (nodes) => nodes.map((n) => (n.getAttribute('data-path') ?? n.textContent ?? '').replace(/\u200b/g, '')))
+      await page.waitForFunction("document.querySelectorAll('.opblock-summary-path').length >= 3", undefined, {
+        timeout: 30_000,
+      })
+      const paths = await page.$$eval('.opblock-summary-path', (nodes) =>
+        nodes.map((n) => (n.getAttribute('data-path') ?? n.textContent ?? '').replace(/\u200b/g, '')),
+      )
       expect(paths).toEqual(expect.arrayContaining(['/api/v1', '/api/v2/jobs', '/api/v2/jobs/{slug}']))
+      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText, the text a reader sees, not the DOM property.
       const text = (await page.innerText('body')).replace(/\u200b/g, '')
       for (const path of ['/api/v1', '/api/v2/jobs', '/api/v2/jobs/{slug}']) expect(text).toContain(path)
       expect(text).toContain('jobsnap job listings API')
 
-      expect(requested.some((u) => u.endsWith('/openapi.yaml')), 'the page loaded the spec from the server').toBe(true)
+      expect(
+        requested.some((u) => u.endsWith('/openapi.yaml')),
+        'the page loaded the spec from the server',
+      ).toBe(true)
       expect(blocked, 'requests that tried to leave 127.0.0.1').toEqual([])
       expect(pageErrors, 'script errors and CSP violations').toEqual([])
     } finally {

@@ -68,7 +68,9 @@ it('MCP employer profiles count only the jobs still live', async () => {
   const company = next.company
   const liveOf = (at: number) => fixture.oracle.live(at).filter((j) => j.raw.company_id === company.id).length
   const listed = async () => {
-    const found = await callOk<{ companies: { slug: string; live_jobs: number }[] }>(mcp, 'search_companies', { query: company.name })
+    const found = await callOk<{ companies: { slug: string; live_jobs: number }[] }>(mcp, 'search_companies', {
+      query: company.name,
+    })
     return found.structured.companies.find((c) => c.slug === company.slug)?.live_jobs
   }
   const before = await callOk<{ live_jobs: number }>(mcp, 'get_company', { slug: company.slug })

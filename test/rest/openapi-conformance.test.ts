@@ -18,7 +18,13 @@
  */
 // The format validators (uuid, uri, date-time, ...) are a separate entry point.
 import '@hyperjump/json-schema/formats'
-import { registerSchema, setShouldValidateFormat, validate, type OutputUnit, type SchemaObject } from '@hyperjump/json-schema/openapi-3-1'
+import {
+  registerSchema,
+  setShouldValidateFormat,
+  validate,
+  type OutputUnit,
+  type SchemaObject,
+} from '@hyperjump/json-schema/openapi-3-1'
 import { parse as parseYaml } from 'yaml'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningServer } from '../../runtime/server.ts'
@@ -29,7 +35,21 @@ import { request, type JsonResponse, type V2Job, type V2ListResponse } from './s
 const NOW = FIXTURE_NOW.getTime()
 const OAS_31_DIALECT = 'https://spec.openapis.org/oas/3.1/schema-base'
 /** Every parameter SPEC.md 4.2 lists for GET /api/v2/jobs. */
-const V2_PARAMS = ['page', 'limit', 'category', 'level', 'schedule', 'work_arrangement', 'skills', 'country', 'salary_min', 'salary_max', 'posted_after', 'q', 'sort']
+const V2_PARAMS = [
+  'page',
+  'limit',
+  'category',
+  'level',
+  'schedule',
+  'work_arrangement',
+  'skills',
+  'country',
+  'salary_min',
+  'salary_max',
+  'posted_after',
+  'q',
+  'sort',
+]
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 type JsonObject = { [key: string]: Json }
@@ -77,7 +97,8 @@ function at(pointer: string): Json {
 /** Follows a local `$ref` (one or more hops) and returns the pointer of the target. */
 function deref(pointer: string): string {
   const node = at(pointer)
-  if (node && typeof node === 'object' && !Array.isArray(node) && typeof node.$ref === 'string') return deref(node.$ref.replace(/^#/, ''))
+  if (node && typeof node === 'object' && !Array.isArray(node) && typeof node.$ref === 'string')
+    return deref(node.$ref.replace(/^#/, ''))
   return pointer
 }
 
@@ -141,12 +162,15 @@ describe('the served document', () => {
     expect(statuses('/api/v1')).toEqual(expect.arrayContaining(['200', '429']))
     expect(statuses('/api/v2/jobs')).toEqual(expect.arrayContaining(['200', '400', '429']))
     expect(statuses('/api/v2/jobs/{slug}')).toEqual(expect.arrayContaining(['200', '404', '429']))
-    const slugParam = (at('/paths/~1api~1v2~1jobs~1{slug}/get/parameters') as JsonObject[]).find((p) => p.name === 'slug')!
+    const slugParam = (at('/paths/~1api~1v2~1jobs~1{slug}/get/parameters') as JsonObject[]).find(
+      (p) => p.name === 'slug',
+    )!
     expect(slugParam).toMatchObject({ in: 'path', required: true })
   })
 
   it('documents every v2 query parameter of SPEC 4.2 with its type, and page/limit for v1', () => {
-    const params = (path: string) => new Map((at(`/paths/${escapePointer(path)}/get/parameters`) as JsonObject[]).map((p) => [p.name as string, p]))
+    const params = (path: string) =>
+      new Map((at(`/paths/${escapePointer(path)}/get/parameters`) as JsonObject[]).map((p) => [p.name as string, p]))
     const v2 = params('/api/v2/jobs')
     for (const name of V2_PARAMS) {
       expect(v2.get(name), name).toBeDefined()
@@ -154,7 +178,8 @@ describe('the served document', () => {
       expect(String(v2.get(name)!.description ?? '').length, `${name} is described`).toBeGreaterThan(10)
     }
     const schemaOf = (name: string) => v2.get(name)!.schema as JsonObject
-    for (const name of ['page', 'limit', 'salary_min', 'salary_max', 'posted_after']) expect(schemaOf(name).type, name).toBe('integer')
+    for (const name of ['page', 'limit', 'salary_min', 'salary_max', 'posted_after'])
+      expect(schemaOf(name).type, name).toBe('integer')
     expect(schemaOf('sort').enum).toEqual(['date', 'salary'])
     expect(schemaOf('q').maxLength).toBe(200)
     const v1 = params('/api/v1')
@@ -204,8 +229,20 @@ describe('responses conform to the document', () => {
 
   it('304, 400, 404 and 405', async () => {
     const first = await request(`${base}/api/v2/jobs?level=lead`)
-    await expectConforms('/api/v2/jobs', await request(`${base}/api/v2/jobs?level=lead`, { headers: { 'if-none-match': first.headers.get('etag')! } }))
-    for (const query of ['sort=bogus', 'page=x', 'limit=1.5', 'salary_min=-1', 'salary_min=9&salary_max=1', 'posted_after=z', 'work_arrangement=moon', `q=${'q'.repeat(201)}`]) {
+    await expectConforms(
+      '/api/v2/jobs',
+      await request(`${base}/api/v2/jobs?level=lead`, { headers: { 'if-none-match': first.headers.get('etag')! } }),
+    )
+    for (const query of [
+      'sort=bogus',
+      'page=x',
+      'limit=1.5',
+      'salary_min=-1',
+      'salary_min=9&salary_max=1',
+      'posted_after=z',
+      'work_arrangement=moon',
+      `q=${'q'.repeat(201)}`,
+    ]) {
       const res = await request(`${base}/api/v2/jobs?${query}`)
       expect(res.status, query).toBe(400)
       await expectConforms('/api/v2/jobs', res)
@@ -257,9 +294,14 @@ describe('the validator really validates', () => {
     ]
     for (const [what, body] of broken) expect((await validateAt(jobPointer, body)).valid, what).toBe(false)
     const listPointer = `${responsePointer('/api/v2/jobs', 200)}/content/application~1json/schema`
-    expect((await validateAt(listPointer, { data: [job], page: 1, limit: 25, total: 1 })).valid, 'list without has_more').toBe(false)
+    expect(
+      (await validateAt(listPointer, { data: [job], page: 1, limit: 25, total: 1 })).valid,
+      'list without has_more',
+    ).toBe(false)
     const errorPointer = `${responsePointer('/api/v2/jobs', 400)}/content/application~1json/schema`
-    expect((await validateAt(errorPointer, { error: { code: '400', message: 'x' } })).valid, 'code as a string').toBe(false)
+    expect((await validateAt(errorPointer, { error: { code: '400', message: 'x' } })).valid, 'code as a string').toBe(
+      false,
+    )
     expect((await validateAt(errorPointer, { message: 'x' })).valid, 'no error object').toBe(false)
   })
 })

@@ -7,7 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningServer } from '../../runtime/server.ts'
 import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
 import { buildRestFixture, type RestFixture } from './support/fixture.ts'
-import { expectRateLimitHeaders, getAllV2, request, type JsonResponse, type V1ListResponse, type V2Job } from './support/http.ts'
+import {
+  expectRateLimitHeaders,
+  getAllV2,
+  request,
+  type JsonResponse,
+  type V1ListResponse,
+  type V2Job,
+} from './support/http.ts'
 
 const NOW = FIXTURE_NOW.getTime()
 const LIMIT = 100_000
@@ -62,7 +69,11 @@ const titleCase = (slug: string) =>
     .map((w) => w[0]!.toUpperCase() + w.slice(1))
     .join(' ')
 const levelLabel = (slug: string) => (slug === 'mid' ? 'Mid-level' : titleCase(slug))
-const REMOTE_LEVEL_LABELS: Record<string, string> = { fully_remote: '100% remote', remote_friendly: 'Offers remote', onsite: 'Onsite' }
+const REMOTE_LEVEL_LABELS: Record<string, string> = {
+  fully_remote: '100% remote',
+  remote_friendly: 'Offers remote',
+  onsite: 'Onsite',
+}
 
 describe('wrapper and paging', () => {
   it('has {usage, page, total, has_more, jobs}; usage asks for a link back to the configured site', async () => {
@@ -76,7 +87,12 @@ describe('wrapper and paging', () => {
     expect(body.usage.toLowerCase()).toContain('free')
     expect(body.usage.toLowerCase()).toMatch(/link/)
     // One sentence.
-    expect(body.usage.trim().split(/[.!?](\s|$)/).filter((s) => s.trim() !== '').length).toBe(1)
+    expect(
+      body.usage
+        .trim()
+        .split(/[.!?](\s|$)/)
+        .filter((s) => s.trim() !== '').length,
+    ).toBe(1)
     expect(headers.get('cache-control')).toBe('public, max-age=60')
     expectRateLimitHeaders(headers, LIMIT)
   })
@@ -101,7 +117,14 @@ describe('wrapper and paging', () => {
   })
 
   it('has_more is page * limit < total, past the end too', async () => {
-    for (const [page, limit] of [[1, 100], [Math.ceil(liveTotal / 100), 100], [2, liveTotal], [1, liveTotal], [50, 100], [3, 50]] as const) {
+    for (const [page, limit] of [
+      [1, 100],
+      [Math.ceil(liveTotal / 100), 100],
+      [2, liveTotal],
+      [1, liveTotal],
+      [50, 100],
+      [3, 50],
+    ] as const) {
       const clamped = Math.min(limit, 100)
       const { body } = await v1(`page=${page}&limit=${limit}`)
       expect(body.has_more, `page=${page}&limit=${limit}`).toBe(page * clamped < liveTotal)
@@ -118,7 +141,9 @@ describe('wrapper and paging', () => {
 describe('only page and limit are honoured', () => {
   it('every other parameter is ignored, v2 filters included', async () => {
     const plain = await v1()
-    const noisy = await v1('category=engineering&level=senior&sort=salary&q=python&country=DE&salary_min=999999&work_arrangement=bogus&foo=bar')
+    const noisy = await v1(
+      'category=engineering&level=senior&sort=salary&q=python&country=DE&salary_min=999999&work_arrangement=bogus&foo=bar',
+    )
     expect(noisy.text).toBe(plain.text)
     const plain2 = await v1('page=2&limit=10')
     const noisy2 = await v1('page=2&sort=nope&limit=10&posted_after=-1&skills=go')
@@ -127,7 +152,15 @@ describe('only page and limit are honoured', () => {
 
   it('is lenient: junk falls back to the defaults, never 400', async () => {
     const defaults = await v1()
-    for (const query of ['page=abc', 'limit=abc', 'page=1.5&limit=2.5', 'page=&limit=', 'page=%20&limit=1e2', 'page=0x2&limit=ten', 'page=NaN']) {
+    for (const query of [
+      'page=abc',
+      'limit=abc',
+      'page=1.5&limit=2.5',
+      'page=&limit=',
+      'page=%20&limit=1e2',
+      'page=0x2&limit=ten',
+      'page=NaN',
+    ]) {
       const res = await v1(query)
       expect(res.text, query).toBe(defaults.text)
     }
@@ -186,7 +219,8 @@ describe('v1 and v2 agree on every job', () => {
       // Location: drawn from the job's own places.
       const countries = [...(v2.office_locations ?? []), ...(v2.remote_allowed ?? [])].map((l) => l.country)
       if (job.location_country !== undefined) expect(countries).toContain(job.location_country)
-      if (job.location_city !== undefined) expect((v2.office_locations ?? []).map((l) => l.city)).toContain(job.location_city)
+      if (job.location_city !== undefined)
+        expect((v2.office_locations ?? []).map((l) => l.city)).toContain(job.location_city)
       // Company.
       const company = v2.company!
       const rc = rawCompany.get(company.id)!

@@ -59,7 +59,8 @@ describe('400: invalid v2 query parameters', () => {
 
   it('salary_min / salary_max negative or not integers', async () => {
     for (const field of ['salary_min', 'salary_max']) {
-      for (const bad of ['-1', '-100000', '1.5', '50000.00', 'abc', '50k', '1e5']) await expect400(`${field}=${encodeURIComponent(bad)}`, field)
+      for (const bad of ['-1', '-100000', '1.5', '50000.00', 'abc', '50k', '1e5'])
+        await expect400(`${field}=${encodeURIComponent(bad)}`, field)
     }
   })
 
@@ -70,17 +71,24 @@ describe('400: invalid v2 query parameters', () => {
   })
 
   it('posted_after negative or not an integer', async () => {
-    for (const bad of ['-1', '-365', '1.5', 'week', '7d']) await expect400(`posted_after=${encodeURIComponent(bad)}`, 'posted_after')
+    for (const bad of ['-1', '-365', '1.5', 'week', '7d'])
+      await expect400(`posted_after=${encodeURIComponent(bad)}`, 'posted_after')
   })
 
   it('work_arrangement outside onsite, hybrid, remote (alone, in a list, or repeated)', async () => {
-    for (const query of ['work_arrangement=office', 'work_arrangement=remote,office', 'work_arrangement=remote&work_arrangement=anywhere', 'work_arrangement=remote-first']) {
+    for (const query of [
+      'work_arrangement=office',
+      'work_arrangement=remote,office',
+      'work_arrangement=remote&work_arrangement=anywhere',
+      'work_arrangement=remote-first',
+    ]) {
       await expect400(query, 'work_arrangement', ['onsite', 'hybrid', 'remote'])
     }
   })
 
   it('sort outside date, salary', async () => {
-    for (const bad of ['price', '-date', 'date,salary', 'relevance', 'salary_desc']) await expect400(`sort=${encodeURIComponent(bad)}`, 'sort', ['date', 'salary'])
+    for (const bad of ['price', '-date', 'date,salary', 'relevance', 'salary_desc'])
+      await expect400(`sort=${encodeURIComponent(bad)}`, 'sort', ['date', 'salary'])
   })
 
   it('q longer than 200 characters; 200 is fine', async () => {
@@ -96,7 +104,9 @@ describe('400: invalid v2 query parameters', () => {
     const odd = ['astronaut', 'x'.repeat(500), 'ünïcödé', '<script>', "' OR 1=1 --", '%00', '🙂', '..%2F..']
     for (const param of ['category', 'level', 'schedule', 'skills', 'country']) {
       for (const value of odd) {
-        const res = await request<{ total: number; data: unknown[] }>(`${base}/api/v2/jobs?${param}=${encodeURIComponent(value)}`)
+        const res = await request<{ total: number; data: unknown[] }>(
+          `${base}/api/v2/jobs?${param}=${encodeURIComponent(value)}`,
+        )
         expect(res.status, `${param}=${value}`).toBe(200)
         expect(res.body.total).toBe(0)
         expect(res.body.data).toEqual([])
@@ -116,7 +126,14 @@ describe('clamping', () => {
   })
 
   it('limit below 1 becomes 1 and above 100 becomes 100; the response shows the value used', async () => {
-    for (const [asked, used] of [['0', 1], ['-5', 1], ['1', 1], ['100', 100], ['101', 100], ['100000', 100]] as const) {
+    for (const [asked, used] of [
+      ['0', 1],
+      ['-5', 1],
+      ['1', 1],
+      ['100', 100],
+      ['101', 100],
+      ['100000', 100],
+    ] as const) {
       const res = await getV2List(base, `limit=${asked}`)
       expect(res.body.limit, `limit=${asked}`).toBe(used)
       expect(res.body.data).toHaveLength(Math.min(used, liveTotal))
@@ -157,7 +174,15 @@ describe('clamping', () => {
 
 describe('404 on /api/v2/jobs/{slug}', () => {
   it('an unknown slug gets the error body', async () => {
-    for (const slug of ['no-such-job', 'UPPER-CASE', 'a'.repeat(300), 'job.json', '%2E%2E%2Fmanifest', '..%2F..%2Findex%2Fjobs', 'null']) {
+    for (const slug of [
+      'no-such-job',
+      'UPPER-CASE',
+      'a'.repeat(300),
+      'job.json',
+      '%2E%2E%2Fmanifest',
+      '..%2F..%2Findex%2Fjobs',
+      'null',
+    ]) {
       const res = await request(`${base}/api/v2/jobs/${slug}`)
       expectErrorResponse(res, 404)
       expect(res.headers.get('x-api-version')).toBe('v2')
@@ -176,7 +201,9 @@ describe('404 on /api/v2/jobs/{slug}', () => {
 
   it('closed jobs and jobs expired before the build are 404', async () => {
     const closed = fixture.oracle.jobs.find((j) => j.raw.status === 'closed')!
-    const expired = fixture.oracle.jobs.find((j) => j.raw.status === 'live' && j.expiresMs !== undefined && j.expiresMs <= NOW)!
+    const expired = fixture.oracle.jobs.find(
+      (j) => j.raw.status === 'live' && j.expiresMs !== undefined && j.expiresMs <= NOW,
+    )!
     for (const job of [closed, expired]) expectErrorResponse(await request(`${base}/api/v2/jobs/${job.raw.slug}`), 404)
   })
 })
@@ -238,7 +265,11 @@ describe('405 on other methods', () => {
   it('POST, PUT, PATCH and DELETE on every REST path get the error body and Allow', async () => {
     for (const path of ['/api/v1', '/api/v2/jobs', `/api/v2/jobs/${sampleSlug}`, '/api/v2/jobs/no-such-job']) {
       for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
-        const res = await request(`${base}${path}`, { method, body: method === 'DELETE' ? undefined : '{}', headers: { 'content-type': 'application/json' } })
+        const res = await request(`${base}${path}`, {
+          method,
+          body: method === 'DELETE' ? undefined : '{}',
+          headers: { 'content-type': 'application/json' },
+        })
         expectErrorResponse(res, 405)
         const allow = res.headers.get('allow') ?? ''
         expect(allow).toContain('GET')
@@ -250,7 +281,15 @@ describe('405 on other methods', () => {
 })
 
 describe('HEAD works wherever GET does', () => {
-  const IGNORED = new Set(['date', 'connection', 'keep-alive', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'transfer-encoding'])
+  const IGNORED = new Set([
+    'date',
+    'connection',
+    'keep-alive',
+    'x-ratelimit-remaining',
+    'x-ratelimit-reset',
+    'ratelimit',
+    'transfer-encoding',
+  ])
   const comparable = (headers: Headers) => Object.fromEntries([...headers].filter(([name]) => !IGNORED.has(name)))
 
   it('same status and headers as GET, and no body', async () => {
@@ -280,7 +319,8 @@ describe('HEAD works wherever GET does', () => {
         const headHeaders = comparable(head.headers)
         expect(headHeaders, `HEAD ${path} (${encoding})`).toEqual(getHeaders)
         const announced = get.headers.get('content-length')
-        if (get.headers.get('content-encoding') === null && announced !== null) expect(Number(announced)).toBe(getBody.length)
+        if (get.headers.get('content-encoding') === null && announced !== null)
+          expect(Number(announced)).toBe(getBody.length)
       }
     }
   })
@@ -288,7 +328,14 @@ describe('HEAD works wherever GET does', () => {
 
 describe('CORS', () => {
   it('Access-Control-Allow-Origin: * on successes and errors alike', async () => {
-    for (const path of ['/api/v1', '/api/v2/jobs', `/api/v2/jobs/${sampleSlug}`, '/api/v2/jobs/nope', '/api/v2/jobs?sort=x', '/openapi.yaml']) {
+    for (const path of [
+      '/api/v1',
+      '/api/v2/jobs',
+      `/api/v2/jobs/${sampleSlug}`,
+      '/api/v2/jobs/nope',
+      '/api/v2/jobs?sort=x',
+      '/openapi.yaml',
+    ]) {
       const res = await fetch(`${base}${path}`, { headers: { origin: 'https://example.org' } })
       await res.arrayBuffer()
       expect(res.headers.get('access-control-allow-origin'), path).toBe('*')
@@ -302,7 +349,11 @@ describe('CORS', () => {
     for (const path of ['/api/v1', '/api/v2/jobs', `/api/v2/jobs/${sampleSlug}`]) {
       const res = await fetch(`${base}${path}`, {
         method: 'OPTIONS',
-        headers: { origin: 'https://example.org', 'access-control-request-method': 'GET', 'access-control-request-headers': 'if-none-match' },
+        headers: {
+          origin: 'https://example.org',
+          'access-control-request-method': 'GET',
+          'access-control-request-headers': 'if-none-match',
+        },
       })
       expect(res.status).toBeLessThan(300)
       expect(res.headers.get('access-control-allow-origin')).toBe('*')

@@ -49,7 +49,12 @@ function toParams(spec: FilterSpec): URLSearchParams {
 }
 
 /** The served jobs equal the oracle's, in the order the contract requires. */
-function expectSameResult(served: V2Job[], expected: OracleJob[], sort: 'date' | 'salary' | undefined, label: string): void {
+function expectSameResult(
+  served: V2Job[],
+  expected: OracleJob[],
+  sort: 'date' | 'salary' | undefined,
+  label: string,
+): void {
   const servedIds = served.map((job) => job.id)
   expect(new Set(servedIds).size, `${label}: no job twice`).toBe(servedIds.length)
   if (sort === 'salary') {
@@ -58,7 +63,9 @@ function expectSameResult(served: V2Job[], expected: OracleJob[], sort: 'date' |
     for (let i = 1; i < served.length; i++) {
       const prev = fixture.oracle.byId.get(served[i - 1]!.id)!
       const next = fixture.oracle.byId.get(served[i]!.id)!
-      expect(salaryContractOrder(prev, next), `${label}: ${prev.raw.slug} before ${next.raw.slug}`).toBeLessThanOrEqual(0)
+      expect(salaryContractOrder(prev, next), `${label}: ${prev.raw.slug} before ${next.raw.slug}`).toBeLessThanOrEqual(
+        0,
+      )
     }
   } else {
     expect(servedIds, label).toEqual(expected.map((job) => job.raw.id))
@@ -90,7 +97,11 @@ function vocab() {
 }
 
 const mixedCase = (value: string, style: number) =>
-  style === 0 ? value.toLowerCase() : style === 1 ? value.toUpperCase() : [...value].map((c, i) => (i % 2 ? c.toUpperCase() : c.toLowerCase())).join('')
+  style === 0
+    ? value.toLowerCase()
+    : style === 1
+      ? value.toUpperCase()
+      : [...value].map((c, i) => (i % 2 ? c.toUpperCase() : c.toLowerCase())).join('')
 
 // ---------------------------------------------------------------- the tests
 
@@ -99,7 +110,9 @@ describe('the unfiltered list', () => {
     const live = fixture.oracle.live(NOW)
     // The dataset really has jobs that must be left out: closed ones, and ones that expired before the build.
     expect(fixture.oracle.jobs.some((j) => j.raw.status === 'closed')).toBe(true)
-    expect(fixture.oracle.jobs.some((j) => j.raw.status === 'live' && j.expiresMs !== undefined && j.expiresMs <= NOW)).toBe(true)
+    expect(
+      fixture.oracle.jobs.some((j) => j.raw.status === 'live' && j.expiresMs !== undefined && j.expiresMs <= NOW),
+    ).toBe(true)
     expect(fixture.oracle.jobs.some((j) => j.expiresMs !== undefined && j.expiresMs > NOW)).toBe(true)
     expect(everyJob.map((j) => j.id)).toEqual(live.map((j) => j.raw.id))
   })
@@ -141,12 +154,15 @@ describe('single filters against the oracle', () => {
       expect(hits.length).toBeGreaterThan(0)
     }
     expect(await expectQuery('category=astronaut', { category: ['astronaut'] })).toHaveLength(0)
-    await expectQuery(`category=${categories[0]},${categories[1]},astronaut`, { category: [categories[0]!, categories[1]!, 'astronaut'] })
+    await expectQuery(`category=${categories[0]},${categories[1]},astronaut`, {
+      category: [categories[0]!, categories[1]!, 'astronaut'],
+    })
   })
 
   it('level: each value, an unknown value, and a comma list', async () => {
     const { levels } = vocab()
-    for (const level of levels) expect((await expectQuery(`level=${level}`, { level: [level] })).length).toBeGreaterThan(0)
+    for (const level of levels)
+      expect((await expectQuery(`level=${level}`, { level: [level] })).length).toBeGreaterThan(0)
     expect(await expectQuery('level=wizard', { level: ['wizard'] })).toHaveLength(0)
     await expectQuery('level=senior,lead', { level: ['senior', 'lead'] })
   })
@@ -155,12 +171,13 @@ describe('single filters against the oracle', () => {
     const { schedules } = vocab()
     expect(schedules).toContain('4_day_week')
     expect(schedules).toContain('9_day_fortnight')
-    for (const schedule of schedules) expect((await expectQuery(`schedule=${schedule}`, { schedule: [schedule] })).length).toBeGreaterThan(0)
+    for (const schedule of schedules)
+      expect((await expectQuery(`schedule=${schedule}`, { schedule: [schedule] })).length).toBeGreaterThan(0)
     expect(await expectQuery('schedule=6_day_week', { schedule: ['6_day_week'] })).toHaveLength(0)
     await expectQuery('schedule=4_day_week,9_day_fortnight', { schedule: ['4_day_week', '9_day_fortnight'] })
   })
 
-  it('schedule: a job without its own schedule_type is matched by its employer\'s schedule', async () => {
+  it("schedule: a job without its own schedule_type is matched by its employer's schedule", async () => {
     const inherited = fixture.oracle.live(NOW).filter((j) => j.raw.schedule_type === undefined)
     expect(inherited.length).toBe(3)
     for (const job of inherited) {
@@ -171,16 +188,19 @@ describe('single filters against the oracle', () => {
 
   it('work_arrangement: each value, and all three together', async () => {
     for (const arrangement of ['onsite', 'hybrid', 'remote']) {
-      expect((await expectQuery(`work_arrangement=${arrangement}`, { work_arrangement: [arrangement] })).length).toBeGreaterThan(0)
+      expect(
+        (await expectQuery(`work_arrangement=${arrangement}`, { work_arrangement: [arrangement] })).length,
+      ).toBeGreaterThan(0)
     }
-    expect(await expectQuery('work_arrangement=onsite,hybrid,remote', { work_arrangement: ['onsite', 'hybrid', 'remote'] })).toHaveLength(
-      fixture.oracle.live(NOW).length,
-    )
+    expect(
+      await expectQuery('work_arrangement=onsite,hybrid,remote', { work_arrangement: ['onsite', 'hybrid', 'remote'] }),
+    ).toHaveLength(fixture.oracle.live(NOW).length)
   })
 
   it('skills: slugs across skills, stack and tools; unknown matches nothing', async () => {
     const { tags } = vocab()
-    for (const tag of ['python', 'go', 'postgresql', 'figma', 'docker', ...tags.slice(0, 10)]) await expectQuery(`skills=${tag}`, { skills: [tag] })
+    for (const tag of ['python', 'go', 'postgresql', 'figma', 'docker', ...tags.slice(0, 10)])
+      await expectQuery(`skills=${tag}`, { skills: [tag] })
     expect(await expectQuery('skills=cobol', { skills: ['cobol'] })).toHaveLength(0)
     const both = await expectQuery('skills=python,go', { skills: ['python', 'go'] })
     expect(both.length).toBeGreaterThan(0)
@@ -189,7 +209,25 @@ describe('single filters against the oracle', () => {
   it('country: names and ISO codes, any case, per office / remote country / continent / region / Worldwide', async () => {
     const { countries } = vocab()
     expect(countries.length).toBeGreaterThan(5)
-    for (const country of [...countries, 'Germany', 'DE', 'de', 'gErMaNy', 'Kenya', 'KE', 'Brazil', 'Japan', 'JP', 'Türkiye', 'Turkey', 'USA', 'Colombia', 'China', 'Egypt', 'Antarctica']) {
+    for (const country of [
+      ...countries,
+      'Germany',
+      'DE',
+      'de',
+      'gErMaNy',
+      'Kenya',
+      'KE',
+      'Brazil',
+      'Japan',
+      'JP',
+      'Türkiye',
+      'Turkey',
+      'USA',
+      'Colombia',
+      'China',
+      'Egypt',
+      'Antarctica',
+    ]) {
       await expectQuery(`country=${encodeURIComponent(country)}`, { country })
     }
     // Neither a continent nor an unknown name is a country: nothing matches (never a 400).
@@ -198,7 +236,8 @@ describe('single filters against the oracle', () => {
   })
 
   it('country: a comma list or repeated parameter matches any of the countries', async () => {
-    const slugs = async (query: string) => new Set((await getAllV2(base, new URLSearchParams(query))).jobs.map((j) => j.slug))
+    const slugs = async (query: string) =>
+      new Set((await getAllV2(base, new URLSearchParams(query))).jobs.map((j) => j.slug))
     const germany = await slugs('country=DE')
     const japan = await slugs('country=Japan')
     const union = new Set([...germany, ...japan])
@@ -210,11 +249,15 @@ describe('single filters against the oracle', () => {
   })
 
   it('country: the hand-made places match exactly where DECISIONS says', async () => {
-    const slugsFor = async (country: string) => new Set((await getAllV2(base, new URLSearchParams({ country }))).jobs.map((j) => j.slug))
+    const slugsFor = async (country: string) =>
+      new Set((await getAllV2(base, new URLSearchParams({ country }))).jobs.map((j) => j.slug))
     const find = (predicate: (j: OracleJob) => boolean) => fixture.oracle.live(NOW).find(predicate)!
     const berlin = find((j) => j.raw.office_locations?.[0]?.country === 'de')
     const kenya = find((j) => j.raw.remote_allowed?.[0]?.country === 'kenya')
-    const apac = find((j) => j.raw.remote_allowed?.length === 1 && j.raw.remote_allowed[0]!.region === 'APAC' && !j.raw.office_locations)
+    const apac = find(
+      (j) =>
+        j.raw.remote_allowed?.length === 1 && j.raw.remote_allowed[0]!.region === 'APAC' && !j.raw.office_locations,
+    )
     const ankara = find((j) => j.raw.office_locations?.[0]?.country === 'TR')
 
     const germany = await slugsFor('germany')
@@ -232,10 +275,13 @@ describe('single filters against the oracle', () => {
     expect((await slugsFor('Australia')).has(apac.raw.slug)).toBe(true)
     expect((await slugsFor('Germany')).has(apac.raw.slug)).toBe(false)
 
-    for (const name of ['TR', 'tr', 'Türkiye', 'TÜRKIYE', 'Turkey']) expect((await slugsFor(name)).has(ankara.raw.slug), name).toBe(true)
+    for (const name of ['TR', 'tr', 'Türkiye', 'TÜRKIYE', 'Turkey'])
+      expect((await slugsFor(name)).has(ankara.raw.slug), name).toBe(true)
 
     // Worldwide remote jobs appear for any country, even one no office is in.
-    const worldwide = fixture.oracle.live(NOW).filter((j) => j.raw.remote_allowed?.some((l) => l.region === 'Worldwide'))
+    const worldwide = fixture.oracle
+      .live(NOW)
+      .filter((j) => j.raw.remote_allowed?.some((l) => l.region === 'Worldwide'))
     expect(worldwide.length).toBeGreaterThan(0)
     const tuvalu = await slugsFor('Tuvalu')
     for (const job of worldwide) expect(tuvalu.has(job.raw.slug)).toBe(true)
@@ -257,12 +303,21 @@ describe('single filters against the oracle', () => {
   })
 
   it('salary: the hand-made records convert as DECISIONS says (hour x hours x 52, month x 12, currency rates)', async () => {
-    const ids = async (query: string) => new Set((await getAllV2(base, new URLSearchParams(query))).jobs.map((j) => j.slug))
+    const ids = async (query: string) =>
+      new Set((await getAllV2(base, new URLSearchParams(query))).jobs.map((j) => j.slug))
     const find = (predicate: (j: OracleJob) => boolean) => fixture.oracle.live(NOW).find(predicate)!
-    const hourly40 = find((j) => j.raw.salary_period === 'hour' && j.raw.salary_min === 5000 && j.raw.hours_per_week_max === undefined)
-    const hourly32 = find((j) => j.raw.salary_period === 'hour' && j.raw.salary_min === 5000 && j.raw.hours_per_week_max === 32)
-    const yen = find((j) => j.raw.salary_currency === 'JPY' && j.raw.salary_max === 500_000 && j.raw.salary_period === 'month')
-    const euroTop = find((j) => j.raw.salary_currency === 'EUR' && j.raw.salary_max === 7_000_000 && j.raw.salary_min === undefined)
+    const hourly40 = find(
+      (j) => j.raw.salary_period === 'hour' && j.raw.salary_min === 5000 && j.raw.hours_per_week_max === undefined,
+    )
+    const hourly32 = find(
+      (j) => j.raw.salary_period === 'hour' && j.raw.salary_min === 5000 && j.raw.hours_per_week_max === 32,
+    )
+    const yen = find(
+      (j) => j.raw.salary_currency === 'JPY' && j.raw.salary_max === 500_000 && j.raw.salary_period === 'month',
+    )
+    const euroTop = find(
+      (j) => j.raw.salary_currency === 'EUR' && j.raw.salary_max === 7_000_000 && j.raw.salary_min === undefined,
+    )
     // 50 USD/h x 40 h (unknown hours) x 52 = 104,000
     expect((await ids('salary_min=104000')).has(hourly40.raw.slug)).toBe(true)
     expect((await ids('salary_min=104001')).has(hourly40.raw.slug)).toBe(false)
@@ -290,7 +345,10 @@ describe('single filters against the oracle', () => {
     expect((await getV2List(base, 'posted_after=366')).body.total).toBe(capped)
     expect((await getV2List(base, 'posted_after=100000')).body.total).toBe(capped)
     // The tied jobs were posted exactly 3 days before now: in at 3, out at 2.
-    const tiedSlugs = fixture.oracle.live(NOW).filter((j) => j.postedMs === NOW - 3 * DAY_MS).map((j) => j.raw.slug)
+    const tiedSlugs = fixture.oracle
+      .live(NOW)
+      .filter((j) => j.postedMs === NOW - 3 * DAY_MS)
+      .map((j) => j.raw.slug)
     expect(tiedSlugs).toHaveLength(4)
     const in3 = new Set((await getAllV2(base, new URLSearchParams('posted_after=3'))).jobs.map((j) => j.slug))
     const in2 = new Set((await getAllV2(base, new URLSearchParams('posted_after=2'))).jobs.map((j) => j.slug))
@@ -319,7 +377,9 @@ describe('sorting', () => {
     expect(firstWithout).toBeGreaterThan(0)
     expect(jobs.slice(firstWithout).every((j) => fixture.oracle.byId.get(j.id)!.salary === undefined)).toBe(true)
     // Equal salaries: newest first.
-    const same = jobs.filter((j) => j.salary_currency === 'USD' && j.salary_period === 'year' && j.salary_max === 12_345_600)
+    const same = jobs.filter(
+      (j) => j.salary_currency === 'USD' && j.salary_period === 'year' && j.salary_max === 12_345_600,
+    )
     expect(same.length).toBe(6)
     const posted = same.map((j) => Date.parse(j.posted_at))
     expect(posted).toEqual([...posted].sort((x, y) => y - x))
@@ -335,7 +395,12 @@ describe('sorting', () => {
 
 describe('paging', () => {
   it('is stable: every page size visits every job exactly once, in the same order', async () => {
-    for (const [query, limit] of [['', 7], ['sort=salary', 13], ['category=engineering', 3], ['sort=salary&work_arrangement=remote', 100]] as const) {
+    for (const [query, limit] of [
+      ['', 7],
+      ['sort=salary', 13],
+      ['category=engineering', 3],
+      ['sort=salary&work_arrangement=remote', 100],
+    ] as const) {
       const full = await getAllV2(base, new URLSearchParams(query), 100)
       const paged = await getAllV2(base, new URLSearchParams(query), limit)
       expect(paged.total).toBe(full.total)
@@ -366,7 +431,9 @@ describe('paging', () => {
           expect(body.has_more).toBe(page * limit < expected.length)
           const window = expected.slice((page - 1) * limit, page * limit)
           if (sort === 'salary') {
-            expect(body.data.map((j) => fixture.oracle.byId.get(j.id)!.salary?.high)).toEqual(window.map((j) => j.salary?.high))
+            expect(body.data.map((j) => fixture.oracle.byId.get(j.id)!.salary?.high)).toEqual(
+              window.map((j) => j.salary?.high),
+            )
           } else {
             expect(body.data.map((j) => j.id)).toEqual(window.map((j) => j.raw.id))
           }
@@ -397,7 +464,10 @@ describe('parameter syntax (DECISIONS.md "Query parameters")', () => {
 
   it('unknown parameters are ignored', async () => {
     const plain = await getV2List(base, 'category=engineering&limit=50')
-    const noisy = await getV2List(base, 'utm_source=newsletter&category=engineering&foo=bar&limit=50&callback=x&fields=id&Category=sales')
+    const noisy = await getV2List(
+      base,
+      'utm_source=newsletter&category=engineering&foo=bar&limit=50&callback=x&fields=id&Category=sales',
+    )
     expect(noisy.text).toBe(plain.text)
   })
 
@@ -427,12 +497,19 @@ describe('parameter syntax (DECISIONS.md "Query parameters")', () => {
       const a = await getV2List(base, `${upper}&limit=100`)
       const b = await getV2List(base, `${lower}&limit=100`)
       expect(a.body.total, upper).toBeGreaterThan(0)
-      expect(a.body.data.map((j) => j.id), upper).toEqual(b.body.data.map((j) => j.id))
+      expect(
+        a.body.data.map((j) => j.id),
+        upper,
+      ).toEqual(b.body.data.map((j) => j.id))
     }
   })
 
   it('different parameters combine with AND, values of one parameter with ANY', async () => {
-    const spec: FilterSpec = { category: ['engineering', 'data'], level: ['senior', 'lead'], work_arrangement: ['remote'] }
+    const spec: FilterSpec = {
+      category: ['engineering', 'data'],
+      level: ['senior', 'lead'],
+      work_arrangement: ['remote'],
+    }
     const hits = await expectQuery(toParams(spec), spec)
     expect(hits.length).toBeGreaterThan(0)
     for (const job of hits) {
@@ -446,23 +523,68 @@ describe('parameter syntax (DECISIONS.md "Query parameters")', () => {
 describe('random filter combinations against the oracle (property)', () => {
   it('every combination returns exactly the matching jobs in contract order', async () => {
     const { categories, levels, schedules, tags } = vocab()
-    const countryPool = ['DE', 'GB', 'US', 'FR', 'NL', 'JP', 'IN', 'BR', 'AU', 'CA', 'KE', 'TR', 'CO', 'CN', 'MX', 'ZA', 'SE', 'PL', 'NZ', 'SG']
+    const countryPool = [
+      'DE',
+      'GB',
+      'US',
+      'FR',
+      'NL',
+      'JP',
+      'IN',
+      'BR',
+      'AU',
+      'CA',
+      'KE',
+      'TR',
+      'CO',
+      'CN',
+      'MX',
+      'ZA',
+      'SE',
+      'PL',
+      'NZ',
+      'SG',
+    ]
     const countryNames: Record<string, string[]> = {
-      DE: ['Germany'], GB: ['United Kingdom', 'UK'], US: ['United States', 'USA'], FR: ['France'], NL: ['Netherlands', 'Holland'],
-      JP: ['Japan'], IN: ['India'], BR: ['Brazil'], AU: ['Australia'], CA: ['Canada'], KE: ['Kenya'], TR: ['Türkiye', 'Turkey'],
-      CO: ['Colombia'], CN: ['China'], MX: ['Mexico'], ZA: ['South Africa'], SE: ['Sweden'], PL: ['Poland'], NZ: ['New Zealand'], SG: ['Singapore'],
+      DE: ['Germany'],
+      GB: ['United Kingdom', 'UK'],
+      US: ['United States', 'USA'],
+      FR: ['France'],
+      NL: ['Netherlands', 'Holland'],
+      JP: ['Japan'],
+      IN: ['India'],
+      BR: ['Brazil'],
+      AU: ['Australia'],
+      CA: ['Canada'],
+      KE: ['Kenya'],
+      TR: ['Türkiye', 'Turkey'],
+      CO: ['Colombia'],
+      CN: ['China'],
+      MX: ['Mexico'],
+      ZA: ['South Africa'],
+      SE: ['Sweden'],
+      PL: ['Poland'],
+      NZ: ['New Zealand'],
+      SG: ['Singapore'],
     }
     const salaryPoints = fixture.oracle
       .live(NOW)
       .flatMap((j) => (j.salary ? [Math.floor(j.salary.low), Math.ceil(j.salary.high), Math.round(j.salary.high)] : []))
-    const listOf = (pool: string[], extra: string) => fc.option(fc.subarray([...pool, extra], { minLength: 1, maxLength: 3 }), { nil: undefined, freq: 2 })
-    const salary = fc.option(fc.oneof(fc.constantFrom(...salaryPoints), fc.integer({ min: 0, max: 300_000 })), { nil: undefined, freq: 2 })
+    const listOf = (pool: string[], extra: string) =>
+      fc.option(fc.subarray([...pool, extra], { minLength: 1, maxLength: 3 }), { nil: undefined, freq: 2 })
+    const salary = fc.option(fc.oneof(fc.constantFrom(...salaryPoints), fc.integer({ min: 0, max: 300_000 })), {
+      nil: undefined,
+      freq: 2,
+    })
 
     const specArb = fc.record({
       category: listOf(categories, 'astronaut'),
       level: listOf(levels, 'wizard'),
       schedule: listOf(schedules, 'six_day_week'),
-      work_arrangement: fc.option(fc.subarray(['onsite', 'hybrid', 'remote'], { minLength: 1 }), { nil: undefined, freq: 2 }),
+      work_arrangement: fc.option(fc.subarray(['onsite', 'hybrid', 'remote'], { minLength: 1 }), {
+        nil: undefined,
+        freq: 2,
+      }),
       skills: listOf(tags, 'cobol'),
       country: fc.option(
         fc.oneof(
@@ -529,12 +651,26 @@ describe('random filter combinations against the oracle (property)', () => {
 // ------------------------------------------------------------------- q
 
 /** MiniSearch's default tokenizer: split on spaces and punctuation, lowercase. */
-const words = (text: string) => text.toLowerCase().split(/[\n\r\p{Z}\p{P}]+/u).filter((w) => w !== '')
+const words = (text: string) =>
+  text
+    .toLowerCase()
+    .split(/[\n\r\p{Z}\p{P}]+/u)
+    .filter((w) => w !== '')
 
 function searchableWords(job: V2Job): string[] {
-  const places = [...(job.office_locations ?? []), ...(job.remote_allowed ?? [])].flatMap((l) => [l.city, l.state, l.country, l.continent, l.region])
+  const places = [...(job.office_locations ?? []), ...(job.remote_allowed ?? [])].flatMap((l) => [
+    l.city,
+    l.state,
+    l.country,
+    l.continent,
+    l.region,
+  ])
   const tags = [...(job.skills ?? []), ...(job.stack ?? []), ...(job.tools ?? [])].map((t) => t.name)
-  return words([job.title, job.role, job.company?.name, ...tags, ...places, job.description].filter((v): v is string => typeof v === 'string').join(' '))
+  return words(
+    [job.title, job.role, job.company?.name, ...tags, ...places, job.description]
+      .filter((v): v is string => typeof v === 'string')
+      .join(' '),
+  )
 }
 
 function editDistanceAtMostOne(a: string, b: string): boolean {
@@ -565,7 +701,8 @@ function termLooselyMatches(term: string, jobWords: string[]): boolean {
   return jobWords.some((w) => {
     if (w.startsWith(term)) return true
     if (term.length < 5) return false
-    for (let len = term.length - 1; len <= term.length + 1; len++) if (len <= w.length && editDistanceAtMostOne(term, w.slice(0, len))) return true
+    for (let len = term.length - 1; len <= term.length + 1; len++)
+      if (len <= w.length && editDistanceAtMostOne(term, w.slice(0, len))) return true
     return false
   })
 }
@@ -588,7 +725,8 @@ async function checkQ(q: string, extra = ''): Promise<V2Job[]> {
   const found = new Set(jobs.map((j) => j.id))
   for (const job of pool) {
     const jobWords = searchableWords(job)
-    if (terms.every((term) => termSurelyMatches(term, jobWords))) expect(found.has(job.id), `q=${q}: ${job.slug} was missed`).toBe(true)
+    if (terms.every((term) => termSurelyMatches(term, jobWords)))
+      expect(found.has(job.id), `q=${q}: ${job.slug} was missed`).toBe(true)
   }
   expect(total).toBe(jobs.length)
   return jobs
@@ -641,14 +779,20 @@ describe('q (full text)', () => {
 
   it('random words taken from served jobs find those jobs (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.nat(everyJob.length - 1), fc.integer({ min: 1, max: 2 }), fc.nat(), fc.boolean(), async (index, count, offset, upper) => {
-        const job = everyJob[index]!
-        const jobWords = searchableWords(job).filter((w) => w.length >= 3 && /^\p{L}+$/u.test(w))
-        const picked = Array.from({ length: count }, (_, i) => jobWords[(offset + i * 7) % jobWords.length]!)
-        const q = upper ? picked.join(' ').toUpperCase() : picked.join(' ')
-        const hits = await checkQ(q)
-        expect(hits.map((j) => j.id)).toContain(job.id)
-      }),
+      fc.asyncProperty(
+        fc.nat(everyJob.length - 1),
+        fc.integer({ min: 1, max: 2 }),
+        fc.nat(),
+        fc.boolean(),
+        async (index, count, offset, upper) => {
+          const job = everyJob[index]!
+          const jobWords = searchableWords(job).filter((w) => w.length >= 3 && /^\p{L}+$/u.test(w))
+          const picked = Array.from({ length: count }, (_, i) => jobWords[(offset + i * 7) % jobWords.length]!)
+          const q = upper ? picked.join(' ').toUpperCase() : picked.join(' ')
+          const hits = await checkQ(q)
+          expect(hits.map((j) => j.id)).toContain(job.id)
+        },
+      ),
       { numRuns: 40, seed: 7 },
     )
   })

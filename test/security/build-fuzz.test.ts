@@ -44,16 +44,28 @@ beforeAll(async () => {
   const baseDir = path.join(root, 'base')
   distDir = path.join(root, 'dist')
   await generateDataset({ jobs: JOBS, companies: COMPANIES, seed: 17, outDir: baseDir })
-  const lines = async (file: string) => (await readFile(path.join(baseDir, file), 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Json)
+  const lines = async (file: string) =>
+    (await readFile(path.join(baseDir, file), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Json)
   baseJobs = await lines('jobs.ndjson')
   baseCompanies = await lines('companies.ndjson')
   ratesText = await readFile(path.join(baseDir, 'rates.json'), 'utf8')
   // A published snapshot that failed builds must leave alone.
-  await buildSnapshot({ dataDir: baseDir, distDir, siteUrl: 'https://jobsnap.example', now: NOW, progress: createProgress(process.stderr, true) })
+  await buildSnapshot({
+    dataDir: baseDir,
+    distDir,
+    siteUrl: 'https://jobsnap.example',
+    now: NOW,
+    progress: createProgress(process.stderr, true),
+  })
 })
 
 afterAll(async () => {
-  console.log(`[security] build fuzz: ${runs} datasets (${brokenRecordsTried} broken records), ${published} published, ${refused} refused with every broken record reported`)
+  console.log(
+    `[security] build fuzz: ${runs} datasets (${brokenRecordsTried} broken records), ${published} published, ${refused} refused with every broken record reported`,
+  )
   await rm(root, { recursive: true, force: true })
 })
 
@@ -79,29 +91,80 @@ type Edit = 'none' | 'closed' | 'expired' | 'unicode-title' | 'html-only-descrip
 const breakArb: fc.Arbitrary<Break> = fc.oneof(
   fc.record({
     kind: fc.constant('wrong-type' as const),
-    field: fc.constantFrom('title', 'posted_at', 'work_arrangement', 'status', 'url', 'id', 'company_id', 'skills', 'office_locations'),
+    field: fc.constantFrom(
+      'title',
+      'posted_at',
+      'work_arrangement',
+      'status',
+      'url',
+      'id',
+      'company_id',
+      'skills',
+      'office_locations',
+    ),
     value: fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.constant({}), fc.constant([1, 2])),
   }),
   fc.record({
     kind: fc.constant('wrong-type' as const),
     field: fc.constantFrom('salary_min', 'salary_max', 'hours_per_week_min', 'hours_per_week_max'),
-    value: fc.oneof(fc.integer({ min: 1, max: 40 }).map(String), fc.boolean(), fc.constant(null), fc.constant({}), fc.constant([1, 2])),
+    value: fc.oneof(
+      fc.integer({ min: 1, max: 40 }).map(String),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant({}),
+      fc.constant([1, 2]),
+    ),
   }),
-  fc.record({ kind: fc.constant('missing' as const), field: fc.constantFrom('id', 'slug', 'status', 'company_id', 'title', 'url', 'work_arrangement', 'posted_at') }),
+  fc.record({
+    kind: fc.constant('missing' as const),
+    field: fc.constantFrom('id', 'slug', 'status', 'company_id', 'title', 'url', 'work_arrangement', 'posted_at'),
+  }),
   fc.record({
     kind: fc.constant('bad-enum' as const),
     field: fc.constantFrom('work_arrangement', 'contract_type', 'schedule_type', 'salary_period', 'status'),
     value: fc.constantFrom('moon', 'zero-hours', '3_day_week', 'week', 'draft', '', 'REMOTE', 'remote '),
   }),
   fc.oneof(
-    fc.record({ kind: fc.constant('bad-value' as const), field: fc.constant('slug'), value: fc.constantFrom('Has Spaces', '../../etc/passwd', 'a/b', 'UPPER', '', 'trailing-', 'a..b', 'x%2f') }),
-    fc.record({ kind: fc.constant('bad-value' as const), field: fc.constant('url'), value: fc.constantFrom('javascript:alert(1)', 'ftp://x/y', 'not a url', '//evil', 'file:///etc/passwd') }),
-    fc.record({ kind: fc.constant('bad-value' as const), field: fc.constant('id'), value: fc.constantFrom('not-a-uuid', '123', '') }),
-    fc.record({ kind: fc.constant('bad-value' as const), field: fc.constant('posted_at'), value: fc.constantFrom('2026-13-45T00:00:00Z', 'yesterday', '2026-11-01', '') }),
-    fc.record({ kind: fc.constant('bad-value' as const), field: fc.constant('title'), value: fc.constantFrom('', '   ') }),
-    fc.record({ kind: fc.constant('bad-value' as const), field: fc.constant('office_locations'), value: fc.constantFrom([{ country: 'Atlantis' }], [{}], [{ city: 'Paris', planet: 'Mars' }]) }),
-    fc.record({ kind: fc.constant('bad-value' as const), field: fc.constant('hours_per_week_min'), value: fc.constantFrom(0, -5, 81, 37.5) }),
-    fc.record({ kind: fc.constant('bad-value' as const), field: fc.constant('salary_currency'), value: fc.constantFrom('usd', 'US$', 'EURO') }),
+    fc.record({
+      kind: fc.constant('bad-value' as const),
+      field: fc.constant('slug'),
+      value: fc.constantFrom('Has Spaces', '../../etc/passwd', 'a/b', 'UPPER', '', 'trailing-', 'a..b', 'x%2f'),
+    }),
+    fc.record({
+      kind: fc.constant('bad-value' as const),
+      field: fc.constant('url'),
+      value: fc.constantFrom('javascript:alert(1)', 'ftp://x/y', 'not a url', '//evil', 'file:///etc/passwd'),
+    }),
+    fc.record({
+      kind: fc.constant('bad-value' as const),
+      field: fc.constant('id'),
+      value: fc.constantFrom('not-a-uuid', '123', ''),
+    }),
+    fc.record({
+      kind: fc.constant('bad-value' as const),
+      field: fc.constant('posted_at'),
+      value: fc.constantFrom('2026-13-45T00:00:00Z', 'yesterday', '2026-11-01', ''),
+    }),
+    fc.record({
+      kind: fc.constant('bad-value' as const),
+      field: fc.constant('title'),
+      value: fc.constantFrom('', '   '),
+    }),
+    fc.record({
+      kind: fc.constant('bad-value' as const),
+      field: fc.constant('office_locations'),
+      value: fc.constantFrom([{ country: 'Atlantis' }], [{}], [{ city: 'Paris', planet: 'Mars' }]),
+    }),
+    fc.record({
+      kind: fc.constant('bad-value' as const),
+      field: fc.constant('hours_per_week_min'),
+      value: fc.constantFrom(0, -5, 81, 37.5),
+    }),
+    fc.record({
+      kind: fc.constant('bad-value' as const),
+      field: fc.constant('salary_currency'),
+      value: fc.constantFrom('usd', 'US$', 'EURO'),
+    }),
   ),
   fc.constantFrom<Break>(
     { kind: 'duplicate-id' },
@@ -112,11 +175,26 @@ const breakArb: fc.Arbitrary<Break> = fc.oneof(
     { kind: 'hours-min-over-max' },
     { kind: 'expires-before-posted' },
   ),
-  fc.record({ kind: fc.constant('unknown-field' as const), field: fc.constantFrom('salary', 'apply_url', 'description_markdown', '__proto__x') }),
-  fc.record({ kind: fc.constant('invalid-json' as const), text: fc.constantFrom('{"id": ', '{not json}', 'undefined', '{"a":1}}', '\u0000', "{'single': 'quotes'}") }),
+  fc.record({
+    kind: fc.constant('unknown-field' as const),
+    field: fc.constantFrom('salary', 'apply_url', 'description_markdown', '__proto__x'),
+  }),
+  fc.record({
+    kind: fc.constant('invalid-json' as const),
+    text: fc.constantFrom('{"id": ', '{not json}', 'undefined', '{"a":1}}', '\u0000', "{'single': 'quotes'}"),
+  }),
 )
 
-const editArb = fc.constantFrom<Edit>('none', 'none', 'closed', 'expired', 'unicode-title', 'html-only-description', 'drop-optional', 'no-salary')
+const editArb = fc.constantFrom<Edit>(
+  'none',
+  'none',
+  'closed',
+  'expired',
+  'unicode-title',
+  'html-only-description',
+  'drop-optional',
+  'no-salary',
+)
 
 /** Applies a break to a copy of `job`; `unbrokenBefore` are earlier records that stay valid (for duplicates). Returns the NDJSON line. */
 function breakRecord(job: Json, broken: Break, unbrokenBefore: Json[]): string {
@@ -142,10 +220,20 @@ function breakRecord(job: Json, broken: Break, unbrokenBefore: Json[]): string {
       copy.company_id = randomUUID()
       break
     case 'unknown-currency':
-      Object.assign(copy, { salary_min: 100_000_00, salary_max: 120_000_00, salary_currency: 'XYZ', salary_period: 'year' })
+      Object.assign(copy, {
+        salary_min: 100_000_00,
+        salary_max: 120_000_00,
+        salary_currency: 'XYZ',
+        salary_period: 'year',
+      })
       break
     case 'salary-min-over-max':
-      Object.assign(copy, { salary_min: 200_000_00, salary_max: 100_000_00, salary_currency: 'USD', salary_period: 'year' })
+      Object.assign(copy, {
+        salary_min: 200_000_00,
+        salary_max: 100_000_00,
+        salary_currency: 'USD',
+        salary_period: 'year',
+      })
       break
     case 'hours-min-over-max':
       Object.assign(copy, { hours_per_week_min: 40, hours_per_week_max: 30 })
@@ -170,17 +258,32 @@ function editRecord(job: Json, edit: Edit): Json {
       break
     case 'expired':
       copy.expires_at = '2026-11-21T00:00:00Z'
-      if (Date.parse(String(copy.posted_at)) > Date.parse('2026-11-21T00:00:00Z')) copy.posted_at = '2026-11-20T00:00:00Z'
+      if (Date.parse(String(copy.posted_at)) > Date.parse('2026-11-21T00:00:00Z'))
+        copy.posted_at = '2026-11-20T00:00:00Z'
       break
     case 'unicode-title':
       copy.title = `Ingénieur·e 工程师 🚀 ${'\u202e'}evil${'\u202c'} "quotes" \\ back`
       break
     case 'html-only-description':
       delete copy.description
-      copy.description_html = '<p>Real text.</p><ul><li>one</li></ul><script>alert(1)</script><img src=x onerror=alert(2)><a href="javascript:alert(3)">x</a>'
+      copy.description_html =
+        '<p>Real text.</p><ul><li>one</li></ul><script>alert(1)</script><img src=x onerror=alert(2)><a href="javascript:alert(3)">x</a>'
       break
     case 'drop-optional':
-      for (const field of ['category', 'role', 'level', 'contract_type', 'office_locations', 'remote_allowed', 'skills', 'stack', 'tools', 'timezones', 'description']) delete copy[field]
+      for (const field of [
+        'category',
+        'role',
+        'level',
+        'contract_type',
+        'office_locations',
+        'remote_allowed',
+        'skills',
+        'stack',
+        'tools',
+        'timezones',
+        'description',
+      ])
+        delete copy[field]
       break
     case 'no-salary':
       for (const field of ['salary_min', 'salary_max', 'salary_currency', 'salary_period']) delete copy[field]
@@ -206,11 +309,22 @@ describe('build fuzzing', () => {
     const plan = fc.record({
       // Which records of the base dataset, in which order.
       order: fc.shuffledSubarray([...baseJobs.keys()], { minLength: 12, maxLength: JOBS }),
-      breaks: fc.oneof({ weight: 1, arbitrary: fc.constant([] as [number, Break][]) }, { weight: 3, arbitrary: fc.array(fc.tuple(fc.nat(), breakArb), { minLength: 1, maxLength: 4 }) }),
+      breaks: fc.oneof(
+        { weight: 1, arbitrary: fc.constant([] as [number, Break][]) },
+        { weight: 3, arbitrary: fc.array(fc.tuple(fc.nat(), breakArb), { minLength: 1, maxLength: 4 }) },
+      ),
       edits: fc.array(editArb, { minLength: JOBS, maxLength: JOBS }),
       breakCompany: fc.oneof(
         { weight: 4, arbitrary: fc.constant(null) },
-        { weight: 1, arbitrary: fc.constantFrom<[string, unknown]>(['remote_level', 'sometimes'], ['schedule_type', 'always'], ['url', 'not a url'], ['id', 'nope']) },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom<[string, unknown]>(
+            ['remote_level', 'sometimes'],
+            ['schedule_type', 'always'],
+            ['url', 'not a url'],
+            ['id', 'nope'],
+          ),
+        },
       ),
     })
 
@@ -231,7 +345,11 @@ describe('build fuzzing', () => {
         for (const [position, index] of order.entries()) {
           const job = editRecord(baseJobs[index]!, edits[position]!)
           let broken = brokenAt.get(position)
-          if (broken && (broken.kind === 'duplicate-id' || broken.kind === 'duplicate-slug') && unbrokenBefore.length === 0) {
+          if (
+            broken &&
+            (broken.kind === 'duplicate-id' || broken.kind === 'duplicate-slug') &&
+            unbrokenBefore.length === 0
+          ) {
             broken = { kind: 'bad-enum', field: 'work_arrangement', value: 'moon' }
             brokenAt.set(position, broken)
           }
@@ -240,7 +358,11 @@ describe('build fuzzing', () => {
           } else {
             lines.push(JSON.stringify(job))
             unbrokenBefore.push(job)
-            if (job.status === 'live' && (job.expires_at === undefined || Date.parse(String(job.expires_at)) > NOW.getTime())) expectedLive.add(String(job.slug))
+            if (
+              job.status === 'live' &&
+              (job.expires_at === undefined || Date.parse(String(job.expires_at)) > NOW.getTime())
+            )
+              expectedLive.add(String(job.slug))
           }
         }
         const companies = baseCompanies.map((c) => JSON.stringify(c))
@@ -253,7 +375,13 @@ describe('build fuzzing', () => {
         const before = await publishedState()
         let outcome: { ok: true; snapshotDir: string; liveJobs: number } | { ok: false; error: unknown }
         try {
-          const result = await buildSnapshot({ dataDir, distDir, siteUrl: 'https://jobsnap.example', now: NOW, progress: createProgress(process.stderr, true) })
+          const result = await buildSnapshot({
+            dataDir,
+            distDir,
+            siteUrl: 'https://jobsnap.example',
+            now: NOW,
+            progress: createProgress(process.stderr, true),
+          })
           outcome = { ok: true, snapshotDir: result.snapshotDir, liveJobs: result.manifest.counts.live_jobs }
         } catch (error) {
           outcome = { ok: false, error }
@@ -275,15 +403,26 @@ describe('build fuzzing', () => {
           expect((await publishedState()).current).toBe(path.join(SNAPSHOTS_DIR, path.basename(outcome.snapshotDir)))
         } else {
           // Broken data: refused, every broken record named by its line, nothing published.
-          if (outcome.ok) throw new Error(`a dataset with ${brokenAt.size} broken jobs${breakCompany ? ' and a broken company' : ''} was published`)
+          if (outcome.ok)
+            throw new Error(
+              `a dataset with ${brokenAt.size} broken jobs${breakCompany ? ' and a broken company' : ''} was published`,
+            )
           refused++
           expect(outcome.error).toBeInstanceOf(DatasetInvalidError)
           const issues = (outcome.error as DatasetInvalidError).issues
           for (const [position, broken] of brokenAt) {
-            const onLine = issues.filter((issue) => issue.source.file === 'jobs.ndjson' && issue.source.line === position + 1)
-            expect(onLine.length, `no issue for jobs.ndjson:${position + 1} (${JSON.stringify(broken)}); issues: ${(outcome.error as Error).message}`).toBeGreaterThan(0)
+            const onLine = issues.filter(
+              (issue) => issue.source.file === 'jobs.ndjson' && issue.source.line === position + 1,
+            )
+            expect(
+              onLine.length,
+              `no issue for jobs.ndjson:${position + 1} (${JSON.stringify(broken)}); issues: ${(outcome.error as Error).message}`,
+            ).toBeGreaterThan(0)
           }
-          if (breakCompany) expect(issues.some((issue) => issue.source.file === 'companies.ndjson' && issue.source.line === 1)).toBe(true)
+          if (breakCompany)
+            expect(issues.some((issue) => issue.source.file === 'companies.ndjson' && issue.source.line === 1)).toBe(
+              true,
+            )
           for (const issue of issues) expect(issue.message.length).toBeGreaterThan(0)
           expect(await publishedState()).toEqual(before)
         }

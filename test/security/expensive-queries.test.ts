@@ -44,7 +44,8 @@ afterAll(async () => {
 describe(`adversarial queries on ${JOBS.toLocaleString('en')} jobs`, () => {
   it(`every one answers 200 within ${BOUND_MS} ms (computed, not cached)`, async () => {
     // Warm up the file cache and the JIT the way a running server already is.
-    for (const path of ['/api/v2/jobs?limit=100', '/api/v2/jobs?q=engineer&sort=salary&limit=100']) await rawGet(target, path)
+    for (const path of ['/api/v2/jobs?limit=100', '/api/v2/jobs?q=engineer&sort=salary&limit=100'])
+      await rawGet(target, path)
     const timings: { name: string; ms: number; total: number }[] = []
     const problems: string[] = []
     for (const { name, query } of queries) {
@@ -57,7 +58,8 @@ describe(`adversarial queries on ${JOBS.toLocaleString('en')} jobs`, () => {
         expect(path.length).toBeLessThan(16_000)
         const res = await rawGet(target, path)
         if (res.status !== 200) problems.push(`${name}: ${res.status} ${res.text.slice(0, 120)}`)
-        else if (res.headers['x-cache'] !== 'MISS') problems.push(`${name}: x-cache ${res.headers['x-cache']} (expected a computed answer)`)
+        else if (res.headers['x-cache'] !== 'MISS')
+          problems.push(`${name}: x-cache ${res.headers['x-cache']} (expected a computed answer)`)
         else total = (JSON.parse(res.text) as { total: number }).total
         ms = Math.min(ms, res.elapsedMs)
       }
@@ -76,7 +78,9 @@ describe(`adversarial queries on ${JOBS.toLocaleString('en')} jobs`, () => {
     )
     expect(timings.length).toBeGreaterThan(60)
     // The costliest queries match something: they do real work, not an early exit.
-    expect(timings.filter((t) => t.name.startsWith(`${MAX_QUERY_TERMS} costliest`) && t.total > 0).length).toBeGreaterThan(0)
+    expect(
+      timings.filter((t) => t.name.startsWith(`${MAX_QUERY_TERMS} costliest`) && t.total > 0).length,
+    ).toBeGreaterThan(0)
     expect(worst.ms).toBeLessThan(BOUND_MS)
   })
 
@@ -90,11 +94,17 @@ describe(`adversarial queries on ${JOBS.toLocaleString('en')} jobs`, () => {
 describe('the limits that bound the cost', () => {
   it(`any q yields at most ${MAX_QUERY_TERMS} distinct terms`, () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 200 }), fc.array(fc.stringMatching(/^[a-z]{1,8}$/), { maxLength: 80 }).map((w) => w.join(' '))), (q) => {
-        const terms = queryTerms(q)
-        expect(terms.length).toBeLessThanOrEqual(MAX_QUERY_TERMS)
-        expect(new Set(terms).size).toBe(terms.length)
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ maxLength: 200 }),
+          fc.array(fc.stringMatching(/^[a-z]{1,8}$/), { maxLength: 80 }).map((w) => w.join(' ')),
+        ),
+        (q) => {
+          const terms = queryTerms(q)
+          expect(terms.length).toBeLessThanOrEqual(MAX_QUERY_TERMS)
+          expect(new Set(terms).size).toBe(terms.length)
+        },
+      ),
       { numRuns: 300 },
     )
   })
@@ -126,7 +136,11 @@ describe('the limits that bound the cost', () => {
 
   it('terms beyond the cap are ignored: a 13th term that matches nothing does not change the result', () => {
     const words = Array.from({ length: MAX_QUERY_TERMS }, (_, i) => `word${String.fromCharCode(97 + i)}`)
-    const index = new TextIndex({ terms: [...words].sort(), counts: words.map(() => 1) }, new Uint32Array(words.length).fill(0), 1)
+    const index = new TextIndex(
+      { terms: [...words].sort(), counts: words.map(() => 1) },
+      new Uint32Array(words.length).fill(0),
+      1,
+    )
     expect([...index.match(words.join(' '))]).toEqual([1])
     expect([...index.match(`${words.join(' ')} zzzzz`)]).toEqual([1])
     expect([...index.match(`zzzzz ${words.join(' ')}`)]).toEqual([0])
@@ -138,7 +152,11 @@ describe('the limits that bound the cost', () => {
       if (!parsed.ok) throw new Error(parsed.error.message)
       return parsed.value
     }
-    const groups = filterGroups(parse(`country=${Array(3_000).fill('de').join(',')}&work_arrangement=${Array(2_000).fill('remote').join(',')}&${Array(500).fill('skills=python').join('&')}`))
+    const groups = filterGroups(
+      parse(
+        `country=${Array(3_000).fill('de').join(',')}&work_arrangement=${Array(2_000).fill('remote').join(',')}&${Array(500).fill('skills=python').join('&')}`,
+      ),
+    )
     const sizes = Object.fromEntries(groups.map(([facet, values]) => [facet, values.length]))
     expect(sizes.work_arrangement).toBe(1)
     expect(sizes.tag).toBe(1)

@@ -10,7 +10,15 @@ import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningServer } from '../../runtime/server.ts'
 import { buildFixture, startFixtureServer, type FixtureSnapshot } from '../support/fixtures.ts'
-import { parseResponse, rawExchange, rawGet, rawPost, targetOf, type RawResponse, type Target } from './support/raw-http.ts'
+import {
+  parseResponse,
+  rawExchange,
+  rawGet,
+  rawPost,
+  targetOf,
+  type RawResponse,
+  type Target,
+} from './support/raw-http.ts'
 
 let fixture: FixtureSnapshot
 let server: RunningServer
@@ -23,7 +31,11 @@ const MCP = { 'content-type': 'application/json', accept: 'application/json, tex
 beforeAll(async () => {
   fixture = await buildFixture({ jobs: 60, companies: 10, seed: 13 })
   server = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: 100_000, JOBSNAP_MCP_BURST: 100_000 })
-  limited = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: 1, JOBSNAP_MCP_BURST: 1, JOBSNAP_MCP_RATE: 0.001 })
+  limited = await startFixtureServer(fixture.distDir, {
+    JOBSNAP_REST_LIMIT: 1,
+    JOBSNAP_MCP_BURST: 1,
+    JOBSNAP_MCP_RATE: 0.001,
+  })
   slow = await startFixtureServer(fixture.distDir, { JOBSNAP_HEADERS_TIMEOUT_MS: 300, JOBSNAP_REQUEST_TIMEOUT_MS: 600 })
   target = targetOf(server.url)
   slug = (JSON.parse((await rawGet(target, '/api/v2/jobs?limit=1')).text) as { data: { slug: string }[] }).data[0]!.slug
@@ -53,7 +65,10 @@ async function everyResponseKind(): Promise<[string, RawResponse][]> {
   await add('404 unknown slug', rawGet(target, '/api/v2/jobs/no-such-job'))
   await add('404 no route', rawGet(target, '/nowhere'))
   await add('405 POST on REST', rawPost(target, '/api/v2/jobs', '{}', { 'content-type': 'application/json' }))
-  await add('204 CORS preflight', rawGet(target, '/api/v2/jobs', { origin: 'https://a.example', 'access-control-request-method': 'GET' }, 'OPTIONS'))
+  await add(
+    '204 CORS preflight',
+    rawGet(target, '/api/v2/jobs', { origin: 'https://a.example', 'access-control-request-method': 'GET' }, 'OPTIONS'),
+  )
   await add('200 /', rawGet(target, '/'))
   await add('200 /health', rawGet(target, '/health'))
   await add('200 /openapi.yaml', rawGet(target, '/openapi.yaml'))
@@ -61,8 +76,14 @@ async function everyResponseKind(): Promise<[string, RawResponse][]> {
   await add('200 /docs/assets/init.js', rawGet(target, '/docs/assets/init.js'))
   await add('200 /docs/assets/swagger-ui.css', rawGet(target, '/docs/assets/swagger-ui.css'))
   await add('404 /docs/nope', rawGet(target, '/docs/nope'))
-  await add('200 MCP tools/list', rawPost(target, '/api/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), MCP))
-  await add('202 MCP notification', rawPost(target, '/api/mcp', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), MCP))
+  await add(
+    '200 MCP tools/list',
+    rawPost(target, '/api/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), MCP),
+  )
+  await add(
+    '202 MCP notification',
+    rawPost(target, '/api/mcp', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), MCP),
+  )
   await add('400 MCP batch', rawPost(target, '/api/mcp', '[]', MCP))
   await add('403 MCP foreign Host', rawPost(target, '/api/mcp', '{}', { ...MCP, host: 'evil.example' }))
   await add('405 MCP GET', rawGet(target, '/api/mcp'))
@@ -79,7 +100,10 @@ async function everyResponseKind(): Promise<[string, RawResponse][]> {
   await rawGet(limitedTarget, '/api/v1')
   await add('429 REST', rawGet(limitedTarget, '/api/v1'))
   await rawPost(limitedTarget, '/api/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), MCP)
-  await add('429 MCP', rawPost(limitedTarget, '/api/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), MCP))
+  await add(
+    '429 MCP',
+    rawPost(limitedTarget, '/api/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), MCP),
+  )
   kinds.push(['408 slow headers', await slowHeaders(targetOf(slow.url))])
   return kinds
 }
@@ -88,7 +112,9 @@ async function everyResponseKind(): Promise<[string, RawResponse][]> {
 function slowHeaders(slowTarget: Target): Promise<RawResponse> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = []
-    const socket = net.connect(slowTarget.port, '127.0.0.1', () => socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n'))
+    const socket = net.connect(slowTarget.port, '127.0.0.1', () =>
+      socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n'),
+    )
     socket.on('data', (chunk: Buffer) => chunks.push(chunk))
     socket.on('error', () => {})
     socket.on('close', () => resolve(parseResponse(Buffer.concat(chunks))))
@@ -103,15 +129,20 @@ describe('headers on every kind of response', () => {
     for (const [name, res] of kinds) {
       seen.add(res.status)
       if (res.status === 0) problems.push(`${name}: no answer`)
-      if (res.headers['x-content-type-options'] !== 'nosniff') problems.push(`${name}: X-Content-Type-Options ${res.headers['x-content-type-options']}`)
-      for (const header of ['x-powered-by', 'server', 'set-cookie', 'x-aspnet-version']) if (res.headers[header] !== undefined) problems.push(`${name}: ${header}: ${res.headers[header]}`)
+      if (res.headers['x-content-type-options'] !== 'nosniff')
+        problems.push(`${name}: X-Content-Type-Options ${res.headers['x-content-type-options']}`)
+      for (const header of ['x-powered-by', 'server', 'set-cookie', 'x-aspnet-version'])
+        if (res.headers[header] !== undefined) problems.push(`${name}: ${header}: ${res.headers[header]}`)
       if (res.body.length > 0 && !res.headers['content-type']) problems.push(`${name}: a body without Content-Type`)
-      if (res.status >= 400 && !res.headers['content-type']?.startsWith('application/json')) problems.push(`${name}: error as ${res.headers['content-type']}`)
-      if (res.status >= 400 && res.headers['cache-control'] !== 'no-store') problems.push(`${name}: error with Cache-Control ${res.headers['cache-control']}`)
+      if (res.status >= 400 && !res.headers['content-type']?.startsWith('application/json'))
+        problems.push(`${name}: error as ${res.headers['content-type']}`)
+      if (res.status >= 400 && res.headers['cache-control'] !== 'no-store')
+        problems.push(`${name}: error with Cache-Control ${res.headers['cache-control']}`)
     }
     expect(problems).toEqual([])
     // The list above really covers every class of answer.
-    for (const status of [200, 202, 204, 304, 400, 403, 404, 405, 406, 408, 413, 415, 429, 431]) expect(seen.has(status), `status ${status} covered`).toBe(true)
+    for (const status of [200, 202, 204, 304, 400, 403, 404, 405, 406, 408, 413, 415, 429, 431])
+      expect(seen.has(status), `status ${status} covered`).toBe(true)
   })
 })
 

@@ -31,17 +31,32 @@ describe('methods and bodies', () => {
   it('every method but GET/HEAD/OPTIONS on every REST path is a 405 with Allow; CONNECT too; unknown tokens a 400', async () => {
     const problems: string[] = []
     for (const path of ['/api/v1', '/api/v2/jobs', '/api/v2/jobs/some-slug', '/openapi.yaml']) {
-      for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'TRACE', 'PROPFIND', 'MKCOL', 'SEARCH', 'QUERY', 'LOCK']) {
+      for (const method of [
+        'POST',
+        'PUT',
+        'DELETE',
+        'PATCH',
+        'TRACE',
+        'PROPFIND',
+        'MKCOL',
+        'SEARCH',
+        'QUERY',
+        'LOCK',
+      ]) {
         const res = await rawGet(setup.target, path, {}, method)
         problems.push(...check(res, `${method} ${path}`))
-        if (res.status !== 405 || !res.headers.allow?.includes('GET')) problems.push(`${method} ${path}: ${res.status}, allow ${res.headers.allow}`)
+        if (res.status !== 405 || !res.headers.allow?.includes('GET'))
+          problems.push(`${method} ${path}: ${res.status}, allow ${res.headers.allow}`)
       }
     }
     const connect = await rawExchange(setup.target, 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n')
     problems.push(...check(connect, 'CONNECT'))
     if (connect.status !== 405) problems.push(`CONNECT: ${connect.status}`)
     for (const method of ['FOO', 'get', 'G ET', 'GET\u0000']) {
-      const res = await rawExchange(setup.target, `${method} /api/v2/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`)
+      const res = await rawExchange(
+        setup.target,
+        `${method} /api/v2/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+      )
       problems.push(...check(res, `method ${JSON.stringify(method)}`))
       if (res.status !== 400) problems.push(`method ${JSON.stringify(method)}: ${res.status}`)
     }
@@ -49,7 +64,9 @@ describe('methods and bodies', () => {
   })
 
   it('a 1 MB body on a REST path is refused (405) without being read into a 5xx; HEAD has no body', async () => {
-    const res = await rawPost(setup.target, '/api/v2/jobs', Buffer.alloc(1024 * 1024, 0x41), { 'content-type': 'application/json' })
+    const res = await rawPost(setup.target, '/api/v2/jobs', Buffer.alloc(1024 * 1024, 0x41), {
+      'content-type': 'application/json',
+    })
     expect(check(res, 'POST 1 MB')).toEqual([])
     expect(res.status).toBe(405)
     const head = await rawGet(setup.target, '/api/v2/jobs/no-such-job', {}, 'HEAD')
@@ -62,21 +79,45 @@ describe('methods and bodies', () => {
 describe('protocol junk', () => {
   const cases: [string, string | Buffer][] = [
     ['no Host on HTTP/1.1', 'GET /api/v2/jobs HTTP/1.1\r\nConnection: close\r\n\r\n'],
-    ['Content-Length and Transfer-Encoding', 'POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n'],
-    ['two Content-Lengths', 'POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\nConnection: close\r\n\r\n{}'],
-    ['Content-Length not a number', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\nConnection: close\r\n\r\n'],
-    ['negative Content-Length', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -1\r\nConnection: close\r\n\r\n'],
-    ['Transfer-Encoding: chunked, identity', 'POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked, identity\r\nConnection: close\r\n\r\n0\r\n\r\n'],
-    ['bad chunk size', 'POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'],
+    [
+      'Content-Length and Transfer-Encoding',
+      'POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n',
+    ],
+    [
+      'two Content-Lengths',
+      'POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\nConnection: close\r\n\r\n{}',
+    ],
+    [
+      'Content-Length not a number',
+      'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\nConnection: close\r\n\r\n',
+    ],
+    [
+      'negative Content-Length',
+      'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -1\r\nConnection: close\r\n\r\n',
+    ],
+    [
+      'Transfer-Encoding: chunked, identity',
+      'POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked, identity\r\nConnection: close\r\n\r\n0\r\n\r\n',
+    ],
+    [
+      'bad chunk size',
+      'POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+    ],
     ['obs-fold header', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a\r\n b\r\nConnection: close\r\n\r\n'],
     ['space before colon', 'GET /health HTTP/1.1\r\nHost : 127.0.0.1\r\nConnection: close\r\n\r\n'],
     ['NUL in a header', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a\u0000b\r\nConnection: close\r\n\r\n'],
     ['bare LF line ends', 'GET /health HTTP/1.1\nHost: 127.0.0.1\nConnection: close\n\n'],
     ['HTTP/2 preface over HTTP/1', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'],
-    ['TLS ClientHello', Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03, 0x0d, 0x0a, 0x0d, 0x0a])],
+    [
+      'TLS ClientHello',
+      Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03, 0x0d, 0x0a, 0x0d, 0x0a]),
+    ],
     ['HTTP/9.9', 'GET /health HTTP/9.9\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'],
     ['absolute-form file:', 'GET file:///etc/passwd HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'],
-    ['absolute-form bad port', 'GET http://a:99999/api/v2/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'],
+    [
+      'absolute-form bad port',
+      'GET http://a:99999/api/v2/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+    ],
     ['authority-form on GET', 'GET 127.0.0.1:80 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'],
     ['header name with a space', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX A: b\r\nConnection: close\r\n\r\n'],
     ['CR inside a header value', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a\rb\r\nConnection: close\r\n\r\n'],
@@ -106,7 +147,16 @@ describe('Host and forwarding headers never get into responses', () => {
   it('a hostile Host, X-Forwarded-Host or X-Forwarded-Proto is not reflected by any endpoint (no cache poisoning)', async () => {
     const problems: string[] = []
     const marker = 'evil-host-7f3a.example'
-    for (const path of ['/', '/api/v1', '/api/v2/jobs?limit=2', '/api/v2/jobs/no-such-job', '/openapi.yaml', '/docs', '/health', '/nowhere']) {
+    for (const path of [
+      '/',
+      '/api/v1',
+      '/api/v2/jobs?limit=2',
+      '/api/v2/jobs/no-such-job',
+      '/openapi.yaml',
+      '/docs',
+      '/health',
+      '/nowhere',
+    ]) {
       const variants: Record<string, string>[] = [
         { host: marker },
         { host: `${marker}:443` },

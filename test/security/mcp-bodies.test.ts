@@ -41,7 +41,8 @@ function jsonRpcError(res: RawResponse): { code: number; message: string } | und
   return (JSON.parse(res.text) as { error?: { code: number; message: string } }).error
 }
 
-const call = (name: string, args: unknown, id: unknown = 1) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } })
+const call = (name: string, args: unknown, id: unknown = 1) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } })
 
 describe('body size', () => {
   it(`exactly ${MCP_MAX_BODY_BYTES} bytes is read; one more is a 413, declared, chunked or lied about`, async () => {
@@ -57,7 +58,9 @@ describe('body size', () => {
     const chunked = await rawExchange(
       setup.target,
       Buffer.concat([
-        Buffer.from(`POST /api/mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`),
+        Buffer.from(
+          `POST /api/mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`,
+        ),
         ...Array.from({ length: 60 }, () => chunk),
         Buffer.from('0\r\n\r\n'),
       ]),
@@ -81,46 +84,65 @@ describe('body size', () => {
 describe('malformed and unexpected messages (fast-check)', () => {
   it('any body that is not JSON is a 400 parse error (-32700)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes).toString('latin1'))), async (text) => {
-        let isJson = true
-        try {
-          JSON.parse(Buffer.from(text, 'utf8').toString('utf8'))
-        } catch {
-          isJson = false
-        }
-        fc.pre(!isJson)
-        const res = await post(text)
-        expect(check(res, JSON.stringify(text))).toEqual([])
-        expect(res.status).toBe(400)
-        expect(jsonRpcError(res)?.code).toBe(-32700)
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string(),
+          fc.string({ unit: 'binary' }),
+          fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes).toString('latin1')),
+        ),
+        async (text) => {
+          let isJson = true
+          try {
+            JSON.parse(Buffer.from(text, 'utf8').toString('utf8'))
+          } catch {
+            isJson = false
+          }
+          fc.pre(!isJson)
+          const res = await post(text)
+          expect(check(res, JSON.stringify(text))).toEqual([])
+          expect(res.status).toBe(400)
+          expect(jsonRpcError(res)?.code).toBe(-32700)
+        },
+      ),
       { numRuns: 150 },
     )
   })
 
   it('any JSON-RPC batch is a 400 (-32600), from empty to 20,000 messages', async () => {
-    const request = fc.record({ jsonrpc: fc.constant('2.0'), id: fc.nat(), method: fc.constantFrom('tools/list', 'tools/call', 'initialize', 'ping') })
+    const request = fc.record({
+      jsonrpc: fc.constant('2.0'),
+      id: fc.nat(),
+      method: fc.constantFrom('tools/list', 'tools/call', 'initialize', 'ping'),
+    })
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.array(request, { maxLength: 30 }), fc.array(fc.jsonValue(), { maxLength: 10 })), async (batch) => {
-        const res = await post(JSON.stringify(batch))
-        expect(check(res, 'batch')).toEqual([])
-        expect(res.status).toBe(400)
-        expect(jsonRpcError(res)?.code).toBe(-32600)
-      }),
+      fc.asyncProperty(
+        fc.oneof(fc.array(request, { maxLength: 30 }), fc.array(fc.jsonValue(), { maxLength: 10 })),
+        async (batch) => {
+          const res = await post(JSON.stringify(batch))
+          expect(check(res, 'batch')).toEqual([])
+          expect(res.status).toBe(400)
+          expect(jsonRpcError(res)?.code).toBe(-32600)
+        },
+      ),
       { numRuns: 60 },
     )
-    const big = await post(JSON.stringify(Array.from({ length: 20_000 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'tools/list' }))))
+    const big = await post(
+      JSON.stringify(Array.from({ length: 20_000 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'tools/list' }))),
+    )
     expect(check(big, '20,000-message batch')).toEqual([])
     expect(big.status).toBe(400)
   })
 
   it('JSON that is not an object is a 400 (-32600)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.constant(null), fc.boolean(), fc.double({ noNaN: true }), fc.string()), async (value) => {
-        const res = await post(JSON.stringify(value))
-        expect(check(res, JSON.stringify(value))).toEqual([])
-        expect(res.status).toBe(400)
-      }),
+      fc.asyncProperty(
+        fc.oneof(fc.constant(null), fc.boolean(), fc.double({ noNaN: true }), fc.string()),
+        async (value) => {
+          const res = await post(JSON.stringify(value))
+          expect(check(res, JSON.stringify(value))).toEqual([])
+          expect(res.status).toBe(400)
+        },
+      ),
       { numRuns: 40 },
     )
   })
@@ -131,7 +153,19 @@ describe('malformed and unexpected messages (fast-check)', () => {
       fc.record({
         jsonrpc: fc.constantFrom('2.0', '1.0', 2),
         id: fc.oneof(fc.nat(), fc.string(), fc.constant(null), fc.jsonValue({ maxDepth: 1 })),
-        method: fc.oneof(fc.constantFrom('tools/list', 'tools/call', 'initialize', 'ping', 'resources/list', 'prompts/get', 'logging/setLevel', 'completion/complete'), fc.string()),
+        method: fc.oneof(
+          fc.constantFrom(
+            'tools/list',
+            'tools/call',
+            'initialize',
+            'ping',
+            'resources/list',
+            'prompts/get',
+            'logging/setLevel',
+            'completion/complete',
+          ),
+          fc.string(),
+        ),
         params: fc.jsonValue({ maxDepth: 4 }),
       }),
     )
@@ -139,7 +173,9 @@ describe('malformed and unexpected messages (fast-check)', () => {
       fc.asyncProperty(message, async (value) => {
         const res = await post(JSON.stringify(value))
         expect(check(res, JSON.stringify(value).slice(0, 200))).toEqual([])
-        expect([200, 202, 400, 404, 406, 415].includes(res.status), `${res.status} ${res.text.slice(0, 200)}`).toBe(true)
+        expect([200, 202, 400, 404, 406, 415].includes(res.status), `${res.status} ${res.text.slice(0, 200)}`).toBe(
+          true,
+        )
       }),
       { numRuns: 150 },
     )
@@ -151,7 +187,17 @@ describe('malformed and unexpected messages (fast-check)', () => {
       fc.record(
         {
           query: fc.oneof(fc.string({ maxLength: 300 }), fc.jsonValue({ maxDepth: 1 })),
-          slug: fc.oneof(fc.constantFrom('../../secret.txt', '..%2f..%2fsecret', '/etc/passwd', 'planted-canary', '', 'a'.repeat(300)), fc.string()),
+          slug: fc.oneof(
+            fc.constantFrom(
+              '../../secret.txt',
+              '..%2f..%2fsecret',
+              '/etc/passwd',
+              'planted-canary',
+              '',
+              'a'.repeat(300),
+            ),
+            fc.string(),
+          ),
           page: fc.oneof(fc.integer(), fc.double(), fc.constantFrom(0, 201, -1, 1e308, '2')),
           skills: fc.array(fc.string(), { maxLength: 50 }),
           category: fc.oneof(fc.array(fc.string()), fc.string()),
@@ -183,11 +229,26 @@ describe('malformed and unexpected messages (fast-check)', () => {
   it('traversal slugs in get_job and get_company are tool errors and read nothing', async () => {
     const problems: string[] = []
     for (const tool of ['get_job', 'get_company']) {
-      for (const slug of ['../../secret.txt', '../../../secret.txt', '../../../../secret', '..%2f..%2fsecret', '..\\..\\secret.txt', '/etc/passwd', 'planted-canary', 'secret', '../manifest', '../../index/jobs', '%00', 'a\u0000b', '\u202e']) {
+      for (const slug of [
+        '../../secret.txt',
+        '../../../secret.txt',
+        '../../../../secret',
+        '..%2f..%2fsecret',
+        '..\\..\\secret.txt',
+        '/etc/passwd',
+        'planted-canary',
+        'secret',
+        '../manifest',
+        '../../index/jobs',
+        '%00',
+        'a\u0000b',
+        '\u202e',
+      ]) {
         const res = await post(call(tool, { slug }))
         problems.push(...check(res, `${tool} ${slug}`))
         const result = (JSON.parse(res.text) as { result?: { isError?: boolean } }).result
-        if (res.status !== 200 || result?.isError !== true) problems.push(`${tool} ${JSON.stringify(slug)}: ${res.status} ${res.text.slice(0, 120)}`)
+        if (res.status !== 200 || result?.isError !== true)
+          problems.push(`${tool} ${JSON.stringify(slug)}: ${res.status} ${res.text.slice(0, 120)}`)
       }
     }
     expect(problems).toEqual([])
@@ -196,8 +257,14 @@ describe('malformed and unexpected messages (fast-check)', () => {
   it('deep nesting (400,000 arrays; 150,000 objects in params and in arguments) is answered, not crashed on', async () => {
     const cases: [string, string][] = [
       ['deep array', '['.repeat(400_000) + ']'.repeat(400_000)],
-      ['deep params', `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":${'{"a":'.repeat(150_000)}1${'}'.repeat(150_000)}}`],
-      ['deep arguments', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_jobs","arguments":{"x":${'{"a":'.repeat(150_000)}1${'}'.repeat(150_000)}}}}`],
+      [
+        'deep params',
+        `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":${'{"a":'.repeat(150_000)}1${'}'.repeat(150_000)}}`,
+      ],
+      [
+        'deep arguments',
+        `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_jobs","arguments":{"x":${'{"a":'.repeat(150_000)}1${'}'.repeat(150_000)}}}}`,
+      ],
       ['deep id', `{"jsonrpc":"2.0","id":${'['.repeat(200_000)}${']'.repeat(200_000)},"method":"tools/list"}`],
     ]
     for (const [where, body] of cases) {
@@ -226,7 +293,16 @@ describe('transport rules', () => {
   it('wrong content types and Accept headers are a 415 or 406', async () => {
     const message = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
     const problems: string[] = []
-    for (const contentType of ['', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'text/html', 'application/xml', 'application/jsonx', 'json']) {
+    for (const contentType of [
+      '',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'text/html',
+      'application/xml',
+      'application/jsonx',
+      'json',
+    ]) {
       const res = await post(message, { 'content-type': contentType })
       problems.push(...check(res, `content-type ${contentType}`))
       if (res.status !== 415) problems.push(`content-type ${JSON.stringify(contentType)}: ${res.status}`)
@@ -245,14 +321,24 @@ describe('transport rules', () => {
       expect(check(res, method)).toEqual([])
       expect(res.status, method).toBe(405)
     }
-    const version = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), { 'mcp-protocol-version': '1999-01-01' })
+    const version = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), {
+      'mcp-protocol-version': '1999-01-01',
+    })
     expect(check(version, 'protocol version')).toEqual([])
     expect(version.status).toBe(400)
   })
 
   it('a Host that is not loopback is a 403 (DNS rebinding); so is an Origin outside the allowed list', async () => {
     const message = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
-    for (const host of ['evil.example', 'evil.example:80', '127.0.0.1.evil.example', 'localhost.evil.example', '[::1].evil', 'localhost:80:1', '127.0.0.1@evil']) {
+    for (const host of [
+      'evil.example',
+      'evil.example:80',
+      '127.0.0.1.evil.example',
+      'localhost.evil.example',
+      '[::1].evil',
+      'localhost:80:1',
+      '127.0.0.1@evil',
+    ]) {
       const res = await post(message, { host })
       expect(check(res, `host ${host}`)).toEqual([])
       expect(res.status, host).toBe(403)
@@ -264,9 +350,19 @@ describe('transport rules', () => {
     expect(noHost.status).toBe(400)
     let restricted: RunningServer | undefined
     try {
-      restricted = await startFixtureServer(setup.fixture.distDir, { JOBSNAP_MCP_ORIGINS: 'https://agent.example', JOBSNAP_MCP_BURST: 1_000 })
+      restricted = await startFixtureServer(setup.fixture.distDir, {
+        JOBSNAP_MCP_ORIGINS: 'https://agent.example',
+        JOBSNAP_MCP_BURST: 1_000,
+      })
       const target = targetOf(restricted.url)
-      for (const origin of ['https://evil.example', 'null', 'https://agent.example.evil', 'http://agent.example', 'https://agent.example:8443', 'HTTPS://AGENT.EXAMPLE.evil']) {
+      for (const origin of [
+        'https://evil.example',
+        'null',
+        'https://agent.example.evil',
+        'http://agent.example',
+        'https://agent.example:8443',
+        'HTTPS://AGENT.EXAMPLE.evil',
+      ]) {
         const res = await rawPost(target, '/api/mcp', message, { ...MCP_HEADERS, origin })
         expect(check(res, `origin ${origin}`)).toEqual([])
         expect(res.status, origin).toBe(403)

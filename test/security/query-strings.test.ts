@@ -23,9 +23,47 @@ const NON_NEGATIVE = new Set(['salary_min', 'salary_max', 'posted_after'])
 
 /** Numbers as attackers and confused clients write them. */
 const NUMERIC_LITERALS = [
-  '1e309', '-1e309', '0x10', '-0', '+0', 'NaN', 'Infinity', '-Infinity', '1.5', '1.0', '.5', '5.', '9007199254740993', '9007199254740991',
-  '-9007199254740991', '1' + '0'.repeat(400), '+5', ' 7 ', '\t8\t', '00012', '-1', '0', '1e3', '0b1', '0o7', '1_000', '１２', '٣', '½', '1,2', '1 2',
-  'true', 'null', 'undefined', '[]', '{}', '\u00001', '5\u200b', '\u00a05', '', '   ',
+  '1e309',
+  '-1e309',
+  '0x10',
+  '-0',
+  '+0',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '1.5',
+  '1.0',
+  '.5',
+  '5.',
+  '9007199254740993',
+  '9007199254740991',
+  '-9007199254740991',
+  `1${'0'.repeat(400)}`,
+  '+5',
+  ' 7 ',
+  '\t8\t',
+  '00012',
+  '-1',
+  '0',
+  '1e3',
+  '0b1',
+  '0o7',
+  '1_000',
+  '１２',
+  '٣',
+  '½',
+  '1,2',
+  '1 2',
+  'true',
+  'null',
+  'undefined',
+  '[]',
+  '{}',
+  '\u00001',
+  '5\u200b',
+  '\u00a05',
+  '',
+  '   ',
 ]
 
 /** Percent-encodes every byte but the unreserved ones (lone surrogates become U+FFFD, as UTF-8 must). */
@@ -47,9 +85,17 @@ function record(res: RawResponse, where: string): string[] {
 function v2Problems(res: RawResponse, where: string): string[] {
   const problems = record(res, where)
   if (res.status === 200) {
-    const body = JSON.parse(res.text) as { data: unknown[]; page: number; limit: number; total: number; has_more: boolean }
-    if (!Array.isArray(body.data) || !Number.isSafeInteger(body.page) || body.page < 1) problems.push(`${where}: bad page ${res.text.slice(0, 80)}`)
-    if (!(body.limit >= 1 && body.limit <= 100) || body.data.length > body.limit) problems.push(`${where}: limit ${body.limit} with ${body.data.length} items`)
+    const body = JSON.parse(res.text) as {
+      data: unknown[]
+      page: number
+      limit: number
+      total: number
+      has_more: boolean
+    }
+    if (!Array.isArray(body.data) || !Number.isSafeInteger(body.page) || body.page < 1)
+      problems.push(`${where}: bad page ${res.text.slice(0, 80)}`)
+    if (!(body.limit >= 1 && body.limit <= 100) || body.data.length > body.limit)
+      problems.push(`${where}: limit ${body.limit} with ${body.data.length} items`)
     if (!(body.total >= 0 && body.total <= liveTotal)) problems.push(`${where}: total ${body.total}`)
   } else if (res.status === 400) {
     const error = (JSON.parse(res.text) as { error: { field?: string; message: string } }).error
@@ -90,7 +136,8 @@ describe('hostile numbers in every integer parameter', () => {
         problems.push(...v2Problems(res, where))
         const expected = expectedStatus(param, literal)
         if (res.status !== expected) problems.push(`${where}: ${res.status}, expected ${expected}`)
-        if (res.status === 400 && (JSON.parse(res.text) as { error: { field?: string } }).error.field !== param) problems.push(`${where}: 400 does not name ${param}`)
+        if (res.status === 400 && (JSON.parse(res.text) as { error: { field?: string } }).error.field !== param)
+          problems.push(`${where}: 400 does not name ${param}`)
         if (res.status === 200 && param === 'page') {
           const page = (JSON.parse(res.text) as { page: number }).page
           if (page !== Math.max(1, Number(literal.trim() || '1'))) problems.push(`${where}: page ${page}`)
@@ -110,7 +157,8 @@ describe('hostile numbers in every integer parameter', () => {
         if (res.status !== 200) problems.push(`${where}: ${res.status}`)
         else {
           const body = JSON.parse(res.text) as { page: number; jobs: unknown[] }
-          if (!(body.page >= 1) || body.jobs.length > 100) problems.push(`${where}: page ${body.page}, ${body.jobs.length} jobs`)
+          if (!(body.page >= 1) || body.jobs.length > 100)
+            problems.push(`${where}: page ${body.page}, ${body.jobs.length} jobs`)
         }
       }
     }
@@ -123,24 +171,82 @@ describe('any query string (fast-check)', () => {
     { weight: 8, arbitrary: fc.constantFrom(...V2_PARAMS) },
     {
       weight: 1,
-      arbitrary: fc.constantFrom('page[]', 'level[]', 'level[0]', 'q[a]', 'sort[]', 'skills[][]', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'PAGE', 'Limit', ''),
+      arbitrary: fc.constantFrom(
+        'page[]',
+        'level[]',
+        'level[0]',
+        'q[a]',
+        'sort[]',
+        'skills[][]',
+        '__proto__',
+        'constructor',
+        'toString',
+        'hasOwnProperty',
+        'PAGE',
+        'Limit',
+        '',
+      ),
     },
     { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
   )
   const value = fc.oneof(
     fc.constantFrom(...NUMERIC_LITERALS),
-    fc.constantFrom('date', 'salary', 'SALARY', ' salary ', 'remote', 'onsite,hybrid', 'Remote ,  HYBRID', 'moon', 'engineering', 'senior', '4_day_week', 'python', 'DE', 'germany', 'Worldwide', ',', ',,,', ''),
+    fc.constantFrom(
+      'date',
+      'salary',
+      'SALARY',
+      ' salary ',
+      'remote',
+      'onsite,hybrid',
+      'Remote ,  HYBRID',
+      'moon',
+      'engineering',
+      'senior',
+      '4_day_week',
+      'python',
+      'DE',
+      'germany',
+      'Worldwide',
+      ',',
+      ',,,',
+      '',
+    ),
     fc.string({ unit: 'grapheme', maxLength: 40 }),
     fc.string({ unit: 'binary', maxLength: 40 }),
     fc.string({ minLength: 150, maxLength: 260 }),
     fc.integer().map(String),
     fc.double().map(String),
     fc.bigInt().map(String),
-    fc.array(fc.constantFrom('a', 'remote', 'de', 'python', 'senior', 'engineering', '4_day_week'), { maxLength: 60 }).map((values) => values.join(',')),
+    fc
+      .array(fc.constantFrom('a', 'remote', 'de', 'python', 'senior', 'engineering', '4_day_week'), { maxLength: 60 })
+      .map((values) => values.join(',')),
     fc.nat(3000).map((n) => 'x'.repeat(n)),
   )
   /** Broken percent-encoding and separators, sent as they are. */
-  const junk = fc.constantFrom('', '', '', '%', '%zz', '%f', '%ff', '%00', '%c0%ae', '%ed%a0%80', '+', '&', '&&', '=', '==', ';', '%26', '%3d', '#frag', '?', '[', ']')
+  const junk = fc.constantFrom(
+    '',
+    '',
+    '',
+    '%',
+    '%zz',
+    '%f',
+    '%ff',
+    '%00',
+    '%c0%ae',
+    '%ed%a0%80',
+    '+',
+    '&',
+    '&&',
+    '=',
+    '==',
+    ';',
+    '%26',
+    '%3d',
+    '#frag',
+    '?',
+    '[',
+    ']',
+  )
   const entry = fc.tuple(name, value, junk).map(([key, val, extra]) => `${pct(key)}=${pct(val)}${extra}`)
 
   it('v2 list: 200 with a well-formed page or 400 naming the parameter; never anything else', async () => {
@@ -157,7 +263,8 @@ describe('any query string (fast-check)', () => {
   })
 
   it('v1 list and the single job ignore whatever query they are given', async () => {
-    const slug = (JSON.parse((await rawGet(setup.target, '/api/v2/jobs?limit=1')).text) as { data: { slug: string }[] }).data[0]!.slug
+    const slug = (JSON.parse((await rawGet(setup.target, '/api/v2/jobs?limit=1')).text) as { data: { slug: string }[] })
+      .data[0]!.slug
     await fc.assert(
       fc.asyncProperty(fc.array(entry, { maxLength: 10 }), fc.boolean(), async (entries, single) => {
         const where = single ? `/api/v2/jobs/${slug}?${entries.join('&')}` : `/api/v1?${entries.join('&')}`
@@ -190,8 +297,18 @@ describe('absurd sizes and shapes', () => {
       ['100 KB v1 page', rawGet(setup.target, `/api/v1?page=${'9'.repeat(100_000)}`)],
       ['100 KB slug', rawGet(setup.target, `/api/v2/jobs/${'a'.repeat(100_000)}`)],
       ['100 KB header', rawGet(setup.target, '/api/v2/jobs', { 'x-junk': 'a'.repeat(100_000) })],
-      ['100 KB X-Forwarded-For', rawGet(setup.target, '/api/v2/jobs', { 'x-forwarded-for': '1.2.3.4, '.repeat(10_000) })],
-      ['3,000 headers', rawGet(setup.target, '/api/v2/jobs', Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`x-h${i}`, 'v'])))],
+      [
+        '100 KB X-Forwarded-For',
+        rawGet(setup.target, '/api/v2/jobs', { 'x-forwarded-for': '1.2.3.4, '.repeat(10_000) }),
+      ],
+      [
+        '3,000 headers',
+        rawGet(
+          setup.target,
+          '/api/v2/jobs',
+          Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`x-h${i}`, 'v'])),
+        ),
+      ],
     ]
     for (const [where, pending] of cases) {
       const res = await pending
@@ -225,14 +342,32 @@ describe('absurd sizes and shapes', () => {
       expect(v2Problems(res, where)).toEqual([])
       expect(res.status, where).toBe(200)
     }
-    const lastWins = JSON.parse((await rawGet(setup.target, '/api/v2/jobs?page=2&page=1&limit=500&limit=5')).text) as { page: number; limit: number }
+    const lastWins = JSON.parse((await rawGet(setup.target, '/api/v2/jobs?page=2&page=1&limit=500&limit=5')).text) as {
+      page: number
+      limit: number
+    }
     expect([lastWins.page, lastWins.limit]).toEqual([1, 5])
   })
 
   it('unicode and broken percent-encoding in q and the lists: 200, never a 5xx', async () => {
     const problems: string[] = []
-    for (const raw of ['q=%F0%9F%9A%80%20ing%C3%A9nieur%20%E5%B7%A5%E7%A8%8B%E5%B8%88', 'q=%E2%80%AE%00%01', 'q=%', 'q=%zz%', 'q=%ff%fe', 'q=%c0%ae%c0%ae',
-      'q=%ed%a0%80', 'country=%C3%96sterreich', 'country=%', 'skills=%ff', 'category=%00', 'level=%E2%80%8B', '%=%', '=&=&=', '&&&&']) {
+    for (const raw of [
+      'q=%F0%9F%9A%80%20ing%C3%A9nieur%20%E5%B7%A5%E7%A8%8B%E5%B8%88',
+      'q=%E2%80%AE%00%01',
+      'q=%',
+      'q=%zz%',
+      'q=%ff%fe',
+      'q=%c0%ae%c0%ae',
+      'q=%ed%a0%80',
+      'country=%C3%96sterreich',
+      'country=%',
+      'skills=%ff',
+      'category=%00',
+      'level=%E2%80%8B',
+      '%=%',
+      '=&=&=',
+      '&&&&',
+    ]) {
       const res = await rawGet(setup.target, `/api/v2/jobs?${raw}`)
       problems.push(...v2Problems(res, raw))
       if (res.status !== 200) problems.push(`${raw}: ${res.status}`)

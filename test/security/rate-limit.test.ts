@@ -61,7 +61,11 @@ describe('a peer that is not a trusted proxy', () => {
   beforeAll(async () => {
     server = await startFixtureServer(fixture.distDir)
     base = targetOf(server.url)
-    slug = (JSON.parse((await rawGet({ ...base, localAddress: '127.0.0.99' }, '/api/v2/jobs?limit=1')).text) as { data: { slug: string }[] }).data[0]!.slug
+    slug = (
+      JSON.parse((await rawGet({ ...base, localAddress: '127.0.0.99' }, '/api/v2/jobs?limit=1')).text) as {
+        data: { slug: string }[]
+      }
+    ).data[0]!.slug
   })
   afterAll(async () => {
     await server?.close()
@@ -71,7 +75,11 @@ describe('a peer that is not a trusted proxy', () => {
     const attacker = { ...base, localAddress: '127.0.0.2' }
     const spoofs = fc.sample(
       fc.record({
-        'x-forwarded-for': fc.oneof(fc.ipV4(), fc.ipV6(), fc.array(fc.ipV4(), { minLength: 1, maxLength: 4 }).map((ips) => ips.join(', '))),
+        'x-forwarded-for': fc.oneof(
+          fc.ipV4(),
+          fc.ipV6(),
+          fc.array(fc.ipV4(), { minLength: 1, maxLength: 4 }).map((ips) => ips.join(', ')),
+        ),
         'x-real-ip': fc.ipV4(),
         forwarded: fc.ipV4().map((ip) => `for=${ip};proto=https`),
         'true-client-ip': fc.ipV4(),
@@ -113,17 +121,48 @@ describe('a peer that is not a trusted proxy', () => {
     const client = { ...base, localAddress: '127.0.0.5' }
     expect429(await exhaust(() => rawGet(client, '/api/v1?limit=1')))
     const aliases = [
-      '/api/v1', '/api/v1/', '/api/v1?', '/api/v1?page=1', '/api/v2/jobs', '/api/v2/jobs/', '/api/v2/jobs?', `/api/v2/jobs/${slug}`, `/api/v2/jobs/${slug}/`,
-      '/api/v2//jobs', '//api/v1', '/api//v1', '/api/./v1', '/api/v2/./jobs', '/api/v2/x/../jobs', '/api/v2/jobs/.', '/api/v1/.', '/api/v1/..', '/api/v1;x',
-      '/api/v1%3f', '/api/%76%31', '/api/v2/%6a%6f%62%73', `/api/v2/jobs/%${slug.charCodeAt(0).toString(16)}${slug.slice(1)}`, '/API/V1', '/Api/V2/Jobs',
-      '/api/v1#x', 'http://127.0.0.1/api/v1', 'http://localhost/api/v2/jobs', '/api/v1%00', '/api/v2/jobs%2f', '/api/v2/jobs%20', '/api/v1\t',
+      '/api/v1',
+      '/api/v1/',
+      '/api/v1?',
+      '/api/v1?page=1',
+      '/api/v2/jobs',
+      '/api/v2/jobs/',
+      '/api/v2/jobs?',
+      `/api/v2/jobs/${slug}`,
+      `/api/v2/jobs/${slug}/`,
+      '/api/v2//jobs',
+      '//api/v1',
+      '/api//v1',
+      '/api/./v1',
+      '/api/v2/./jobs',
+      '/api/v2/x/../jobs',
+      '/api/v2/jobs/.',
+      '/api/v1/.',
+      '/api/v1/..',
+      '/api/v1;x',
+      '/api/v1%3f',
+      '/api/%76%31',
+      '/api/v2/%6a%6f%62%73',
+      `/api/v2/jobs/%${slug.charCodeAt(0).toString(16)}${slug.slice(1)}`,
+      '/API/V1',
+      '/Api/V2/Jobs',
+      '/api/v1#x',
+      'http://127.0.0.1/api/v1',
+      'http://localhost/api/v2/jobs',
+      '/api/v1%00',
+      '/api/v2/jobs%2f',
+      '/api/v2/jobs%20',
+      '/api/v1\t',
     ]
     const leaks: string[] = []
     for (const path of aliases) {
       for (const method of ['GET', 'HEAD']) {
         const res = await rawGet(client, path, {}, method)
-        const servesJobs = res.status === 200 && (method === 'HEAD' ? res.headers['x-api-version'] !== undefined : /"(data|jobs)":\[|"slug":/.test(res.text))
-        if (servesJobs || (res.status >= 200 && res.status < 300 && res.headers['x-api-version'] !== undefined)) leaks.push(`${method} ${path} -> ${res.status}`)
+        const servesJobs =
+          res.status === 200 &&
+          (method === 'HEAD' ? res.headers['x-api-version'] !== undefined : /"(data|jobs)":\[|"slug":/.test(res.text))
+        if (servesJobs || (res.status >= 200 && res.status < 300 && res.headers['x-api-version'] !== undefined))
+          leaks.push(`${method} ${path} -> ${res.status}`)
       }
     }
     expect(leaks).toEqual([])
@@ -161,8 +200,13 @@ describe('behind a trusted proxy', () => {
 
   it('whatever the client writes left of the address the proxy appended is ignored', async () => {
     const proxy = { ...base, localAddress: '127.0.0.10' }
-    const forged = fc.sample(fc.array(fc.oneof(fc.ipV4(), fc.ipV6()), { minLength: 1, maxLength: 5 }), { numRuns: LIMIT + 1, seed: 7 })
-    const next = await exhaust((i) => rawGet(proxy, '/api/v2/jobs?limit=1', { 'x-forwarded-for': `${forged[i]!.join(', ')}, 203.0.113.7` }))
+    const forged = fc.sample(fc.array(fc.oneof(fc.ipV4(), fc.ipV6()), { minLength: 1, maxLength: 5 }), {
+      numRuns: LIMIT + 1,
+      seed: 7,
+    })
+    const next = await exhaust((i) =>
+      rawGet(proxy, '/api/v2/jobs?limit=1', { 'x-forwarded-for': `${forged[i]!.join(', ')}, 203.0.113.7` }),
+    )
     expect429(next)
     const neighbour = await rawGet(proxy, '/api/v2/jobs?limit=1', { 'x-forwarded-for': '203.0.113.8' })
     expect(neighbour.status).toBe(200)
@@ -170,15 +214,25 @@ describe('behind a trusted proxy', () => {
 
   it('rotating through one IPv6 /64 (any notation) shares one bucket; the next /64 is a different client', async () => {
     const proxy = { ...base, localAddress: '127.0.0.11' }
-    const interfaceIds = fc.sample(fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 4, maxLength: 4 }), { numRuns: LIMIT + 1, seed: 3 })
+    const interfaceIds = fc.sample(fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 4, maxLength: 4 }), {
+      numRuns: LIMIT + 1,
+      seed: 3,
+    })
     const notations = [
       (iid: number[]) => `2001:db8:aaaa:1:${iid.map((n) => n.toString(16)).join(':')}`,
-      (iid: number[]) => `2001:0DB8:AAAA:0001:${iid.map((n) => n.toString(16).toUpperCase().padStart(4, '0')).join(':')}`,
+      (iid: number[]) =>
+        `2001:0DB8:AAAA:0001:${iid.map((n) => n.toString(16).toUpperCase().padStart(4, '0')).join(':')}`,
       (iid: number[]) => ipaddr.parse(`2001:db8:aaaa:1:${iid.map((n) => n.toString(16)).join(':')}`).toString(),
       (iid: number[]) => `[2001:db8:aaaa:1:${iid.map((n) => n.toString(16)).join(':')}]`,
-      (iid: number[]) => `2001:db8:aaaa:1:${iid.slice(0, 2).map((n) => n.toString(16)).join(':')}:${(iid[2]! >> 8) & 255}.${iid[2]! & 255}.${(iid[3]! >> 8) & 255}.${iid[3]! & 255}`,
+      (iid: number[]) =>
+        `2001:db8:aaaa:1:${iid
+          .slice(0, 2)
+          .map((n) => n.toString(16))
+          .join(':')}:${(iid[2]! >> 8) & 255}.${iid[2]! & 255}.${(iid[3]! >> 8) & 255}.${iid[3]! & 255}`,
     ]
-    const next = await exhaust((i) => rawGet(proxy, '/api/v2/jobs?limit=1', { 'x-forwarded-for': notations[i % notations.length]!(interfaceIds[i]!) }))
+    const next = await exhaust((i) =>
+      rawGet(proxy, '/api/v2/jobs?limit=1', { 'x-forwarded-for': notations[i % notations.length]!(interfaceIds[i]!) }),
+    )
     expect429(next)
     const nextPrefix = await rawGet(proxy, '/api/v2/jobs?limit=1', { 'x-forwarded-for': '2001:db8:aaaa:2::1' })
     expect(nextPrefix.status).toBe(200)
@@ -189,12 +243,27 @@ describe('behind a trusted proxy', () => {
     const garbage = fc.sample(
       fc.oneof(
         // Not one comma-separated part an address (ipaddr.js also reads legacy forms such as "1" or "0x7f.1" as IPv4).
-        fc.string({ maxLength: 40 }).filter((s) => s.split(',').every((part) => !ipaddr.isValid(part.trim().replace(/^\[|\]$/g, '')))),
-        fc.constantFrom('unknown', '_hidden', '1.2.3.4:80', '[2001:db8::1]:443', '999.1.1.1', '1.2.3.4.5', '::ffff:999.1.1.1', 'fe80::1%eth0%x', 'unknown, nope', ''),
+        fc
+          .string({ maxLength: 40 })
+          .filter((s) => s.split(',').every((part) => !ipaddr.isValid(part.trim().replace(/^\[|\]$/g, '')))),
+        fc.constantFrom(
+          'unknown',
+          '_hidden',
+          '1.2.3.4:80',
+          '[2001:db8::1]:443',
+          '999.1.1.1',
+          '1.2.3.4.5',
+          '::ffff:999.1.1.1',
+          'fe80::1%eth0%x',
+          'unknown, nope',
+          '',
+        ),
       ),
       { numRuns: LIMIT + 1, seed: 5 },
     )
-    const next = await exhaust((i) => rawGet(proxy, '/api/v2/jobs?limit=1', { 'x-forwarded-for': garbage[i]!.replace(/[\r\n\0]/g, '') || ',' }))
+    const next = await exhaust((i) =>
+      rawGet(proxy, '/api/v2/jobs?limit=1', { 'x-forwarded-for': garbage[i]!.replace(/[\r\n\0]/g, '') || ',' }),
+    )
     expect429(next)
   })
 })
@@ -212,7 +281,9 @@ describe('client identity (fast-check, in process)', () => {
         const key = resolveClient(`${prefix}:${a}`, null, none)
         expect(resolveClient(`${prefix}:${b}`, null, none)).toBe(key)
         expect(resolveClient(ipaddr.parse(`${prefix}:${b}`).toNormalizedString().toUpperCase(), null, none)).toBe(key)
-        if (ipaddr.parse(`${prefix}::`).toNormalizedString() !== ipaddr.parse(`${otherPrefix}::`).toNormalizedString()) {
+        if (
+          ipaddr.parse(`${prefix}::`).toNormalizedString() !== ipaddr.parse(`${otherPrefix}::`).toNormalizedString()
+        ) {
           expect(resolveClient(`${otherPrefix}:${a}`, null, none)).not.toBe(key)
         }
       }),
@@ -232,22 +303,40 @@ describe('client identity (fast-check, in process)', () => {
 
   it('an untrusted peer is keyed by its own address whatever X-Forwarded-For says', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), fc.oneof(fc.string(), fc.ipV4(), fc.ipV6(), fc.array(fc.ipV4()).map((a) => a.join(','))), (peer, header) => {
-        expect(resolveClient(peer, header, none)).toBe(resolveClient(peer, null, none))
-        if (!proxies(ipaddr.process(peer))) expect(resolveClient(peer, header, proxies)).toBe(resolveClient(peer, null, proxies))
-      }),
+      fc.property(
+        fc.oneof(fc.ipV4(), fc.ipV6()),
+        fc.oneof(
+          fc.string(),
+          fc.ipV4(),
+          fc.ipV6(),
+          fc.array(fc.ipV4()).map((a) => a.join(',')),
+        ),
+        (peer, header) => {
+          expect(resolveClient(peer, header, none)).toBe(resolveClient(peer, null, none))
+          if (!proxies(ipaddr.process(peer)))
+            expect(resolveClient(peer, header, proxies)).toBe(resolveClient(peer, null, proxies))
+        },
+      ),
       { numRuns: 500 },
     )
   })
 
   it('behind trusted proxies, the client is the rightmost untrusted hop; entries to its left never matter', () => {
     const client = fc.ipV4().filter((ip) => !ip.startsWith('10.'))
-    const trustedHop = fc.integer({ min: 0, max: 0xffffff }).map((n) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`)
+    const trustedHop = fc
+      .integer({ min: 0, max: 0xffffff })
+      .map((n) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`)
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string()), { maxLength: 4 }), client, fc.array(trustedHop, { maxLength: 3 }), trustedHop, (forged, real, hops, peer) => {
-        const header = [...forged, real, ...hops].join(', ')
-        expect(resolveClient(peer, header, proxies)).toBe(resolveClient(real, null, none))
-      }),
+      fc.property(
+        fc.array(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string()), { maxLength: 4 }),
+        client,
+        fc.array(trustedHop, { maxLength: 3 }),
+        trustedHop,
+        (forged, real, hops, peer) => {
+          const header = [...forged, real, ...hops].join(', ')
+          expect(resolveClient(peer, header, proxies)).toBe(resolveClient(real, null, none))
+        },
+      ),
       { numRuns: 500 },
     )
   })
@@ -257,8 +346,10 @@ describe('client identity (fast-check, in process)', () => {
       fc.property(fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 600 }), (order) => {
         const limiter = new SlidingWindowLimiter(LIMIT, 60_000, 1_000)
         const allowed = new Map<number, number>()
-        for (const [t, client] of order.entries()) if (limiter.hit(`c${client}`, 1_000 + t).allowed) allowed.set(client, (allowed.get(client) ?? 0) + 1)
-        for (const client of new Set(order)) expect(allowed.get(client)).toBe(Math.min(LIMIT, order.filter((c) => c === client).length))
+        for (const [t, client] of order.entries())
+          if (limiter.hit(`c${client}`, 1_000 + t).allowed) allowed.set(client, (allowed.get(client) ?? 0) + 1)
+        for (const client of new Set(order))
+          expect(allowed.get(client)).toBe(Math.min(LIMIT, order.filter((c) => c === client).length))
       }),
       { numRuns: 100 },
     )
@@ -279,10 +370,21 @@ describe('memory under a million distinct clients', () => {
   it(`1,000,000 clients: the limiters remember ${MAX_CLIENTS.toLocaleString('en')} and their heap stays within the bound`, async () => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ['--expose-gc', '--import', 'tsx', 'test/security/support/limiter-memory.ts', '1000000', String(MAX_CLIENTS), String(FULL_WINDOW_CLIENTS)],
+      [
+        '--expose-gc',
+        '--import',
+        'tsx',
+        'test/security/support/limiter-memory.ts',
+        '1000000',
+        String(MAX_CLIENTS),
+        String(FULL_WINDOW_CLIENTS),
+      ],
       { cwd: process.cwd(), maxBuffer: 1024 * 1024, timeout: 90_000 },
     )
-    const rows = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, number | string>)
+    const rows = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, number | string>)
     const row = (kind: string) => rows.find((r) => r.kind === kind)!
     const mb = (bytes: number | string | undefined) => `${(Number(bytes) / 1024 / 1024).toFixed(1)} MB`
 

@@ -86,12 +86,18 @@ function dribble(first: string, next: (n: number) => string, everyMs: number, gi
 describe('slow clients are cut off', () => {
   it('the shipped defaults: 10 s for headers, 30 s for a request, 30 s of silence', () => {
     const config = loadConfig({})
-    expect([config.JOBSNAP_HEADERS_TIMEOUT_MS, config.JOBSNAP_REQUEST_TIMEOUT_MS, config.JOBSNAP_IDLE_TIMEOUT_MS]).toEqual([10_000, 30_000, 30_000])
+    expect([
+      config.JOBSNAP_HEADERS_TIMEOUT_MS,
+      config.JOBSNAP_REQUEST_TIMEOUT_MS,
+      config.JOBSNAP_IDLE_TIMEOUT_MS,
+    ]).toEqual([10_000, 30_000, 30_000])
   })
 
   it(`headers dribbled a line every 100 ms: 408 with the error body after about ${HEADERS_MS} ms`, async () => {
     const outcome = await dribble('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n', (n) => `X-Slow-${n}: a\r\n`, 100)
-    console.log(`[security] header dribbler cut after ${outcome.closedAfterMs.toFixed(0)} ms (deadline ${HEADERS_MS} ms)`)
+    console.log(
+      `[security] header dribbler cut after ${outcome.closedAfterMs.toFixed(0)} ms (deadline ${HEADERS_MS} ms)`,
+    )
     expect(outcome.closedAfterMs).toBeGreaterThanOrEqual(HEADERS_MS - 50)
     expect(outcome.closedAfterMs).toBeLessThan(CUT_OFF_WITHIN_MS)
     const res = parseResponse(outcome.received)
@@ -130,7 +136,11 @@ describe('slow clients are cut off', () => {
       const socket = net.connect(target.port, '127.0.0.1')
       let received = 0
       socket.on('connect', () => {
-        socket.write('GET /docs/assets/swagger-ui-bundle.js HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: identity\r\n\r\n'.repeat(requests))
+        socket.write(
+          'GET /docs/assets/swagger-ui-bundle.js HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: identity\r\n\r\n'.repeat(
+            requests,
+          ),
+        )
         socket.pause()
         // Read nothing for three idle periods, then drain whatever is left.
         setTimeout(() => {
@@ -143,12 +153,17 @@ describe('slow clients are cut off', () => {
         clearTimeout(giveUp)
         resolve({ received, closed: true })
       })
-      const giveUp = setTimeout(() => {
-        socket.destroy()
-        resolve({ received, closed: false })
-      }, IDLE_MS * 3 + 10_000)
+      const giveUp = setTimeout(
+        () => {
+          socket.destroy()
+          resolve({ received, closed: false })
+        },
+        IDLE_MS * 3 + 10_000,
+      )
     })
-    console.log(`[security] stalled reader: got ${(outcome.received / 1e6).toFixed(1)} MB of ${((requests * size) / 1e6).toFixed(1)} MB before the server hung up`)
+    console.log(
+      `[security] stalled reader: got ${(outcome.received / 1e6).toFixed(1)} MB of ${((requests * size) / 1e6).toFixed(1)} MB before the server hung up`,
+    )
     expect(outcome.closed).toBe(true)
     expect(outcome.received).toBeLessThan(requests * size)
   })
@@ -157,7 +172,9 @@ describe('slow clients are cut off', () => {
     const sockets: net.Socket[] = []
     try {
       for (let i = 0; i < 50; i++) {
-        const socket = net.connect(target.port, '127.0.0.1', () => socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n'))
+        const socket = net.connect(target.port, '127.0.0.1', () =>
+          socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n'),
+        )
         socket.on('error', () => {})
         sockets.push(socket)
       }

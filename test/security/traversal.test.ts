@@ -136,14 +136,17 @@ const ODD_TARGETS = [
 function judge(res: RawResponse, where: string): string[] {
   tally.record(res)
   const problems = problemsOf(res, where, { canaries: setup.canaries })
-  if (res.status === 200 && !isPublicDocument(res)) problems.push(`${where} -> 200 with a body that is not a public document: ${res.text.slice(0, 120)}`)
-  if (res.status !== 200 && (res.status < 400 || res.status >= 500)) problems.push(`${where} -> ${res.status}: expected a 4xx`)
+  if (res.status === 200 && !isPublicDocument(res))
+    problems.push(`${where} -> 200 with a body that is not a public document: ${res.text.slice(0, 120)}`)
+  if (res.status !== 200 && (res.status < 400 || res.status >= 500))
+    problems.push(`${where} -> ${res.status}: expected a 4xx`)
   return problems
 }
 
 describe('path traversal', () => {
   it('the planted canaries exist, a real slug is served, the job-shaped canary is not (controls)', async () => {
-    for (const [i, file] of setup.canaries.files.entries()) expect(await readFile(file, 'utf8')).toContain(setup.canaries.tokens[i]!)
+    for (const [i, file] of setup.canaries.files.entries())
+      expect(await readFile(file, 'utf8')).toContain(setup.canaries.tokens[i]!)
     const real = await rawGet(setup.target, `/api/v2/jobs/${realSlug}`)
     expect(real.status).toBe(200)
     expect(JSON.parse(real.text).slug).toBe(realSlug)
@@ -158,7 +161,8 @@ describe('path traversal', () => {
   it(`known payloads: every encoding of ../ x ${DEPTHS.length} depths x ${TARGETS.length} targets x ${PREFIXES.length} prefixes, plus odd targets`, async () => {
     const paths: string[] = [...ODD_TARGETS]
     for (const prefix of PREFIXES) {
-      for (const step of DOT_DOT_SLASH) for (const depth of DEPTHS) for (const target of TARGETS) paths.push(`${prefix}${step.repeat(depth)}${target}`)
+      for (const step of DOT_DOT_SLASH)
+        for (const depth of DEPTHS) for (const target of TARGETS) paths.push(`${prefix}${step.repeat(depth)}${target}`)
     }
     const problems = (await inBatches(paths, 16, async (path) => judge(await rawGet(setup.target, path), path))).flat()
     expect(problems.slice(0, 20)).toEqual([])
@@ -166,7 +170,8 @@ describe('path traversal', () => {
   })
 
   it('raw bytes: overlong UTF-8, NUL, CR/LF and high bytes in the request line', async () => {
-    const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))))
+    const bytes = (...parts: (string | number[])[]) =>
+      Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))))
     const lines: Buffer[] = [
       bytes('GET /api/v2/jobs/', [0xc0, 0xae, 0xc0, 0xae, 0xc0, 0xaf], 'secret.txt HTTP/1.1\r\n'),
       bytes('GET /api/v2/jobs/', [0xe0, 0x80, 0xae, 0xe0, 0x80, 0xae], '/secret.txt HTTP/1.1\r\n'),
@@ -184,7 +189,10 @@ describe('path traversal', () => {
     ]
     const problems: string[] = []
     for (const line of lines) {
-      const res = await rawExchange(setup.target, Buffer.concat([line, Buffer.from(`Host: 127.0.0.1\r\nConnection: close\r\n\r\n`)]))
+      const res = await rawExchange(
+        setup.target,
+        Buffer.concat([line, Buffer.from(`Host: 127.0.0.1\r\nConnection: close\r\n\r\n`)]),
+      )
       problems.push(...judge(res, JSON.stringify(line.toString('latin1'))))
     }
     expect(problems).toEqual([])
@@ -192,12 +200,79 @@ describe('path traversal', () => {
 
   it('generated slugs (fast-check): any mix of dots, slashes, encodings, NUL, overlong UTF-8 and file names', async () => {
     const fragment = fc.constantFrom(
-      '..', '.', '/', '\\', '%2e', '%2E', '%2e%2e', '%2f', '%2F', '%5c', '%5C', '%25', '%252e', '%252f', '%255c', '%00', '%c0%ae', '%c0%af',
-      '%c1%9c', '%c0%2f', '%e0%80%ae', '%f0%80%80%ae', '%ef%bc%8f', '%ff', '%fe', '%', '%zz', '%u002e', ';', '%3b', '%3f', '%23', '?', '#',
-      '%20', '+', '%0d%0a', '%0a', '~', 'secret', 'secret.txt', 'secret.json', 'manifest.json', 'index', 'jobs.json', 'planted-canary',
-      'etc', 'passwd', 'v2', 'jobs', 'current', 'snapshots', 'dist', 'data', 'a', '-', '_', 'é', '€', '\u202e', ' ', realSlug,
+      '..',
+      '.',
+      '/',
+      '\\',
+      '%2e',
+      '%2E',
+      '%2e%2e',
+      '%2f',
+      '%2F',
+      '%5c',
+      '%5C',
+      '%25',
+      '%252e',
+      '%252f',
+      '%255c',
+      '%00',
+      '%c0%ae',
+      '%c0%af',
+      '%c1%9c',
+      '%c0%2f',
+      '%e0%80%ae',
+      '%f0%80%80%ae',
+      '%ef%bc%8f',
+      '%ff',
+      '%fe',
+      '%',
+      '%zz',
+      '%u002e',
+      ';',
+      '%3b',
+      '%3f',
+      '%23',
+      '?',
+      '#',
+      '%20',
+      '+',
+      '%0d%0a',
+      '%0a',
+      '~',
+      'secret',
+      'secret.txt',
+      'secret.json',
+      'manifest.json',
+      'index',
+      'jobs.json',
+      'planted-canary',
+      'etc',
+      'passwd',
+      'v2',
+      'jobs',
+      'current',
+      'snapshots',
+      'dist',
+      'data',
+      'a',
+      '-',
+      '_',
+      'é',
+      '€',
+      '\u202e',
+      ' ',
+      realSlug,
     )
-    const prefix = fc.constantFrom('/api/v2/jobs/', '/api/v2/jobs', '/docs/assets/', '/docs/', '/api/v1/', '/', '/openapi.yaml', '/api/mcp/')
+    const prefix = fc.constantFrom(
+      '/api/v2/jobs/',
+      '/api/v2/jobs',
+      '/docs/assets/',
+      '/docs/',
+      '/api/v1/',
+      '/',
+      '/openapi.yaml',
+      '/api/mcp/',
+    )
     let runs = 0
     await fc.assert(
       fc.asyncProperty(prefix, fc.array(fragment, { minLength: 1, maxLength: 10 }), async (start, parts) => {

@@ -27,12 +27,24 @@ export interface FixtureSnapshot {
 }
 
 /** Generates a seeded dataset and builds it, both in fresh temporary folders. */
-export async function buildFixture(options: { jobs?: number; companies?: number; seed?: number; now?: Date } = {}): Promise<FixtureSnapshot> {
+export async function buildFixture(
+  options: { jobs?: number; companies?: number; seed?: number; now?: Date } = {},
+): Promise<FixtureSnapshot> {
   const root = await tempDir('fixture')
   const dataDir = path.join(root, 'data')
   const distDir = path.join(root, 'dist')
-  await generateDataset({ jobs: options.jobs ?? 600, companies: options.companies ?? 80, seed: options.seed ?? 1, outDir: dataDir })
-  const build = await buildSnapshot({ dataDir, distDir, siteUrl: 'https://jobsnap.example', now: options.now ?? FIXTURE_NOW })
+  await generateDataset({
+    jobs: options.jobs ?? 600,
+    companies: options.companies ?? 80,
+    seed: options.seed ?? 1,
+    outDir: dataDir,
+  })
+  const build = await buildSnapshot({
+    dataDir,
+    distDir,
+    siteUrl: 'https://jobsnap.example',
+    now: options.now ?? FIXTURE_NOW,
+  })
   return { dataDir, distDir, build, cleanup: () => rm(root, { recursive: true, force: true }) }
 }
 
@@ -41,7 +53,11 @@ export function testConfig(distDir: string, overrides: ConfigInput = {}): Config
 }
 
 /** A real server on 127.0.0.1 with an ephemeral port and, by default, a fixed clock. */
-export async function startFixtureServer(distDir: string, overrides: ConfigInput = {}, clock: () => number = () => FIXTURE_NOW.getTime()): Promise<RunningServer> {
+export async function startFixtureServer(
+  distDir: string,
+  overrides: ConfigInput = {},
+  clock: () => number = () => FIXTURE_NOW.getTime(),
+): Promise<RunningServer> {
   return startServer({ config: testConfig(distDir, overrides), clock })
 }
 
@@ -65,7 +81,9 @@ export async function writeDatasetFiles(dir: string, files: Record<string, unkno
       typeof content === 'string'
         ? content
         : name.endsWith('.ndjson')
-          ? (content as unknown[]).map((record) => (typeof record === 'string' ? record : JSON.stringify(record))).join('\n') + '\n'
+          ? `${(content as unknown[])
+              .map((record) => (typeof record === 'string' ? record : JSON.stringify(record)))
+              .join('\n')}\n`
           : JSON.stringify(content, null, 2)
     await writeFile(path.join(dir, name), body)
   }
@@ -85,7 +103,12 @@ export function runCli(args: string[], options: { timeoutMs?: number } = {}): Pr
     execFile(
       'npx',
       ['tsx', 'cli.ts', ...args],
-      { cwd: REPO_ROOT, timeout: options.timeoutMs ?? 120_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } },
+      {
+        cwd: REPO_ROOT,
+        timeout: options.timeoutMs ?? 120_000,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, NO_COLOR: '1' },
+      },
       (error, stdout, stderr) => {
         const failure = error as (Error & { code?: number | string; signal?: NodeJS.Signals | null }) | null
         resolve({

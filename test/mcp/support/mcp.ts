@@ -12,18 +12,32 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
+import type {
+  JsonSchemaType,
+  JsonSchemaValidator,
+  jsonSchemaValidator,
+} from '@modelcontextprotocol/sdk/validation/types.js'
 import { expect } from 'vitest'
 import type { V2Job, V2ListResponse } from '../../../core/schema/api.ts'
 import type { DatasetCompany, DatasetJob } from '../../../core/schema/dataset.ts'
 
 export type { V2Job, V2ListResponse }
 
-export const TOOL_NAMES = ['search_jobs', 'get_job', 'search_companies', 'get_company', 'get_market_stats', 'explain_schedule_type'] as const
+export const TOOL_NAMES = [
+  'search_jobs',
+  'get_job',
+  'search_companies',
+  'get_company',
+  'get_market_stats',
+  'explain_schedule_type',
+] as const
 export type ToolName = (typeof TOOL_NAMES)[number]
 
 /** The headers a streamable-HTTP client sends with every POST. */
-export const POST_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } as const
+export const POST_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+} as const
 
 // ---------- SDK client with observed output validation ----------
 
@@ -69,7 +83,13 @@ export async function connectMcp(baseUrl: string, clientName = 'jobsnap-test'): 
   const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/api/mcp`))
   await client.connect(transport)
   const { tools } = await client.listTools()
-  return { client, transport, validator, tools: new Map(tools.map((tool) => [tool.name, tool])), close: () => client.close() }
+  return {
+    client,
+    transport,
+    validator,
+    tools: new Map(tools.map((tool) => [tool.name, tool])),
+    close: () => client.close(),
+  }
 }
 
 function textOf(result: CallToolResult): string {
@@ -94,7 +114,11 @@ export interface ToolSuccess<T> {
  * Calls a tool that must succeed: not isError, a non-empty text content, and a
  * structuredContent the Client itself validated against the listed outputSchema.
  */
-export async function callOk<T>(session: McpSession, name: ToolName, args: Record<string, unknown> = {}): Promise<ToolSuccess<T>> {
+export async function callOk<T>(
+  session: McpSession,
+  name: ToolName,
+  args: Record<string, unknown> = {},
+): Promise<ToolSuccess<T>> {
   const before = session.validator.checks.length
   const result = await call(session, name, args)
   const text = textOf(result)
@@ -112,7 +136,9 @@ export async function callOk<T>(session: McpSession, name: ToolName, args: Recor
 export async function callError(session: McpSession, name: string, args: Record<string, unknown>): Promise<string> {
   const result = await call(session, name, args)
   const text = textOf(result)
-  expect(result.isError, `${name}(${JSON.stringify(args)}) should be a tool error, got: ${text.slice(0, 300)}`).toBe(true)
+  expect(result.isError, `${name}(${JSON.stringify(args)}) should be a tool error, got: ${text.slice(0, 300)}`).toBe(
+    true,
+  )
   expect(result.structuredContent).toBeUndefined()
   expect(text.trim().length).toBeGreaterThan(0)
   return text
@@ -127,7 +153,11 @@ export interface RawResponse {
 }
 
 /** One POST to /api/mcp with fetch; `body` is sent as is when a string, else as JSON. */
-export async function postMcp(baseUrl: string, body: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+export async function postMcp(
+  baseUrl: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
   const response = await fetch(`${baseUrl}/api/mcp`, {
     method: 'POST',
     headers: { ...POST_HEADERS, ...headers },
@@ -151,17 +181,29 @@ export interface NodeResponse {
  */
 export function nodeRequest(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; chunks?: Buffer[]; localAddress?: string } = {},
+  options: {
+    method?: string
+    headers?: Record<string, string>
+    body?: string | Buffer
+    chunks?: Buffer[]
+    localAddress?: string
+  } = {},
 ): Promise<NodeResponse> {
   return new Promise((resolve, reject) => {
     let answered = false
-    const req = http.request(url, { method: options.method ?? 'POST', headers: options.headers, agent: false, localAddress: options.localAddress }, (res) => {
-      answered = true
-      const parts: Buffer[] = []
-      res.on('data', (chunk: Buffer) => parts.push(chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString('utf8') }))
-      res.on('error', reject)
-    })
+    const req = http.request(
+      url,
+      { method: options.method ?? 'POST', headers: options.headers, agent: false, localAddress: options.localAddress },
+      (res) => {
+        answered = true
+        const parts: Buffer[] = []
+        res.on('data', (chunk: Buffer) => parts.push(chunk))
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString('utf8') }),
+        )
+        res.on('error', reject)
+      },
+    )
     req.on('error', (error) => {
       if (!answered) reject(error)
     })
@@ -204,7 +246,10 @@ export const initializeMessage = (id: number | string = 1, protocolVersion = '20
 // ---------- oracles ----------
 
 /** Every job a v2 query matches, paging with limit=100 until has_more is false. */
-export async function allV2Jobs(baseUrl: string, filter: Record<string, string> = {}): Promise<{ jobs: V2Job[]; total: number }> {
+export async function allV2Jobs(
+  baseUrl: string,
+  filter: Record<string, string> = {},
+): Promise<{ jobs: V2Job[]; total: number }> {
   const jobs: V2Job[] = []
   let total = -1
   for (let page = 1; page < 1000; page++) {
@@ -233,7 +278,9 @@ async function readNdjson<T>(file: string): Promise<T[]> {
 }
 
 /** The data team's records, as written to the fixture's data folder (before the build). */
-export async function readDataset(dataDir: string): Promise<{ companies: DatasetCompany[]; jobs: DatasetJob[]; ratesAsOf: string }> {
+export async function readDataset(
+  dataDir: string,
+): Promise<{ companies: DatasetCompany[]; jobs: DatasetJob[]; ratesAsOf: string }> {
   const rates = JSON.parse(await readFile(path.join(dataDir, 'rates.json'), 'utf8')) as { as_of: string }
   return {
     companies: await readNdjson<DatasetCompany>(path.join(dataDir, 'companies.ndjson')),

@@ -22,11 +22,18 @@ export interface RefreshDataset {
 
 type RawJob = Record<string, unknown> & { id: string; slug: string; title: string; status: string }
 
-export async function createDataset(options: { jobs?: number; companies?: number; seed?: number; prefix?: string } = {}): Promise<RefreshDataset> {
+export async function createDataset(
+  options: { jobs?: number; companies?: number; seed?: number; prefix?: string } = {},
+): Promise<RefreshDataset> {
   const root = await tempDir(options.prefix ?? 'refresh')
   const dataDir = path.join(root, 'data')
   const distDir = path.join(root, 'dist')
-  await generateDataset({ jobs: options.jobs ?? 300, companies: options.companies ?? 40, seed: options.seed ?? 11, outDir: dataDir })
+  await generateDataset({
+    jobs: options.jobs ?? 300,
+    companies: options.companies ?? 40,
+    seed: options.seed ?? 11,
+    outDir: dataDir,
+  })
   await editJobs(dataDir, (jobs) => {
     for (const job of jobs) delete job.expires_at
   })
@@ -41,18 +48,21 @@ export async function editJobs(dataDir: string, edit: (jobs: RawJob[]) => void):
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as RawJob)
   edit(jobs)
-  await writeFile(file, jobs.map((job) => JSON.stringify(job)).join('\n') + '\n')
+  await writeFile(file, `${jobs.map((job) => JSON.stringify(job)).join('\n')}\n`)
 }
 
 /** Reads companies.ndjson, lets `edit` change the records in place, writes it back. */
-export async function editCompanies(dataDir: string, edit: (companies: (Record<string, unknown> & { id: string; name: string })[]) => void): Promise<void> {
+export async function editCompanies(
+  dataDir: string,
+  edit: (companies: (Record<string, unknown> & { id: string; name: string })[]) => void,
+): Promise<void> {
   const file = path.join(dataDir, 'companies.ndjson')
   const companies = (await readFile(file, 'utf8'))
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as Record<string, unknown> & { id: string; name: string })
   edit(companies)
-  await writeFile(file, companies.map((company) => JSON.stringify(company)).join('\n') + '\n')
+  await writeFile(file, `${companies.map((company) => JSON.stringify(company)).join('\n')}\n`)
 }
 
 /** Gives every job a title that names the revision, so every job file and v1 page differs per build. */
@@ -63,7 +73,10 @@ export async function retitleAll(dataDir: string, revision: number): Promise<voi
 }
 
 /** In-process build; `now` must increase from build to build (snapshot ids, and so rollback order, start with it). */
-export async function build(dataset: RefreshDataset, options: { now?: Date; distDir?: string; keepSnapshots?: number; workers?: number } = {}): Promise<BuildResult> {
+export async function build(
+  dataset: RefreshDataset,
+  options: { now?: Date; distDir?: string; keepSnapshots?: number; workers?: number } = {},
+): Promise<BuildResult> {
   return buildSnapshot({
     dataDir: dataset.dataDir,
     distDir: options.distDir ?? dataset.distDir,
@@ -88,5 +101,7 @@ export async function readManifest(distDir: string, id: string): Promise<Snapsho
 }
 
 export async function readJobIndex(distDir: string, id: string): Promise<SnapshotJobIndex> {
-  return SnapshotJobIndex.parse(JSON.parse((await readSnapshotFile(distDir, id, snapshotPaths.jobIndex)).toString('utf8')))
+  return SnapshotJobIndex.parse(
+    JSON.parse((await readSnapshotFile(distDir, id, snapshotPaths.jobIndex)).toString('utf8')),
+  )
 }

@@ -13,15 +13,32 @@ export interface HttpResult {
   body: Buffer
 }
 
-export function get(url: string, options: { agent?: http.Agent; headers?: Record<string, string>; method?: string; body?: string; timeoutMs?: number } = {}): Promise<HttpResult> {
+export function get(
+  url: string,
+  options: {
+    agent?: http.Agent
+    headers?: Record<string, string>
+    method?: string
+    body?: string
+    timeoutMs?: number
+  } = {},
+): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: options.method ?? 'GET', agent: options.agent ?? false, headers: options.headers }, (response) => {
-      const chunks: Buffer[] = []
-      response.on('data', (chunk: Buffer) => chunks.push(chunk))
-      response.once('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }))
-      response.once('error', reject)
-    })
-    request.setTimeout(options.timeoutMs ?? 15_000, () => request.destroy(new Error(`no answer from ${url} within ${options.timeoutMs ?? 15_000} ms`)))
+    const request = http.request(
+      url,
+      { method: options.method ?? 'GET', agent: options.agent ?? false, headers: options.headers },
+      (response) => {
+        const chunks: Buffer[] = []
+        response.on('data', (chunk: Buffer) => chunks.push(chunk))
+        response.once('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }),
+        )
+        response.once('error', reject)
+      },
+    )
+    request.setTimeout(options.timeoutMs ?? 15_000, () =>
+      request.destroy(new Error(`no answer from ${url} within ${options.timeoutMs ?? 15_000} ms`)),
+    )
     request.once('error', reject)
     request.end(options.body)
   })
@@ -33,7 +50,10 @@ export function header(result: HttpResult, name: string): string | undefined {
 }
 
 /** One MCP JSON-RPC ping: the cheapest request that goes through the MCP bucket. */
-export function mcpPing(base: string, options: { agent?: http.Agent; forwardedFor?: string } = {}): Promise<HttpResult> {
+export function mcpPing(
+  base: string,
+  options: { agent?: http.Agent; forwardedFor?: string } = {},
+): Promise<HttpResult> {
   return get(`${base}/api/mcp`, {
     agent: options.agent,
     method: 'POST',
@@ -96,15 +116,36 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
       const plan = options.next(started++)
       const startedAt = performance.now()
       try {
-        const result = await get(plan.url, { agent, method: plan.method, headers: plan.headers, body: plan.body, timeoutMs: 20_000 })
+        const result = await get(plan.url, {
+          agent,
+          method: plan.method,
+          headers: plan.headers,
+          body: plan.body,
+          timeoutMs: 20_000,
+        })
         const endedAt = performance.now()
         const bodyHash = createHash('sha256').update(result.body).digest('hex')
         if (!bodies.has(bodyHash)) bodies.set(bodyHash, result.body)
-        const sample: Sample = { target: plan.target, startedAt, endedAt, status: result.status, snapshotId: header(result, 'x-snapshot-id'), bodyHash }
+        const sample: Sample = {
+          target: plan.target,
+          startedAt,
+          endedAt,
+          status: result.status,
+          snapshotId: header(result, 'x-snapshot-id'),
+          bodyHash,
+        }
         samples.push(sample)
         options.onSample?.(sample)
       } catch (error) {
-        const sample: Sample = { target: plan.target, startedAt, endedAt: performance.now(), status: 0, snapshotId: undefined, bodyHash: undefined, error: (error as Error).message }
+        const sample: Sample = {
+          target: plan.target,
+          startedAt,
+          endedAt: performance.now(),
+          status: 0,
+          snapshotId: undefined,
+          bodyHash: undefined,
+          error: (error as Error).message,
+        }
         samples.push(sample)
         options.onSample?.(sample)
       }

@@ -81,7 +81,12 @@ function watchChild(child: ChildProcess, onLine?: (line: string) => void): Watch
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms)))])
+    return await Promise.race([
+      promise,
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms)),
+      ),
+    ])
   } finally {
     clearTimeout(timer)
   }
@@ -110,13 +115,31 @@ export class ServerProcess {
     })
   }
 
-  static async start(options: { distDir: string; env?: Record<string, string>; args?: string[] }): Promise<ServerProcess> {
+  static async start(options: {
+    distDir: string
+    env?: Record<string, string>
+    args?: string[]
+  }): Promise<ServerProcess> {
     const port = await freePort()
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli.ts', 'serve', '--port', String(port), '--dist', options.distDir, ...(options.args ?? [])], {
-      cwd: REPO_ROOT,
-      env: childEnv({ JOBSNAP_LOG: 'json', ...options.env }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'cli.ts',
+        'serve',
+        '--port',
+        String(port),
+        '--dist',
+        options.distDir,
+        ...(options.args ?? []),
+      ],
+      {
+        cwd: REPO_ROOT,
+        env: childEnv({ JOBSNAP_LOG: 'json', ...options.env }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     const server = new ServerProcess(`http://127.0.0.1:${port}`, port, child)
     try {
       await server.waitForLog((line) => line.message.startsWith('jobsnap listening on'), 30_000)
@@ -153,9 +176,13 @@ export class ServerProcess {
     for (;;) {
       const found = this.logs.slice(from).find(match)
       if (found) return found
-      if (!this.running) throw new Error(`server exited (${this.watched.child.exitCode ?? this.watched.child.signalCode}) while waiting for a log line`)
+      if (!this.running)
+        throw new Error(
+          `server exited (${this.watched.child.exitCode ?? this.watched.child.signalCode}) while waiting for a log line`,
+        )
       const left = deadline - Date.now()
-      if (left <= 0) throw new Error(`no matching log line within ${timeoutMs} ms; logs:\n${this.output.slice(-20).join('\n')}`)
+      if (left <= 0)
+        throw new Error(`no matching log line within ${timeoutMs} ms; logs:\n${this.output.slice(-20).join('\n')}`)
       await new Promise<void>((resolve) => {
         const wake = () => {
           this.waiters.delete(wake)
@@ -186,7 +213,10 @@ export interface CliResult {
 }
 
 /** Runs `node --import tsx cli.ts <args>` to completion (killed after `timeoutMs`). */
-export async function runCli(args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<CliResult> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'cli.ts', ...args], {
     cwd: REPO_ROOT,
     env: childEnv({ JOBSNAP_LOG: 'json', ...options.env }),
@@ -217,7 +247,9 @@ export class RedisProcess {
 
   static async start(port?: number): Promise<RedisProcess> {
     if (!existsSync(REDIS_SERVER)) {
-      throw new Error(`${REDIS_SERVER} is missing: these tests need a real Redis. Install it with \`apt-get install redis-server\` (CI's .ci/run does).`)
+      throw new Error(
+        `${REDIS_SERVER} is missing: these tests need a real Redis. Install it with \`apt-get install redis-server\` (CI's .ci/run does).`,
+      )
     }
     const redis = new RedisProcess(port ?? (await freePort()))
     await redis.restart()
@@ -232,14 +264,19 @@ export class RedisProcess {
   /** Starts redis-server on this port and waits until it accepts connections. */
   async restart(): Promise<void> {
     if (this.running) throw new Error('redis is already running')
-    const child = spawn(REDIS_SERVER, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = spawn(
+      REDIS_SERVER,
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     const watched = watchChild(child)
     this.watched = watched
     const deadline = Date.now() + 10_000
     while (!watched.output.some((line) => line.includes('Ready to accept connections'))) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited (${child.exitCode}):\n${watched.output.join('\n')}`)
+      if (child.exitCode !== null)
+        throw new Error(`redis-server exited (${child.exitCode}):\n${watched.output.join('\n')}`)
       if (Date.now() > deadline) throw new Error(`redis-server not ready within 10 s:\n${watched.output.join('\n')}`)
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
@@ -273,7 +310,11 @@ export async function sleep(ms: number): Promise<void> {
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   let lastError: unknown
   for (;;) {
@@ -283,7 +324,10 @@ export async function eventually<T>(check: () => Promise<T | undefined> | T | un
     } catch (error) {
       lastError = error
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`)
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what}: not within ${timeoutMs} ms${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`,
+      )
     await sleep(25)
   }
 }

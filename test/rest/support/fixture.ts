@@ -21,7 +21,12 @@ export interface RestFixture {
 }
 
 /** Instants written three ways; all three must sort as one posting time. */
-const TIED_POSTED = ['2026-11-19T14:00:00+02:00', '2026-11-19T12:00:00Z', '2026-11-19T12:00:00.000Z', '2026-11-19T07:00:00-05:00']
+const TIED_POSTED = [
+  '2026-11-19T14:00:00+02:00',
+  '2026-11-19T12:00:00Z',
+  '2026-11-19T12:00:00.000Z',
+  '2026-11-19T07:00:00-05:00',
+]
 
 function tweakJobs(jobs: RawJob[]): RawJob[] {
   // Only records that are live and never expire are touched, so every edit stays valid and visible.
@@ -93,18 +98,36 @@ function tweakJobs(jobs: RawJob[]): RawJob[] {
 }
 
 /** Generates, edits and builds a dataset in a fresh temporary folder. */
-export async function buildRestFixture(options: { jobs?: number; companies?: number; seed?: number } = {}): Promise<RestFixture> {
+export async function buildRestFixture(
+  options: { jobs?: number; companies?: number; seed?: number } = {},
+): Promise<RestFixture> {
   const root = await tempDir('rest')
   const dataDir = path.join(root, 'data')
   const distDir = path.join(root, 'dist')
-  await generateDataset({ jobs: options.jobs ?? 600, companies: options.companies ?? 80, seed: options.seed ?? 7, outDir: dataDir })
+  await generateDataset({
+    jobs: options.jobs ?? 600,
+    companies: options.companies ?? 80,
+    seed: options.seed ?? 7,
+    outDir: dataDir,
+  })
   const jobsFile = path.join(dataDir, 'jobs.ndjson')
   const jobs = (await readFile(jobsFile, 'utf8'))
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as RawJob)
-  await writeFile(jobsFile, tweakJobs(jobs).map((job) => JSON.stringify(job)).join('\n') + '\n')
-  await buildSnapshot({ dataDir, distDir, siteUrl: 'https://jobsnap.example', now: FIXTURE_NOW, progress: createProgress(process.stderr, true) })
+  await writeFile(
+    jobsFile,
+    `${tweakJobs(jobs)
+      .map((job) => JSON.stringify(job))
+      .join('\n')}\n`,
+  )
+  await buildSnapshot({
+    dataDir,
+    distDir,
+    siteUrl: 'https://jobsnap.example',
+    now: FIXTURE_NOW,
+    progress: createProgress(process.stderr, true),
+  })
   const oracle = await Oracle.load(dataDir)
   return { dataDir, distDir, oracle, cleanup: () => rm(root, { recursive: true, force: true }) }
 }

@@ -25,7 +25,9 @@ export async function request<T>(url: string, init: RequestInit = {}): Promise<J
   try {
     body = (text === '' ? undefined : JSON.parse(text)) as T
   } catch {
-    throw new Error(`${init.method ?? 'GET'} ${url}: ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`)
+    throw new Error(
+      `${init.method ?? 'GET'} ${url}: ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`,
+    )
   }
   return { status: response.status, headers: response.headers, body, text }
 }
@@ -43,7 +45,11 @@ export async function getV2List(base: string, query: string | URLSearchParams): 
  * Every job a v2 query matches, paging with `limit` until has_more is false,
  * checking the wrapper of each page on the way.
  */
-export async function getAllV2(base: string, query: URLSearchParams, limit = 100): Promise<{ jobs: V2Job[]; total: number }> {
+export async function getAllV2(
+  base: string,
+  query: URLSearchParams,
+  limit = 100,
+): Promise<{ jobs: V2Job[]; total: number }> {
   const jobs: V2Job[] = []
   let total: number | undefined
   for (let page = 1; ; page++) {

@@ -115,7 +115,8 @@ for (const [code, data] of Object.entries(countries) as [TCountryCode, (typeof c
   countryByLower.set(data.name.toLowerCase(), code)
   // countries-list also publishes common names ("Turkey", "USA", "Holland").
   const aliases = (data as { alias?: string[] }).alias ?? []
-  for (const alias of aliases) if (!countryByLower.has(alias.toLowerCase())) countryByLower.set(alias.toLowerCase(), code)
+  for (const alias of aliases)
+    if (!countryByLower.has(alias.toLowerCase())) countryByLower.set(alias.toLowerCase(), code)
 }
 const continentByLower = new Map<string, TContinentCode>()
 for (const [code, name] of Object.entries(continents) as [TContinentCode, string][]) {
@@ -139,7 +140,11 @@ export function jobMatchesCountry(job: RawJob, code: TCountryCode): boolean {
   const regions = new Set(regionsOfCountry(code).map((r) => r.toLowerCase()))
   for (const place of job.remote_allowed ?? []) {
     if (place.country !== undefined && countryCode(place.country) === code) return true
-    if (place.continent !== undefined && continentByLower.get(place.continent.trim().toLowerCase()) === continentOf(code)) return true
+    if (
+      place.continent !== undefined &&
+      continentByLower.get(place.continent.trim().toLowerCase()) === continentOf(code)
+    )
+      return true
     if (place.region !== undefined) {
       const region = place.region.trim().toLowerCase()
       if (region === 'worldwide' || regions.has(region)) return true

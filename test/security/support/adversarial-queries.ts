@@ -10,7 +10,12 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { allCountryCodes } from '../../../core/geo.ts'
-import { FUZZY_MIN_TERM_LENGTH, MAX_QUERY_TERMS, PREFIX_MIN_TERM_LENGTH, SerializedTerms } from '../../../core/search.ts'
+import {
+  FUZZY_MIN_TERM_LENGTH,
+  MAX_QUERY_TERMS,
+  PREFIX_MIN_TERM_LENGTH,
+  SerializedTerms,
+} from '../../../core/search.ts'
 import { SnapshotJobIndex, snapshotPaths } from '../../../core/snapshot.ts'
 import { CATEGORY_LABELS, LEVEL_LABELS, SCHEDULE_TYPE_VALUES, WORK_ARRANGEMENTS } from '../../../core/taxonomy.ts'
 
@@ -35,27 +40,48 @@ export function adversarialQValues(terms: SerializedTerms): { name: string; q: s
     if (term.length >= FUZZY_MIN_TERM_LENGTH) longWords.push(term)
   }
   const costlyPrefixes = [...postingsOfPrefix].sort((a, b) => b[1] - a[1]).map(([prefix]) => prefix)
-  const frequentTerms = [...terms.terms.keys()].sort((a, b) => terms.counts[b]! - terms.counts[a]!).map((i) => terms.terms[i]!)
+  const frequentTerms = [...terms.terms.keys()]
+    .sort((a, b) => terms.counts[b]! - terms.counts[a]!)
+    .map((i) => terms.terms[i]!)
   const frequentLong = frequentTerms.filter((t) => t.length >= FUZZY_MIN_TERM_LENGTH)
   /** One typo (a swapped letter) so the typo search runs and still matches. */
   const typo = (word: string) => `${word.slice(0, 2)}${word[3] ?? ''}${word[2] ?? ''}${word.slice(4)}`
-  const fit = (q: string) => q.slice(0, 200).trim()
+  const withinLength = (q: string) => q.slice(0, 200).trim()
   return [
     { name: `${MAX_QUERY_TERMS} costliest 3-letter prefixes`, q: costlyPrefixes.slice(0, MAX_QUERY_TERMS).join(' ') },
-    { name: '40 costly 3-letter prefixes (over the term cap)', q: fit(costlyPrefixes.slice(0, 40).join(' ')) },
-    { name: 'most frequent terms', q: fit(frequentTerms.slice(0, MAX_QUERY_TERMS).join(' ')) },
-    { name: 'frequent long words with one typo each', q: fit(frequentLong.slice(0, MAX_QUERY_TERMS).map(typo).join(' ')) },
-    { name: 'long words as prefixes and typos', q: fit(longWords.slice(0, 30).map((w) => w.slice(0, 6)).join(' ')) },
-    { name: 'one costly prefix repeated', q: fit(`${costlyPrefixes[0] ?? 'the'} `.repeat(60)) },
-    { name: 'one frequent word repeated', q: fit(`${frequentLong[0] ?? 'engineer'} `.repeat(30)) },
+    { name: '40 costly 3-letter prefixes (over the term cap)', q: withinLength(costlyPrefixes.slice(0, 40).join(' ')) },
+    { name: 'most frequent terms', q: withinLength(frequentTerms.slice(0, MAX_QUERY_TERMS).join(' ')) },
+    {
+      name: 'frequent long words with one typo each',
+      q: withinLength(frequentLong.slice(0, MAX_QUERY_TERMS).map(typo).join(' ')),
+    },
+    {
+      name: 'long words as prefixes and typos',
+      q: withinLength(
+        longWords
+          .slice(0, 30)
+          .map((w) => w.slice(0, 6))
+          .join(' '),
+      ),
+    },
+    { name: 'one costly prefix repeated', q: withinLength(`${costlyPrefixes[0] ?? 'the'} `.repeat(60)) },
+    { name: 'one frequent word repeated', q: withinLength(`${frequentLong[0] ?? 'engineer'} `.repeat(30)) },
     { name: '200-char single word', q: 'a'.repeat(200) },
     { name: '200-char word of a real prefix', q: `${costlyPrefixes[0] ?? 'sch'}${'e'.repeat(197)}` },
-    { name: '200 chars of 2-letter words', q: fit('ab '.repeat(70)) },
-    { name: '200 chars of punctuation', q: fit('.,;:!?-_/\\'.repeat(20)) },
+    { name: '200 chars of 2-letter words', q: withinLength('ab '.repeat(70)) },
+    { name: '200 chars of punctuation', q: withinLength('.,;:!?-_/\\'.repeat(20)) },
     { name: 'unicode words', q: 'ingénieur 工程师 инженер مهندس 🚀 ñandú Ωmega ﬁnance' },
-    { name: 'unicode look-alikes of frequent words', q: fit(frequentLong.slice(0, 8).map((w) => w.replace(/e/g, 'е').replace(/a/g, 'а')).join(' ')) },
-    { name: 'combining marks', q: fit('e\u0301'.repeat(60)) },
-    { name: 'numbers and mixed tokens', q: fit(Array.from({ length: 40 }, (_, i) => `${i}x${i}`).join(' ')) },
+    {
+      name: 'unicode look-alikes of frequent words',
+      q: withinLength(
+        frequentLong
+          .slice(0, 8)
+          .map((w) => w.replace(/e/g, 'е').replace(/a/g, 'а'))
+          .join(' '),
+      ),
+    },
+    { name: 'combining marks', q: withinLength('e\u0301'.repeat(60)) },
+    { name: 'numbers and mixed tokens', q: withinLength(Array.from({ length: 40 }, (_, i) => `${i}x${i}`).join(' ')) },
     { name: 'no match at all', q: 'zzzzqqqq xxxxyyyy' },
   ]
 }
@@ -79,7 +105,10 @@ function broadestFilters(skills: string[]): string {
 function repeatedValueFilters(): { name: string; query: string }[] {
   return [
     { name: 'country=de x3,000', query: `country=${Array(3_000).fill('de').join(',')}` },
-    { name: 'every country code x10', query: `country=${Array(10).fill(allCountryCodes().join(',')).join(',')}`.slice(0, 14_000).replace(/,[^,]*$/, '') },
+    {
+      name: 'every country code x10',
+      query: `country=${Array(10).fill(allCountryCodes().join(',')).join(',')}`.slice(0, 14_000).replace(/,[^,]*$/, ''),
+    },
     { name: 'work_arrangement=remote x2,000', query: `work_arrangement=${Array(2_000).fill('remote').join(',')}` },
     { name: 'skills=python x2,000', query: `skills=${Array(2_000).fill('python').join(',')}` },
     { name: 'category repeated as keys x600', query: Array(600).fill('category=engineering').join('&') },
@@ -88,16 +117,26 @@ function repeatedValueFilters(): { name: string; query: string }[] {
 
 /** Reads the snapshot's vocabulary and the most common tags, and builds every adversarial query. */
 export async function adversarialQueries(snapshotDir: string): Promise<AdversarialQuery[]> {
-  const terms = SerializedTerms.parse(JSON.parse(await readFile(path.join(snapshotDir, snapshotPaths.searchTerms), 'utf8')))
-  const index = SnapshotJobIndex.parse(JSON.parse(await readFile(path.join(snapshotDir, snapshotPaths.jobIndex), 'utf8')))
+  const terms = SerializedTerms.parse(
+    JSON.parse(await readFile(path.join(snapshotDir, snapshotPaths.searchTerms), 'utf8')),
+  )
+  const index = SnapshotJobIndex.parse(
+    JSON.parse(await readFile(path.join(snapshotDir, snapshotPaths.jobIndex), 'utf8')),
+  )
   const tagCounts = new Map<string, number>()
   for (const job of index.jobs) for (const tag of job.tags) tagCounts.set(tag, (tagCounts.get(tag) ?? 0) + 1)
-  const skills = [...tagCounts].sort((a, b) => b[1] - a[1]).slice(0, 150).map(([tag]) => tag)
+  const skills = [...tagCounts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 150)
+    .map(([tag]) => tag)
   const topCategory = Object.keys(CATEGORY_LABELS)[0]!
   const filterSets = [
     { name: 'no filter', query: '' },
     { name: 'every filter, broadest', query: broadestFilters(skills) },
-    { name: 'every filter, narrow', query: `category=${topCategory}&level=senior&schedule=4_day_week&work_arrangement=remote&skills=${enc(skills[0] ?? 'python')}&country=DE&salary_min=50000&salary_max=200000&posted_after=30` },
+    {
+      name: 'every filter, narrow',
+      query: `category=${topCategory}&level=senior&schedule=4_day_week&work_arrangement=remote&skills=${enc(skills[0] ?? 'python')}&country=DE&salary_min=50000&salary_max=200000&posted_after=30`,
+    },
     ...repeatedValueFilters(),
   ]
   const queries: AdversarialQuery[] = []
@@ -111,6 +150,7 @@ export async function adversarialQueries(snapshotDir: string): Promise<Adversari
       }
     }
   }
-  for (const filters of repeatedValueFilters()) queries.push({ name: `${filters.name} | no q | sort=salary`, query: `${filters.query}&sort=salary&limit=100` })
+  for (const filters of repeatedValueFilters())
+    queries.push({ name: `${filters.name} | no q | sort=salary`, query: `${filters.query}&sort=salary&limit=100` })
   return queries
 }

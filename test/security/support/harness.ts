@@ -75,7 +75,8 @@ export interface CheckOptions {
 
 /** Problems with the REST error body of SPEC 2.8 (empty when it is right). */
 function restErrorProblems(res: RawResponse): string[] {
-  if (res.headers['content-type']?.startsWith('application/json') !== true) return [`error ${res.status} is not JSON (${res.headers['content-type']})`]
+  if (res.headers['content-type']?.startsWith('application/json') !== true)
+    return [`error ${res.status} is not JSON (${res.headers['content-type']})`]
   let body: unknown
   try {
     body = JSON.parse(res.text)
@@ -83,11 +84,13 @@ function restErrorProblems(res: RawResponse): string[] {
     return [`error ${res.status} body does not parse: ${res.text.slice(0, 100)}`]
   }
   const error = (body as { error?: Record<string, unknown> }).error
-  if (!error || typeof error !== 'object' || Object.keys(body as object).length !== 1) return [`error ${res.status} body is not {error}: ${res.text.slice(0, 100)}`]
+  if (!error || typeof error !== 'object' || Object.keys(body as object).length !== 1)
+    return [`error ${res.status} body is not {error}: ${res.text.slice(0, 100)}`]
   const problems: string[] = []
   if (error.code !== res.status) problems.push(`error.code ${String(error.code)} differs from status ${res.status}`)
   if (typeof error.message !== 'string' || error.message.length === 0) problems.push('error.message missing')
-  for (const key of Object.keys(error)) if (!['code', 'message', 'field'].includes(key)) problems.push(`unexpected error.${key}`)
+  for (const key of Object.keys(error))
+    if (!['code', 'message', 'field'].includes(key)) problems.push(`unexpected error.${key}`)
   return problems
 }
 
@@ -99,7 +102,11 @@ function jsonRpcErrorProblems(res: RawResponse): string[] {
     return [`MCP error ${res.status} body does not parse: ${res.text.slice(0, 100)}`]
   }
   const message = body as { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } }
-  if (message.jsonrpc !== '2.0' || typeof message.error?.code !== 'number' || typeof message.error.message !== 'string') {
+  if (
+    message.jsonrpc !== '2.0' ||
+    typeof message.error?.code !== 'number' ||
+    typeof message.error.message !== 'string'
+  ) {
     return [`MCP error ${res.status} is not a JSON-RPC error: ${res.text.slice(0, 100)}`]
   }
   return []
@@ -113,13 +120,16 @@ export function problemsOf(res: RawResponse, where: string, options: CheckOption
   if (res.headers['x-content-type-options'] !== 'nosniff') problems.push('no X-Content-Type-Options: nosniff')
   if (res.headers['x-powered-by'] !== undefined) problems.push(`X-Powered-By: ${res.headers['x-powered-by']}`)
   const text = res.raw.toString('utf8')
-  for (const pattern of STACK_PATTERNS) if (pattern.test(res.text)) problems.push(`stack-trace or internals text ${pattern}`)
+  for (const pattern of STACK_PATTERNS)
+    if (pattern.test(res.text)) problems.push(`stack-trace or internals text ${pattern}`)
   for (const token of options.canaries.tokens) if (text.includes(token)) problems.push(`canary ${token} leaked`)
   for (const marker of PRIVATE_MARKERS) if (res.text.includes(marker)) problems.push(`private data ${marker} leaked`)
-  for (const pattern of SYSTEM_MARKERS) if (pattern.test(res.text)) problems.push(`system file content ${pattern} leaked`)
+  for (const pattern of SYSTEM_MARKERS)
+    if (pattern.test(res.text)) problems.push(`system file content ${pattern} leaked`)
   // /api/mcp answers in JSON-RPC; a path may normalise onto it, so its shape is recognised as well as asked for.
   const jsonRpc = options.jsonRpc ?? res.text.startsWith('{"jsonrpc":"2.0"')
-  if (res.status >= 400 && !options.head) problems.push(...(jsonRpc ? jsonRpcErrorProblems(res) : restErrorProblems(res)))
+  if (res.status >= 400 && !options.head)
+    problems.push(...(jsonRpc ? jsonRpcErrorProblems(res) : restErrorProblems(res)))
   return problems.map((problem) => `${where} -> ${res.status}: ${problem}`)
 }
 
@@ -156,7 +166,10 @@ export class Tally {
   }
 
   summary(label: string): string {
-    const statuses = [...this.byStatus].sort((a, b) => a[0] - b[0]).map(([status, count]) => `${status}x${count}`).join(' ')
+    const statuses = [...this.byStatus]
+      .sort((a, b) => a[0] - b[0])
+      .map(([status, count]) => `${status}x${count}`)
+      .join(' ')
     return `[security] ${label}: ${this.tried} requests, ${this.fiveHundreds} answered 5xx (${statuses})`
   }
 }

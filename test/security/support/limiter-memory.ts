@@ -22,7 +22,9 @@ function heapUsed(): number {
 
 /** Distinct client keys as the limiter sees them: IPv4 addresses and IPv6 /64 prefixes, alternately. */
 function clientKey(i: number): string {
-  return i % 2 === 0 ? `${(i >>> 24) & 255}.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}` : `2001:db8:${(i >>> 16).toString(16)}:${(i & 0xffff).toString(16)}::/64`
+  return i % 2 === 0
+    ? `${(i >>> 24) & 255}.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`
+    : `2001:db8:${(i >>> 16).toString(16)}:${(i & 0xffff).toString(16)}::/64`
 }
 
 const clients = Number(process.argv[2] ?? 1_000_000)
@@ -39,7 +41,14 @@ const report = (fields: Record<string, unknown>) => process.stdout.write(`${JSON
   for (let i = 0; i < clients; i++) limiter.hit(clientKey(i), now + (i % 1000))
   const ms = performance.now() - started
   const after = heapUsed()
-  report({ kind: 'sliding-window', clients, maxClients, tracked: limiter.trackedClients, heapBytes: after - before, ms })
+  report({
+    kind: 'sliding-window',
+    clients,
+    maxClients,
+    tracked: limiter.trackedClients,
+    heapBytes: after - before,
+    ms,
+  })
   limiter = undefined
 }
 
@@ -47,9 +56,16 @@ const report = (fields: Record<string, unknown>) => process.stdout.write(`${JSON
 {
   const before = heapUsed()
   let limiter: SlidingWindowLimiter | undefined = new SlidingWindowLimiter(60, 60_000, fullWindowClients)
-  for (let round = 0; round < 61; round++) for (let i = 0; i < fullWindowClients; i++) limiter.hit(clientKey(i), now + round)
+  for (let round = 0; round < 61; round++)
+    for (let i = 0; i < fullWindowClients; i++) limiter.hit(clientKey(i), now + round)
   const after = heapUsed()
-  report({ kind: 'sliding-window-full', clients: fullWindowClients, maxClients: fullWindowClients, tracked: limiter.trackedClients, heapBytes: after - before })
+  report({
+    kind: 'sliding-window-full',
+    clients: fullWindowClients,
+    maxClients: fullWindowClients,
+    tracked: limiter.trackedClients,
+    heapBytes: after - before,
+  })
   limiter = undefined
 }
 
@@ -74,7 +90,8 @@ const report = (fields: Record<string, unknown>) => process.stdout.write(`${JSON
   const body = Buffer.from('{"data":[],"page":1,"limit":25,"total":0,"has_more":false}')
   const filler = 'x'.repeat(16_000)
   // Joined like canonicalV2Query joins its parts: a flat string per key, not a rope sharing `filler`.
-  for (let i = 0; i < 5_000; i++) await cache.getOrCompute(['v2', 'snapshot', 0, i, filler].join('|'), async () => computedPayload(Buffer.from(body)))
+  for (let i = 0; i < 5_000; i++)
+    await cache.getOrCompute(['v2', 'snapshot', 0, i, filler].join('|'), async () => computedPayload(Buffer.from(body)))
   const after = heapUsed()
   const kept = (cache as unknown as { cache: { size: number } }).cache.size
   report({ kind: 'response-cache', entries: 5_000, kept, keyBytes: 16_000, maxBytes, heapBytes: after - before })

@@ -78,7 +78,11 @@ export function rawExchange(target: Target, request: string | Buffer, timeoutMs 
   return new Promise((resolve, reject) => {
     const started = performance.now()
     const chunks: Buffer[] = []
-    const socket = net.connect({ port: target.port, host: target.host ?? '127.0.0.1', localAddress: target.localAddress })
+    const socket = net.connect({
+      port: target.port,
+      host: target.host ?? '127.0.0.1',
+      localAddress: target.localAddress,
+    })
     let settled = false
     const finish = () => {
       if (settled) return
@@ -106,7 +110,12 @@ export function rawExchange(target: Target, request: string | Buffer, timeoutMs 
 }
 
 /** `GET <path>` exactly as given, with a Host header and Connection: close. */
-export function rawGet(target: Target, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<RawResponse> {
+export function rawGet(
+  target: Target,
+  path: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<RawResponse> {
   const all: Record<string, string> = { host: `127.0.0.1:${target.port}`, connection: 'close', ...headers }
   const head = Object.entries(all)
     .map(([name, value]) => `${name}: ${value}\r\n`)
@@ -115,9 +124,19 @@ export function rawGet(target: Target, path: string, headers: Record<string, str
 }
 
 /** A POST with a body, every header as given (a header set to '' is left out). */
-export function rawPost(target: Target, path: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<RawResponse> {
+export function rawPost(
+  target: Target,
+  path: string,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
   const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body)
-  const all: Record<string, string> = { host: `127.0.0.1:${target.port}`, 'content-length': String(bytes.length), connection: 'close', ...headers }
+  const all: Record<string, string> = {
+    host: `127.0.0.1:${target.port}`,
+    'content-length': String(bytes.length),
+    connection: 'close',
+    ...headers,
+  }
   const head = Object.entries(all)
     .filter(([, value]) => value !== '')
     .map(([name, value]) => `${name}: ${value}\r\n`)
@@ -126,7 +145,11 @@ export function rawPost(target: Target, path: string, body: string | Buffer, hea
 }
 
 /** Runs `tasks` with at most `width` in flight; results in input order. */
-export async function inBatches<T, R>(items: readonly T[], width: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function inBatches<T, R>(
+  items: readonly T[],
+  width: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = new Array(items.length)
   let next = 0
   const worker = async () => {
