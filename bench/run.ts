@@ -64,6 +64,7 @@ import {
   type ListQuery,
   type Vocabulary,
 } from './workload.ts'
+import { isCompressedCopy } from '../core/snapshot.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -310,7 +311,7 @@ function warmPageCache(snapshotDir: string): { files: number; bytes: number; ms:
   for (const dir of ['v2/jobs', 'v1/25', 'index']) {
     const full = path.join(snapshotDir, dir)
     for (const name of readdirSync(full)) {
-      if (name.endsWith('.br') || name.endsWith('.gz')) continue
+      if (isCompressedCopy(name)) continue
       bytes += readFileSync(path.join(full, name)).length
       files++
     }

@@ -13,6 +13,7 @@
  *    the per-job files, the packed bodies, the v1 pages, the job index, the
  *    text index and the next build's cache.
  */
+import { DEFAULTS } from '../core/config.ts'
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
@@ -20,13 +21,13 @@ import { mkdir, readFile, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { PackedBodies, uint32View } from '../core/packed-bodies.ts'
 import type { DatasetCompany } from '../core/schema/dataset.ts'
+import { indexFileHash } from '../core/content-hash.ts'
 import {
   CURRENT_LINK,
   PRECOMPUTED_V1_LIMITS,
   SNAPSHOT_FORMAT,
   SnapshotManifestHead,
   jsonArrayByLine,
-  indexFileHash,
   serializeManifest,
   snapshotPaths,
   v1PageFrame,
@@ -314,7 +315,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     await writer.writePrivate(snapshotPaths.manifest, serializeManifest(manifest))
     const snapshotDir = await publishSnapshot(options.distDir, stagingDir, snapshotId)
     published = true
-    await pruneSnapshots(options.distDir, options.keepSnapshots ?? 3)
+    await pruneSnapshots(options.distDir, options.keepSnapshots ?? DEFAULTS.JOBSNAP_KEEP_SNAPSHOTS)
     progress.done()
     return {
       snapshotId,

@@ -11,15 +11,10 @@
  * holds and cost more than half of a build's CPU time (three files per job
  * at 1M jobs is 3M files to create, and to link again on every rebuild).
  */
-import { createHash } from 'node:crypto'
+import { contentHash } from '../core/content-hash.ts'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CompressPool, type PublicFile } from './compress-pool.ts'
-
-/** Short content hash: the ETag of a public file and the manifest's change detector. */
-export function contentHash(bytes: Buffer | string): string {
-  return createHash('sha256').update(bytes).digest('base64url').slice(0, 22)
-}
 
 /** The published snapshot a build can reuse unchanged files from. */
 export interface PreviousSnapshot {

@@ -67,6 +67,12 @@ export const ConfigSchema = z.object({
   JOBSNAP_LOG: z.enum(['pretty', 'json', 'silent']).optional(),
 })
 export type Config = z.infer<typeof ConfigSchema>
+
+/** Every setting's default, from the schema above: code that needs one reads it here rather than repeating it. */
+export const DEFAULTS: Readonly<Config> = Object.freeze(ConfigSchema.parse({}))
+
+/** The REST bucket's rolling window, seconds: JOBSNAP_REST_LIMIT counts requests per this window. Fixed, not a setting. */
+export const REST_WINDOW_SECONDS = 60
 export type ConfigInput = Partial<Record<keyof Config, string | number | string[] | undefined>>
 
 /**

@@ -20,7 +20,6 @@
  * `<dist>/current` is a relative symlink to the published snapshot; the build
  * swaps it atomically, the runtime follows it.
  */
-import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { z } from 'zod'
 import { DatasetCompany } from './schema/dataset.ts'
@@ -30,11 +29,29 @@ export const SNAPSHOT_FORMAT = 2
 export const PRECOMPUTED_V1_LIMITS = [25, 100] as const
 export const CURRENT_LINK = 'current'
 export const SNAPSHOTS_DIR = 'snapshots'
-/** Encodings precompressed next to each public file. */
+/**
+ * The compressed encodings, in the server's order of preference. `suffix` names
+ * a precompressed copy on disk next to its file (`openapi.yaml.br`), the name
+ * nginx's `gzip_static`/`brotli_static` look for; `etagSuffix` marks the
+ * ETag of a compressed representation (`"<hash>-br"`), so a cache never
+ * mistakes compressed bytes for identity ones.
+ */
 export const ENCODINGS = [
-  { name: 'br', suffix: '.br' },
-  { name: 'gzip', suffix: '.gz' },
+  { name: 'br', suffix: '.br', etagSuffix: '-br' },
+  { name: 'gzip', suffix: '.gz', etagSuffix: '-gz' },
 ] as const
+export type Encoding = (typeof ENCODINGS)[number]['name']
+
+/** Where the precompressed copy of `file` in `encoding` lives (the file itself for identity). */
+export function encodedPath(file: string, encoding?: Encoding): string {
+  const found = encoding && ENCODINGS.find((candidate) => candidate.name === encoding)
+  return found ? file + found.suffix : file
+}
+
+/** True for a precompressed copy (`*.br`, `*.gz`), which is never a file of its own. */
+export function isCompressedCopy(file: string): boolean {
+  return ENCODINGS.some(({ suffix }) => file.endsWith(suffix))
+}
 
 export const SnapshotManifest = z.object({
   format: z.literal(SNAPSHOT_FORMAT),
@@ -64,11 +81,6 @@ export type SnapshotManifest = z.infer<typeof SnapshotManifest>
 
 /** The manifest without its (large) file map, which the runtime checks with a plain loop. */
 export const SnapshotManifestHead = SnapshotManifest.omit({ files: true })
-
-/** The hash `index_hashes` records. */
-export function indexFileHash(body: string | Buffer): string {
-  return createHash('sha256').update(body).digest('base64url')
-}
 
 /** One live job as the query engine sees it. Kept small: it is held in memory for every job. */
 export const IndexedJob = z.object({

@@ -4,18 +4,12 @@
  * unlimited endpoints (/openapi.yaml, /docs, /health). Handlers stay thin.
  */
 import { H3, type H3Event } from 'h3'
-import type { Config } from '../core/config.ts'
+import { type Config, REST_WINDOW_SECONDS } from '../core/config.ts'
 import { snapshotPaths } from '../core/snapshot.ts'
 import { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { filePayload } from './http/payload.ts'
 import { PrimaryLimiter, type PrimaryLimitClient } from './http/primary-limiter.ts'
-import {
-  limitersFor,
-  rateLimitHeaders,
-  REST_WINDOW_SECONDS,
-  type SlidingWindowLimiter,
-  type TokenBucketLimiter,
-} from './http/rate-limit.ts'
+import { limitersFor, rateLimitHeaders, type SlidingWindowLimiter, type TokenBucketLimiter } from './http/rate-limit.ts'
 import {
   RedisSlidingWindowLimiter,
   RedisTokenBucketLimiter,

@@ -12,10 +12,12 @@ import { constants } from 'node:buffer'
 import path from 'node:path'
 import { LRUCache } from 'lru-cache'
 import { SerializedTerms } from '../core/search.ts'
+import { indexFileHash } from '../core/content-hash.ts'
 import {
   arrayInSlices,
   CURRENT_LINK,
-  indexFileHash,
+  type Encoding,
+  encodedPath,
   readManifestInSlices,
   readJobIndexInSlices,
   SnapshotCompanies,
@@ -324,8 +326,8 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
 
   // Snapshot paths are built from validated names (never from raw input), so plain concatenation is safe.
   const root = dir.endsWith(path.sep) ? dir : dir + path.sep
-  const readPublic = async (relativePath: string, encoding?: 'br' | 'gzip') => {
-    const full = root + relativePath + (encoding === 'br' ? '.br' : encoding === 'gzip' ? '.gz' : '')
+  const readPublic = async (relativePath: string, encoding?: Encoding) => {
+    const full = encodedPath(root + relativePath, encoding)
     const cached = fileCache.get(full)
     if (cached) return cached
     try {

@@ -13,8 +13,9 @@ import {
 } from '../taxonomy.ts'
 import { resolveContinent, resolveCountry, resolveRegion } from '../geo.ts'
 
-const slugPattern = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/
-export const Slug = z.string().regex(slugPattern, 'must be lowercase letters, digits and single - or _ separators')
+/** A slug: lowercase words of letters and digits joined by single `-` or `_`. Job and company URLs are made of them. */
+export const SLUG_PATTERN = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/
+export const Slug = z.string().regex(SLUG_PATTERN, 'must be lowercase letters, digits and single - or _ separators')
 const Uuid = z.uuid()
 const Url = z.url({ protocol: /^https?$/ })
 const Timestamp = z.iso.datetime({ offset: true })

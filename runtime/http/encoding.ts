@@ -3,7 +3,9 @@
  * client accepts it, else gzip, else identity (RFC 9110 Accept-Encoding,
  * q=0 meaning "not acceptable").
  */
-export type Encoding = 'br' | 'gzip'
+import type { Encoding } from '../../core/snapshot.ts'
+
+export type { Encoding }
 
 export function negotiateEncoding(acceptEncoding: string | null): Encoding | undefined {
   if (!acceptEncoding) return undefined

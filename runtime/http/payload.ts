@@ -5,7 +5,7 @@
  * computed at request time (compressed on first demand, then kept with the
  * cached entry).
  */
-import { createHash } from 'node:crypto'
+import { contentHash } from '../../core/content-hash.ts'
 import { LRUCache } from 'lru-cache'
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
@@ -30,15 +30,11 @@ const COMPUTED_GZIP_LEVEL = 1
 /** Below this, compression costs more than it saves. */
 const MIN_COMPRESS_BYTES = 512
 
-export function hashBody(body: Buffer): string {
-  return createHash('sha256').update(body).digest('base64url').slice(0, 22)
-}
-
 export function computedPayload(body: Buffer, contentType?: string): Payload {
   const encoded: Partial<Record<Encoding, Promise<Buffer>>> = {}
   return {
     body,
-    hash: hashBody(body),
+    hash: contentHash(body),
     contentType,
     encoded(encoding) {
       if (body.length < MIN_COMPRESS_BYTES) return Promise.resolve(undefined)

@@ -4,11 +4,8 @@
  * that the least recently seen client may be forgotten under such a flood.
  */
 import { LRUCache } from 'lru-cache'
-import type { Config } from '../../core/config.ts'
+import { type Config, DEFAULTS, REST_WINDOW_SECONDS } from '../../core/config.ts'
 import type { HeaderList } from './respond.ts'
-
-/** The REST bucket's rolling window: the limit is per minute. */
-export const REST_WINDOW_SECONDS = 60
 
 export interface RateDecision {
   allowed: boolean
@@ -28,8 +25,8 @@ export class SlidingWindowLimiter {
 
   constructor(
     readonly limit: number,
-    readonly windowMs = 60_000,
-    maxClients = 100_000,
+    readonly windowMs = REST_WINDOW_SECONDS * 1000,
+    maxClients = DEFAULTS.JOBSNAP_MAX_CLIENTS,
   ) {
     this.logs = new LRUCache({ max: maxClients, ttl: windowMs, updateAgeOnGet: false })
   }
@@ -104,7 +101,7 @@ export class TokenBucketLimiter {
   constructor(
     readonly burst: number,
     readonly ratePerSecond: number,
-    maxClients = 100_000,
+    maxClients = DEFAULTS.JOBSNAP_MAX_CLIENTS,
   ) {
     this.buckets = new LRUCache({ max: maxClients })
   }

@@ -4,6 +4,7 @@
  * nosniff). Handlers decide what to send; this decides how.
  */
 import type { ErrorBody } from '../../core/schema/api.ts'
+import { ENCODINGS } from '../../core/snapshot.ts'
 import { negotiateEncoding, type Encoding } from './encoding.ts'
 import { FastResponse } from 'srvx'
 
@@ -43,7 +44,10 @@ export function withCommonHeaders(...lists: HeaderList[]): HeaderList {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8'
-const ETAG_SUFFIX: Record<Encoding, string> = { br: '-br', gzip: '-gz' }
+const ETAG_SUFFIX = Object.fromEntries(ENCODINGS.map(({ name, etagSuffix }) => [name, etagSuffix])) as Record<
+  Encoding,
+  string
+>
 
 function etagFor(hash: string, encoding: Encoding | undefined): string {
   return `"${hash}${encoding ? ETAG_SUFFIX[encoding] : ''}"`
@@ -54,7 +58,7 @@ export function matchesIfNoneMatch(header: string | null, hash: string): boolean
   if (!header) return false
   return header.split(',').some((raw) => {
     const tag = raw.trim().replace(/^W\//, '')
-    return tag === '*' || tag === `"${hash}"` || tag === `"${hash}-br"` || tag === `"${hash}-gz"`
+    return tag === '*' || tag === `"${hash}"` || ENCODINGS.some(({ etagSuffix }) => tag === `"${hash}${etagSuffix}"`)
   })
 }
 

@@ -5,18 +5,18 @@
  * stitched from those bodies, then cached. No file is read per request.
  */
 import { canonicalV2Query, parseV2ListQuery } from '../../core/query.ts'
+import { SLUG_PATTERN } from '../../core/schema/dataset.ts'
 import { computedPayload, storedPayload } from '../http/payload.ts'
 import { sendError, sendPayload } from '../http/respond.ts'
 import { runV2Query } from '../query/run-query.ts'
 import type { RestContext } from './context.ts'
 
-/** Slugs are lowercase words joined by - or _; anything else cannot name a job, so it never reaches the file system. */
-const SLUG = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/
 const LIST_HEAD = Buffer.from('{"data":[')
 
 export async function handleV2Job(ctx: RestContext, slug: string): Promise<Response> {
   const { snapshot } = ctx
-  const position = SLUG.test(slug) ? snapshot.jobs.positionOf(slug) : undefined
+  // Anything that is not a slug cannot name a job: it is answered 404 without a lookup.
+  const position = SLUG_PATTERN.test(slug) ? snapshot.jobs.positionOf(slug) : undefined
   if (position === undefined || snapshot.jobs.isExpired(position, ctx.now)) {
     return sendError(
       ctx.request,

@@ -9,10 +9,10 @@ import { readFile, realpath, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { buildSnapshot } from '../../build/build.ts'
+import { indexFileHash } from '../../core/content-hash.ts'
 import {
   SNAPSHOT_FORMAT,
   arrayInSlices,
-  indexFileHash,
   jsonArrayByLine,
   readJobIndexInSlices,
   readManifestInSlices,

@@ -11,7 +11,8 @@ import path from 'node:path'
 import autocannon from 'autocannon'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pointCurrentAt, publishedSnapshotId } from '../../build/publish.ts'
-import { CURRENT_LINK, indexFileHash, snapshotPaths } from '../../core/snapshot.ts'
+import { indexFileHash } from '../../core/content-hash.ts'
+import { CURRENT_LINK, snapshotPaths } from '../../core/snapshot.ts'
 import {
   build,
   createDataset,
