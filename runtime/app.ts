@@ -16,7 +16,8 @@ import {
   type Limiter,
   type SharedLimitStore,
 } from './http/redis-limiter.ts'
-import { sendError, sendPayload, withCommonHeaders } from './http/respond.ts'
+import { errorResponse, httpError, responseForHttpError } from './http/errors.ts'
+import { sendPayload, withCommonHeaders } from './http/respond.ts'
 import { ResponseCache } from './http/response-cache.ts'
 import type { RestContext } from './routes/context.ts'
 import { handleDocs } from './routes/docs.ts'
@@ -87,14 +88,16 @@ export function createApp(deps: AppDependencies): JobsnapApp {
 
   const app = new H3({
     onError(error, event) {
+      // A typed error a handler threw says what the client did wrong: answered as it is.
+      if (!error.unhandled) return responseForHttpError(event.req, error)
       log('request failed', {
         path: event.url.pathname,
-        error: error.cause instanceof Error ? error.cause.stack : error.message,
+        error: error.cause instanceof Error ? error.cause.stack : error.stack,
       })
-      // Malformed URLs and the like keep their 4xx; anything unexpected is a bare 500.
+      // h3's own refusals (a malformed URL, say) keep their 4xx; anything unexpected is a bare 500.
       const status = error.status >= 400 && error.status < 500 ? error.status : 500
       const message = status === 500 ? 'Internal error; it has been logged.' : error.message
-      return sendError(event.req, status, message)
+      return errorResponse(event.req, status, message)
     },
   })
 
@@ -105,7 +108,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       const request = event.req
       if (request.method === 'OPTIONS') return preflight(ALLOW)
       if (!READ_METHODS.has(request.method)) {
-        return sendError(request, 405, `Method ${request.method} is not allowed; this API is read-only (GET, HEAD).`, {
+        throw httpError(405, `Method ${request.method} is not allowed; this API is read-only (GET, HEAD).`, {
           headers: [
             ['x-api-version', version],
             ['allow', ALLOW],
@@ -118,8 +121,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       headers.push(['x-api-version', version])
       if (!decision.allowed) {
         headers.push(['retry-after', String(decision.resetSeconds)])
-        return sendError(
-          request,
+        throw httpError(
           429,
           `Rate limit exceeded: ${decision.limit} requests per minute per client across v1 and v2. Retry in ${decision.resetSeconds} s.`,
           { headers },
@@ -159,11 +161,11 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     const request = event.req
     if (request.method === 'OPTIONS') return preflight(ALLOW)
     if (!READ_METHODS.has(request.method))
-      return sendError(request, 405, 'Only GET and HEAD are allowed.', { headers: [['allow', ALLOW]] })
+      throw httpError(405, 'Only GET and HEAD are allowed.', { headers: [['allow', ALLOW]] })
     const snapshot = snapshots.current
     const body = await snapshot.readPublic(snapshotPaths.openapi)
     const hash = snapshot.manifest.files[snapshotPaths.openapi]
-    if (!body || !hash) throw new Error(`snapshot ${snapshot.id} lacks openapi.yaml`)
+    if (!body || !hash) throw httpError(503, `Snapshot ${snapshot.id} lacks its OpenAPI document; rebuild it.`)
     const payload = filePayload(
       body,
       hash,
@@ -205,10 +207,11 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     })
   })
 
-  app.all(
-    '/docs/**',
-    (event) => handleDocs(event.req, event.url.pathname) ?? sendError(event.req, 404, 'No such documentation file.'),
-  )
+  app.all('/docs/**', (event) => {
+    const response = handleDocs(event.req, event.url.pathname)
+    if (!response) throw httpError(404, 'No such documentation file.')
+    return response
+  })
   app.all('/docs', (event) => handleDocs(event.req, '/docs')!)
 
   app.all(
@@ -239,9 +242,9 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       ),
   )
 
-  app.all('/**', (event) =>
-    sendError(event.req, 404, `No endpoint at ${event.url.pathname.slice(0, 200)}. See /openapi.yaml or /docs.`),
-  )
+  app.all('/**', (event) => {
+    throw httpError(404, `No endpoint at ${event.url.pathname.slice(0, 200)}. See /openapi.yaml or /docs.`)
+  })
 
   return { app, restLimiter, mcpLimiter, responseCache, clientOf }
 }

@@ -12,6 +12,8 @@ import { serve } from 'h3'
 import type { Config } from '../core/config.ts'
 import { CURRENT_LINK } from '../core/snapshot.ts'
 import { createApp, type JobsnapApp } from './app.ts'
+import { errorBody, errorHeaders } from './http/errors.ts'
+import type { HeaderList } from './http/respond.ts'
 import { watchGcPauses } from './gc-pauses.ts'
 import type { PrimaryLimitClient } from './http/primary-limiter.ts'
 import { SharedLimitStore } from './http/redis-limiter.ts'
@@ -47,37 +49,22 @@ const REASONS: Record<number, string> = {
   431: 'Request Header Fields Too Large',
 }
 
-/** The JSON error body of SPEC 2.8 and the headers every error carries. */
-function errorParts(status: number, message: string): { body: string; headers: Record<string, string> } {
-  const body = JSON.stringify({ error: { code: status, message } })
-  return {
-    body,
-    headers: {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': String(Buffer.byteLength(body)),
-      'Cache-Control': 'no-store',
-      'X-Content-Type-Options': 'nosniff',
-      'Access-Control-Allow-Origin': '*',
-    },
-  }
+/** The error body and headers the app would send, for a request it never sees; the connection then closes. */
+function errorParts(status: number, message: string): { body: Buffer; headers: HeaderList } {
+  const body = errorBody(status, message)
+  return { body, headers: [...errorHeaders(body.length), ['connection', 'close']] }
 }
 
 /** The JSON error written straight to a socket, for requests that never reach the app; then the connection closes. */
-function writeRawError(
-  socket: Duplex,
-  status: number,
-  message: string,
-  extraHeaders: Record<string, string> = {},
-): void {
+function writeRawError(socket: Duplex, status: number, message: string, extraHeaders: HeaderList = []): void {
   if (!socket.writable) {
     socket.destroy()
     return
   }
   const { body, headers } = errorParts(status, message)
-  const lines = Object.entries({ ...headers, ...extraHeaders, Connection: 'close' }).map(
-    ([name, value]) => `${name}: ${value}\r\n`,
-  )
-  socket.end(`HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n${lines.join('')}\r\n${body}`)
+  const lines = [...headers, ...extraHeaders].map(([name, value]) => `${name}: ${value}\r\n`)
+  socket.write(`HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n${lines.join('')}\r\n`)
+  socket.end(body)
 }
 
 /**
@@ -119,9 +106,9 @@ function refuseBeforeRouting(request: IncomingMessage): string | undefined {
 
 /** CONNECT never reaches the app (Node would drop the connection without a word): this is not a proxy. */
 function answerConnect(_request: unknown, socket: Duplex): void {
-  writeRawError(socket, 405, 'Method CONNECT is not allowed; this API is read-only (GET, HEAD).', {
-    Allow: 'GET, HEAD, OPTIONS',
-  })
+  writeRawError(socket, 405, 'Method CONNECT is not allowed; this API is read-only (GET, HEAD).', [
+    ['allow', 'GET, HEAD, OPTIONS'],
+  ])
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
@@ -183,7 +170,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         const refusal = refuseBeforeRouting(request)
         if (refusal === undefined) return handler(request, response)
         const { body, headers } = errorParts(400, refusal)
-        response.writeHead(400, { ...headers, Connection: 'close' }).end(body)
+        response.writeHead(400, headers.flat()).end(body)
       })
     }
   }

@@ -3,7 +3,6 @@
  * REST response shares (DECISIONS.md: caching, ETag/304, CORS, encodings,
  * nosniff). Handlers decide what to send; this decides how.
  */
-import type { ErrorBody } from '../../core/schema/api.ts'
 import { ENCODINGS } from '../../core/snapshot.ts'
 import { negotiateEncoding, type Encoding } from './encoding.ts'
 import { FastResponse } from 'srvx'
@@ -89,27 +88,4 @@ export async function sendPayload(request: Request, payload: Payload, options: S
   if (usedEncoding) headers.push(['content-encoding', usedEncoding])
   headers.push(['content-length', String(body.length)])
   return new FastResponse(request.method === 'HEAD' ? null : body, { status: 200, headers })
-}
-
-/** The error body of SPEC.md 2.8, never cached, never a stack trace. */
-export function sendError(
-  request: Request,
-  status: number,
-  message: string,
-  options: { field?: string; headers?: HeaderList } = {},
-): Response {
-  const body: ErrorBody = { error: { code: status, message, ...(options.field ? { field: options.field } : {}) } }
-  const bytes = Buffer.from(JSON.stringify(body))
-  return new FastResponse(request.method === 'HEAD' ? null : bytes, {
-    status,
-    headers: withCommonHeaders(
-      [
-        ['content-type', JSON_TYPE],
-        ['content-length', String(bytes.length)],
-        ['cache-control', 'no-store'],
-        ['x-cache', 'BYPASS'],
-      ],
-      options.headers ?? [],
-    ),
-  })
 }

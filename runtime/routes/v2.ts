@@ -7,7 +7,8 @@
 import { canonicalV2Query, parseV2ListQuery } from '../../core/query.ts'
 import { SLUG_PATTERN } from '../../core/schema/dataset.ts'
 import { computedPayload, storedPayload } from '../http/payload.ts'
-import { sendError, sendPayload } from '../http/respond.ts'
+import { httpError } from '../http/errors.ts'
+import { sendPayload } from '../http/respond.ts'
 import { runV2Query } from '../query/run-query.ts'
 import type { RestContext } from './context.ts'
 
@@ -18,12 +19,9 @@ export async function handleV2Job(ctx: RestContext, slug: string): Promise<Respo
   // Anything that is not a slug cannot name a job: it is answered 404 without a lookup.
   const position = SLUG_PATTERN.test(slug) ? snapshot.jobs.positionOf(slug) : undefined
   if (position === undefined || snapshot.jobs.isExpired(position, ctx.now)) {
-    return sendError(
-      ctx.request,
-      404,
-      `No live job has the slug ${JSON.stringify(slug.slice(0, 100))}. List jobs at /api/v2/jobs.`,
-      { headers: ctx.headers },
-    )
+    throw httpError(404, `No live job has the slug ${JSON.stringify(slug.slice(0, 100))}. List jobs at /api/v2/jobs.`, {
+      headers: ctx.headers,
+    })
   }
   // The identity body from memory; compressed copies are made on first demand and shared by hash.
   const payload = storedPayload(snapshot.v2Bodies.body(position), snapshot.jobs.hashAt(position))
@@ -36,8 +34,7 @@ export async function handleV2Job(ctx: RestContext, slug: string): Promise<Respo
 
 export async function handleV2List(ctx: RestContext): Promise<Response> {
   const parsed = parseV2ListQuery(ctx.url.searchParams)
-  if (!parsed.ok)
-    return sendError(ctx.request, 400, parsed.error.message, { field: parsed.error.field, headers: ctx.headers })
+  if (!parsed.ok) throw httpError(400, parsed.error.message, { field: parsed.error.field, headers: ctx.headers })
   const query = parsed.value
   const { snapshot } = ctx
   const key = `v2|${snapshot.id}|${snapshot.jobs.expiredCount(ctx.now)}|${canonicalV2Query(query)}`
