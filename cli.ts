@@ -3,7 +3,9 @@
  * environment variables of core/config.ts.
  */
 import { defineCommand, runMain } from 'citty'
+import cluster from 'node:cluster'
 import { loadConfig } from './core/config.ts'
+import { publishedSnapshotId } from './core/snapshot.ts'
 
 const build = defineCommand({
   meta: { name: 'build', description: 'Validate a dataset and publish a snapshot atomically.' },
@@ -76,8 +78,15 @@ const serve = defineCommand({
       JOBSNAP_DIST: args.dist,
       JOBSNAP_WORKERS: args.workers,
     })
+    // Building is the build layer's job, composed here: the runtime never loads the build pipeline.
+    if (args['build-if-missing'] && !cluster.isWorker && !(await publishedSnapshotId(config.JOBSNAP_DIST))) {
+      console.error(`no snapshot published yet in ${config.JOBSNAP_DIST}; building from ${config.JOBSNAP_DATA}`)
+      const { runBuildCommand } = await import('./build/cli.ts')
+      const code = await runBuildCommand(config, {})
+      if (code !== 0) process.exit(code)
+    }
     const { runServeCommand } = await import('./runtime/cli.ts')
-    await runServeCommand(config, { buildIfMissing: args['build-if-missing'] === true })
+    await runServeCommand(config)
   },
 })
 

@@ -6,9 +6,9 @@
  * the next build.
  */
 import { spawn } from 'node:child_process'
-import { mkdir, readdir, readlink, rename, rm, symlink } from 'node:fs/promises'
+import { mkdir, readdir, rename, rm, symlink } from 'node:fs/promises'
 import path from 'node:path'
-import { CURRENT_LINK, SNAPSHOTS_DIR } from '../core/snapshot.ts'
+import { CURRENT_LINK, publishedSnapshotId, SNAPSHOTS_DIR } from '../core/snapshot.ts'
 
 const STAGING_PREFIX = '.staging-'
 
@@ -19,15 +19,6 @@ export async function createStagingDir(distDir: string, snapshotId: string): Pro
   await rm(staging, { recursive: true, force: true })
   await mkdir(staging, { recursive: true })
   return staging
-}
-
-/** The id `current` points at, or undefined when nothing is published. */
-export async function publishedSnapshotId(distDir: string): Promise<string | undefined> {
-  try {
-    return path.basename(await readlink(path.join(distDir, CURRENT_LINK)))
-  } catch {
-    return undefined
-  }
 }
 
 /**

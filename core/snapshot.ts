@@ -20,6 +20,7 @@
  * `<dist>/current` is a relative symlink to the published snapshot; the build
  * swaps it atomically, the runtime follows it.
  */
+import { readlink } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import { DatasetCompany } from './schema/dataset.ts'
@@ -298,4 +299,13 @@ export function v1PageBody(
 ): string {
   const { head, tail } = v1PageFrame(usage, page, limit, total)
   return head + serializedJobs.join(',') + tail
+}
+
+/** The id `current` points at, or undefined when nothing is published. */
+export async function publishedSnapshotId(distDir: string): Promise<string | undefined> {
+  try {
+    return path.basename(await readlink(path.join(distDir, CURRENT_LINK)))
+  } catch {
+    return undefined
+  }
 }

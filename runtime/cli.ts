@@ -1,12 +1,10 @@
 /**
- * `jobsnap serve`: build when asked and nothing is published, serve, reload
- * on SIGHUP, drain on SIGTERM. With `--workers N` (N > 1) this process
+ * `jobsnap serve`: serve, reload on SIGHUP, drain on SIGTERM. With `--workers N` (N > 1) this process
  * becomes the cluster's primary (runtime/cluster.ts) and each forked worker
  * runs the server below.
  */
 import cluster from 'node:cluster'
 import type { Config } from '../core/config.ts'
-import { publishedSnapshotId } from '../build/publish.ts'
 import { runPrimary, type WorkerReady } from './cluster.ts'
 import { PrimaryLimitClient } from './http/primary-limiter.ts'
 import { startServer, type Logger } from './server.ts'
@@ -25,16 +23,9 @@ function createLogger(config: Config): Logger {
   }
 }
 
-export async function runServeCommand(config: Config, options: { buildIfMissing: boolean }): Promise<void> {
+export async function runServeCommand(config: Config): Promise<void> {
   const log = createLogger(config)
   const clustered = config.JOBSNAP_WORKERS > 1
-  if (!cluster.isWorker && options.buildIfMissing && !(await publishedSnapshotId(config.JOBSNAP_DIST))) {
-    log('no snapshot published yet; building from the dataset', { data: config.JOBSNAP_DATA })
-    // Imported only here: the build pipeline (faker, html-to-text, yaml...) is not the server's to load.
-    const { runBuildCommand } = await import('../build/cli.ts')
-    const code = await runBuildCommand(config, {})
-    if (code !== 0) process.exit(code)
-  }
   if (clustered && cluster.isPrimary) return runPrimary(config, log)
 
   const primaryLimits =

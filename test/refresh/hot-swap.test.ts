@@ -10,9 +10,9 @@ import { cp, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { pointCurrentAt, publishedSnapshotId } from '../../build/publish.ts'
+import { pointCurrentAt } from '../../build/publish.ts'
 import { indexFileHash } from '../../core/content-hash.ts'
-import { CURRENT_LINK, snapshotPaths } from '../../core/snapshot.ts'
+import { CURRENT_LINK, publishedSnapshotId, snapshotPaths } from '../../core/snapshot.ts'
 import {
   build,
   createDataset,
