@@ -6,7 +6,7 @@
  * to whole milliseconds, which hides everything that matters for static files).
  */
 import autocannon from 'autocannon'
-import { LOOPBACK } from './procs.ts'
+import { LOOPBACK } from '../support/processes.ts'
 
 export interface LoadResult {
   requests: number

@@ -9,7 +9,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { LatencyRecorder, type LoadResult } from './load.ts'
-import { LOOPBACK } from './procs.ts'
+import { LOOPBACK } from '../support/processes.ts'
 
 export interface McpLoadOptions {
   port: number

@@ -2,14 +2,12 @@
  * Child processes of the benchmark: every one is started in its own process
  * group and remembered, so that a normal end, an error, SIGINT or SIGTERM
  * kills exactly the processes this run started (nginx's worker included).
- * Also: free loopback ports, waiting for an HTTP server, reading RSS.
+ * Also: waiting for an HTTP server, reading RSS.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import http from 'node:http'
-import net from 'node:net'
-
-export const LOOPBACK = '127.0.0.1'
+import { LOOPBACK } from '../support/processes.ts'
 
 export interface Child {
   name: string
@@ -175,20 +173,6 @@ export async function runToEnd(
   const ms = performance.now() - child.startedAt
   if (code !== 0) throw new Error(`${name} failed (exit ${code}):\n${child.output()}`)
   return { output: all, ms }
-}
-
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.unref()
-    server.once('error', reject)
-    server.listen(0, LOOPBACK, () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 /** One GET on a fresh connection: the status code, or undefined when nothing answers. */

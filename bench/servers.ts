@@ -26,7 +26,8 @@ import {
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { cliArgs } from './datasets.ts'
-import { freePort, LOOPBACK, memoryOf, startChild, waitForHttp, type Child } from './procs.ts'
+import { freePort, LOOPBACK } from '../support/processes.ts'
+import { memoryOf, startChild, waitForHttp, type Child } from './procs.ts'
 
 export interface RunningServer {
   name: string

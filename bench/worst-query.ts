@@ -15,8 +15,8 @@ import { parseV2ListQuery } from '../core/query.ts'
 import { loadConfig } from '../core/config.ts'
 import { runV2Query } from '../runtime/query/run-query.ts'
 import { startServer } from '../runtime/server.ts'
-import { adversarialQueries } from '../test/security/support/adversarial-queries.ts'
-import { rawGet, targetOf } from '../test/security/support/raw-http.ts'
+import { adversarialQueries } from '../support/adversarial-queries.ts'
+import { rawGet, targetOf } from '../support/raw-http.ts'
 
 const distDir = process.argv[2] ?? '.bench/dist-100k'
 const snapshotDir = await realpath(path.join(distDir, 'current'))

@@ -10,7 +10,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { LoadResult } from './load.ts'
-import { LOOPBACK } from './procs.ts'
+import { LOOPBACK } from '../support/processes.ts'
 
 export const WRK_INSTALL = 'apt-get install -y wrk   (Debian/Ubuntu)'
 

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateDataset } from '../../build/generate.ts'
 import { loadDataset, type Dataset } from '../../build/load-dataset.ts'
 import { SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
-import { runCli, tempDir } from '../support/fixtures.ts'
+import { tempDir } from '../support/fixtures.ts'
+import { runCli } from '../../support/processes.ts'
 
 const FILES = ['companies.ndjson', 'jobs.ndjson', 'rates.json']
 /** The generator's default reference date: postings are dated before it. */

@@ -8,7 +8,8 @@ import { readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildFixture, REPO_ROOT, tempDir, type FixtureSnapshot } from '../support/fixtures.ts'
+import { buildFixture, tempDir, type FixtureSnapshot } from '../support/fixtures.ts'
+import { REPO_ROOT } from '../../support/processes.ts'
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 type JsonObject = { [key: string]: Json }

@@ -17,7 +17,8 @@ import { V1ListResponse, V2Job } from '../../core/schema/api.ts'
 import type { DatasetCompany, DatasetJob } from '../../core/schema/dataset.ts'
 import { SnapshotCompanies, SnapshotJobIndex, SnapshotManifest, snapshotPaths } from '../../core/snapshot.ts'
 import { createFileCache, loadSnapshot } from '../../runtime/snapshot.ts'
-import { FIXTURE_NOW, REPO_ROOT, runCli, tempDir, testUuid, writeDatasetFiles } from '../support/fixtures.ts'
+import { FIXTURE_NOW, tempDir, testUuid, writeDatasetFiles } from '../support/fixtures.ts'
+import { REPO_ROOT, runCli } from '../../support/processes.ts'
 
 const NOW = FIXTURE_NOW
 const HOUR = 3_600_000

@@ -11,7 +11,8 @@ import { buildSnapshot } from '../../build/build.ts'
 import { DatasetInvalidError, type DatasetIssue } from '../../build/issues.ts'
 import { loadDataset } from '../../build/load-dataset.ts'
 import type { DatasetCompany, DatasetJob, ExchangeRates } from '../../core/schema/dataset.ts'
-import { FIXTURE_NOW, runCli, tempDir, testUuid, writeDatasetFiles } from '../support/fixtures.ts'
+import { FIXTURE_NOW, tempDir, testUuid, writeDatasetFiles } from '../support/fixtures.ts'
+import { runCli } from '../../support/processes.ts'
 
 const RATES: ExchangeRates = { as_of: '2026-11-01', base: 'USD', usd_per_unit: { USD: 1, EUR: 1.08 } }
 

@@ -17,8 +17,8 @@ import { filterGroups } from '../../runtime/query/run-query.ts'
 import { TextIndex } from '../../runtime/query/text-index.ts'
 import type { RunningServer } from '../../runtime/server.ts'
 import { buildFixture, startFixtureServer, type FixtureSnapshot } from '../support/fixtures.ts'
-import { adversarialQueries, type AdversarialQuery } from './support/adversarial-queries.ts'
-import { rawGet, targetOf, type Target } from './support/raw-http.ts'
+import { adversarialQueries, type AdversarialQuery } from '../../support/adversarial-queries.ts'
+import { rawGet, targetOf, type Target } from '../../support/raw-http.ts'
 
 /** Generous on purpose: a 2-core CI machine running other suites; the point is "bounded", not "fast". */
 const BOUND_MS = 250

@@ -18,7 +18,7 @@ import {
   targetOf,
   type RawResponse,
   type Target,
-} from './support/raw-http.ts'
+} from '../../support/raw-http.ts'
 
 let fixture: FixtureSnapshot
 let server: RunningServer

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { problemsOf, startHostileServer, Tally, type HostileSetup } from './support/harness.ts'
-import { rawExchange, rawGet, rawPost, type RawResponse } from './support/raw-http.ts'
+import { rawExchange, rawGet, rawPost, type RawResponse } from '../../support/raw-http.ts'
 
 let setup: HostileSetup
 const tally = new Tally()

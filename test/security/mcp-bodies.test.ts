@@ -12,7 +12,7 @@ import { MCP_MAX_BODY_BYTES } from '../../runtime/mcp/endpoint.ts'
 import type { RunningServer } from '../../runtime/server.ts'
 import { startFixtureServer } from '../support/fixtures.ts'
 import { problemsOf, startHostileServer, Tally, type HostileSetup } from './support/harness.ts'
-import { rawExchange, rawGet, rawPost, targetOf, type RawResponse } from './support/raw-http.ts'
+import { rawExchange, rawGet, rawPost, targetOf, type RawResponse } from '../../support/raw-http.ts'
 
 let setup: HostileSetup
 const tally = new Tally()

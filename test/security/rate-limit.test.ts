@@ -22,7 +22,7 @@ import { resolveClient, trustedProxyMatcher } from '../../runtime/http/client-id
 import { SlidingWindowLimiter } from '../../runtime/http/rate-limit.ts'
 import type { RunningServer } from '../../runtime/server.ts'
 import { buildFixture, startFixtureServer, type FixtureSnapshot } from '../support/fixtures.ts'
-import { rawGet, targetOf, type RawResponse, type Target } from './support/raw-http.ts'
+import { rawGet, targetOf, type RawResponse, type Target } from '../../support/raw-http.ts'
 
 const LIMIT = 60
 let fixture: FixtureSnapshot

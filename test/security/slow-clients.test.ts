@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../core/config.ts'
 import type { RunningServer } from '../../runtime/server.ts'
 import { buildFixture, startFixtureServer, type FixtureSnapshot } from '../support/fixtures.ts'
-import { parseResponse, rawGet, targetOf, type Target } from './support/raw-http.ts'
+import { parseResponse, rawGet, targetOf, type Target } from '../../support/raw-http.ts'
 
 const HEADERS_MS = 500
 const REQUEST_MS = 1_000

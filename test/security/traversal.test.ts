@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isPublicDocument, problemsOf, startHostileServer, Tally, type HostileSetup } from './support/harness.ts'
-import { inBatches, rawExchange, rawGet, type RawResponse } from './support/raw-http.ts'
+import { inBatches, rawExchange, rawGet, type RawResponse } from '../../support/raw-http.ts'
 
 let setup: HostileSetup
 let realSlug: string

@@ -2,13 +2,12 @@
  * Shared test fixtures: a generated dataset built into a private snapshot
  * folder, and a real server on a loopback port serving it.
  */
-import { execFile } from 'node:child_process'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { buildSnapshot, type BuildResult } from '../../build/build.ts'
 import { generateDataset } from '../../build/generate.ts'
+import { createProgress } from '../../build/progress.ts'
 import { loadConfig, type Config, type ConfigInput } from '../../core/config.ts'
 import { startServer, type RunningServer } from '../../runtime/server.ts'
 
@@ -26,11 +25,39 @@ export interface FixtureSnapshot {
   cleanup(): Promise<void>
 }
 
-/** Generates a seeded dataset and builds it, both in fresh temporary folders. */
-export async function buildFixture(
-  options: { jobs?: number; companies?: number; seed?: number; now?: Date } = {},
-): Promise<FixtureSnapshot> {
-  const root = await tempDir('fixture')
+/** A job record as the dataset files hold it, for tests that edit records by hand. */
+export type RawJob = Record<string, unknown> & { id: string; slug: string; title: string; status: string }
+
+/** Reads an NDJSON file, lets `edit` change the records in place (or add some), writes it back. */
+export async function editNdjson<T>(file: string, edit: (records: T[]) => void): Promise<void> {
+  const records = (await readFile(file, 'utf8'))
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as T)
+  edit(records)
+  await writeFile(file, `${records.map((record) => JSON.stringify(record)).join('\n')}\n`)
+}
+
+export interface GeneratedDataset {
+  root: string
+  dataDir: string
+  distDir: string
+  cleanup(): Promise<void>
+}
+
+export interface DatasetOptions {
+  jobs?: number
+  companies?: number
+  seed?: number
+  /** Names the temporary folder, for whoever finds one left behind. */
+  prefix?: string
+  /** Changes the generated job records before anything reads them. */
+  editJobs?: (jobs: RawJob[]) => void
+}
+
+/** A seeded generated dataset in a fresh temporary folder (`data/`), with room for its snapshots (`dist/`). */
+export async function generatedDataset(options: DatasetOptions = {}): Promise<GeneratedDataset> {
+  const root = await tempDir(options.prefix ?? 'fixture')
   const dataDir = path.join(root, 'data')
   const distDir = path.join(root, 'dist')
   await generateDataset({
@@ -39,13 +66,21 @@ export async function buildFixture(
     seed: options.seed ?? 1,
     outDir: dataDir,
   })
+  if (options.editJobs) await editNdjson(path.join(dataDir, 'jobs.ndjson'), options.editJobs)
+  return { root, dataDir, distDir, cleanup: () => rm(root, { recursive: true, force: true }) }
+}
+
+/** A generated dataset built into a snapshot, as of `now` (default FIXTURE_NOW). */
+export async function buildFixture(options: DatasetOptions & { now?: Date } = {}): Promise<FixtureSnapshot> {
+  const dataset = await generatedDataset(options)
   const build = await buildSnapshot({
-    dataDir,
-    distDir,
+    dataDir: dataset.dataDir,
+    distDir: dataset.distDir,
     siteUrl: 'https://jobsnap.example',
     now: options.now ?? FIXTURE_NOW,
+    progress: createProgress(process.stderr, true),
   })
-  return { dataDir, distDir, build, cleanup: () => rm(root, { recursive: true, force: true }) }
+  return { ...dataset, build }
 }
 
 export function testConfig(distDir: string, overrides: ConfigInput = {}): Config {
@@ -60,9 +95,6 @@ export async function startFixtureServer(
 ): Promise<RunningServer> {
   return startServer({ config: testConfig(distDir, overrides), clock })
 }
-
-/** The repository root, where `cli.ts` lives: child processes run the real CLI from here. */
-export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
 /** A valid, readable, deterministic UUID (version 4, RFC 4122 variant) for hand-made records. */
 export function testUuid(n: number): string {
@@ -87,37 +119,4 @@ export async function writeDatasetFiles(dir: string, files: Record<string, unkno
           : JSON.stringify(content, null, 2)
     await writeFile(path.join(dir, name), body)
   }
-}
-
-export interface CliResult {
-  /** Exit code, or null when a signal ended the process. */
-  code: number | null
-  signal: NodeJS.Signals | null
-  stdout: string
-  stderr: string
-}
-
-/** Runs the real CLI (`npx tsx cli.ts ...`) from the repository root and resolves whatever the exit code. */
-export function runCli(args: string[], options: { timeoutMs?: number } = {}): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      'npx',
-      ['tsx', 'cli.ts', ...args],
-      {
-        cwd: REPO_ROOT,
-        timeout: options.timeoutMs ?? 120_000,
-        maxBuffer: 16 * 1024 * 1024,
-        env: { ...process.env, NO_COLOR: '1' },
-      },
-      (error, stdout, stderr) => {
-        const failure = error as (Error & { code?: number | string; signal?: NodeJS.Signals | null }) | null
-        resolve({
-          code: failure ? (typeof failure.code === 'number' ? failure.code : null) : 0,
-          signal: failure?.signal ?? null,
-          stdout: String(stdout),
-          stderr: String(stderr),
-        })
-      },
-    )
-  })
 }

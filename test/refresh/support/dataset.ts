@@ -5,64 +5,42 @@
  * that has nothing to do with refreshing), and helpers to edit it between
  * builds and read a snapshot's files back.
  */
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { readFile, } from 'node:fs/promises'
 import path from 'node:path'
 import { buildSnapshot, type BuildResult } from '../../../build/build.ts'
-import { generateDataset } from '../../../build/generate.ts'
 import { createProgress } from '../../../build/progress.ts'
 import { SNAPSHOTS_DIR, SnapshotJobIndex, snapshotPaths, type SnapshotManifest } from '../../../core/snapshot.ts'
-import { tempDir } from '../../support/fixtures.ts'
+import { editNdjson, type GeneratedDataset, generatedDataset, type RawJob } from '../../support/fixtures.ts'
 
-export interface RefreshDataset {
-  root: string
-  dataDir: string
-  distDir: string
-  cleanup(): Promise<void>
-}
+export type RefreshDataset = GeneratedDataset
 
-type RawJob = Record<string, unknown> & { id: string; slug: string; title: string; status: string }
-
+/** A small generated dataset whose jobs never expire. */
 export async function createDataset(
   options: { jobs?: number; companies?: number; seed?: number; prefix?: string } = {},
 ): Promise<RefreshDataset> {
-  const root = await tempDir(options.prefix ?? 'refresh')
-  const dataDir = path.join(root, 'data')
-  const distDir = path.join(root, 'dist')
-  await generateDataset({
-    jobs: options.jobs ?? 300,
-    companies: options.companies ?? 40,
-    seed: options.seed ?? 11,
-    outDir: dataDir,
+  return generatedDataset({
+    jobs: 300,
+    companies: 40,
+    seed: 11,
+    prefix: 'refresh',
+    ...options,
+    editJobs: (jobs) => {
+      for (const job of jobs) delete job.expires_at
+    },
   })
-  await editJobs(dataDir, (jobs) => {
-    for (const job of jobs) delete job.expires_at
-  })
-  return { root, dataDir, distDir, cleanup: () => rm(root, { recursive: true, force: true }) }
 }
 
 /** Reads jobs.ndjson, lets `edit` change the records in place, writes it back. */
-export async function editJobs(dataDir: string, edit: (jobs: RawJob[]) => void): Promise<void> {
-  const file = path.join(dataDir, 'jobs.ndjson')
-  const jobs = (await readFile(file, 'utf8'))
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as RawJob)
-  edit(jobs)
-  await writeFile(file, `${jobs.map((job) => JSON.stringify(job)).join('\n')}\n`)
+export function editJobs(dataDir: string, edit: (jobs: RawJob[]) => void): Promise<void> {
+  return editNdjson(path.join(dataDir, 'jobs.ndjson'), edit)
 }
 
 /** Reads companies.ndjson, lets `edit` change the records in place, writes it back. */
-export async function editCompanies(
+export function editCompanies(
   dataDir: string,
   edit: (companies: (Record<string, unknown> & { id: string; name: string })[]) => void,
 ): Promise<void> {
-  const file = path.join(dataDir, 'companies.ndjson')
-  const companies = (await readFile(file, 'utf8'))
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as Record<string, unknown> & { id: string; name: string })
-  edit(companies)
-  await writeFile(file, `${companies.map((company) => JSON.stringify(company)).join('\n')}\n`)
+  return editNdjson(path.join(dataDir, 'companies.ndjson'), edit)
 }
 
 /** Gives every job a title that names the revision, so every job file and v1 page differs per build. */

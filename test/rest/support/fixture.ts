@@ -5,12 +5,7 @@
  * without weekly hours, yen, a job without its own schedule, lowercase codes),
  * built into a private snapshot. The oracle reads the same files.
  */
-import { readFile, rm, writeFile } from 'node:fs/promises'
-import path from 'node:path'
-import { buildSnapshot } from '../../../build/build.ts'
-import { generateDataset } from '../../../build/generate.ts'
-import { createProgress } from '../../../build/progress.ts'
-import { FIXTURE_NOW, tempDir } from '../../support/fixtures.ts'
+import { buildFixture } from '../../support/fixtures.ts'
 import { Oracle, type RawJob } from './oracle.ts'
 
 export interface RestFixture {
@@ -101,33 +96,15 @@ function tweakJobs(jobs: RawJob[]): RawJob[] {
 export async function buildRestFixture(
   options: { jobs?: number; companies?: number; seed?: number } = {},
 ): Promise<RestFixture> {
-  const root = await tempDir('rest')
-  const dataDir = path.join(root, 'data')
-  const distDir = path.join(root, 'dist')
-  await generateDataset({
-    jobs: options.jobs ?? 600,
-    companies: options.companies ?? 80,
-    seed: options.seed ?? 7,
-    outDir: dataDir,
+  const fixture = await buildFixture({
+    prefix: 'rest',
+    seed: 7,
+    ...options,
+    editJobs: (jobs) => {
+      // The generator writes every field the oracle's record type names.
+      tweakJobs(jobs as unknown as RawJob[])
+    },
   })
-  const jobsFile = path.join(dataDir, 'jobs.ndjson')
-  const jobs = (await readFile(jobsFile, 'utf8'))
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as RawJob)
-  await writeFile(
-    jobsFile,
-    `${tweakJobs(jobs)
-      .map((job) => JSON.stringify(job))
-      .join('\n')}\n`,
-  )
-  await buildSnapshot({
-    dataDir,
-    distDir,
-    siteUrl: 'https://jobsnap.example',
-    now: FIXTURE_NOW,
-    progress: createProgress(process.stderr, true),
-  })
-  const oracle = await Oracle.load(dataDir)
-  return { dataDir, distDir, oracle, cleanup: () => rm(root, { recursive: true, force: true }) }
+  const oracle = await Oracle.load(fixture.dataDir)
+  return { dataDir: fixture.dataDir, distDir: fixture.distDir, oracle, cleanup: fixture.cleanup }
 }

@@ -11,7 +11,7 @@ import path from 'node:path'
 import type { ConfigInput } from '../../../core/config.ts'
 import type { RunningServer } from '../../../runtime/server.ts'
 import { buildFixture, startFixtureServer, type FixtureSnapshot } from '../../support/fixtures.ts'
-import { targetOf, type RawResponse, type Target } from './raw-http.ts'
+import { targetOf, type RawResponse, type Target } from '../../../support/raw-http.ts'
 
 export interface Canaries {
   /** Unique strings, one per planted file; none may ever appear in a response. */
