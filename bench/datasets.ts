@@ -20,7 +20,7 @@ import {
 import { copyFile, mkdir, readdir, rm } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import path from 'node:path'
-import { CURRENT_LINK, snapshotPaths, type SnapshotManifest } from '../core/snapshot.ts'
+import { CURRENT_LINK, type SnapshotManifest, snapshotPaths } from '../core/index.ts'
 import { runToEnd } from './procs.ts'
 
 export const DEFAULT_SEED = 100

@@ -64,7 +64,7 @@ import {
   type ListQuery,
   type Vocabulary,
 } from './workload.ts'
-import { isCompressedCopy } from '../core/snapshot.ts'
+import { isCompressedCopy } from '../core/index.ts'
 
 const { values: flags } = parseArgs({
   options: {

@@ -6,9 +6,15 @@
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import { countryName, resolveCountry } from '../core/geo.ts'
-import type { V2Job } from '../core/schema/api.ts'
-import { CATEGORY_LABELS, LEVEL_LABELS, SCHEDULE_TYPE_VALUES, WORK_ARRANGEMENTS } from '../core/taxonomy.ts'
+import {
+  CATEGORY_LABELS,
+  countryName,
+  LEVEL_LABELS,
+  resolveCountry,
+  SCHEDULE_TYPE_VALUES,
+  type V2Job,
+  WORK_ARRANGEMENTS,
+} from '../core/index.ts'
 
 /** mulberry32: a small seeded PRNG, [0, 1). */
 export function prng(seed: number): () => number {

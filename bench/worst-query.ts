@@ -11,10 +11,8 @@
  */
 import { realpath } from 'node:fs/promises'
 import path from 'node:path'
-import { parseV2ListQuery } from '../core/query.ts'
-import { loadConfig } from '../core/config.ts'
-import { runV2Query } from '../runtime/query/run-query.ts'
-import { startServer } from '../runtime/server.ts'
+import { loadConfig, parseV2ListQuery } from '../core/index.ts'
+import { runV2Query, startServer } from '../runtime/index.ts'
 import { adversarialQueries } from '../support/adversarial-queries.ts'
 import { rawGet, targetOf } from '../support/raw-http.ts'
 

@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { snapshotPaths } from '../core/snapshot.ts'
+import { snapshotPaths } from '../core/index.ts'
 import type { LoadResult } from './load.ts'
 import { runMcpLoad } from './mcp-load.ts'
 import { LOOPBACK } from '../support/processes.ts'

@@ -9,10 +9,19 @@
  */
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { allCountryCodes } from '../core/geo.ts'
-import { FUZZY_MIN_TERM_LENGTH, MAX_QUERY_TERMS, PREFIX_MIN_TERM_LENGTH, SerializedTerms } from '../core/search.ts'
-import { SnapshotJobIndex, snapshotPaths } from '../core/snapshot.ts'
-import { CATEGORY_LABELS, LEVEL_LABELS, SCHEDULE_TYPE_VALUES, WORK_ARRANGEMENTS } from '../core/taxonomy.ts'
+import {
+  allCountryCodes,
+  CATEGORY_LABELS,
+  FUZZY_MIN_TERM_LENGTH,
+  LEVEL_LABELS,
+  MAX_QUERY_TERMS,
+  PREFIX_MIN_TERM_LENGTH,
+  SCHEDULE_TYPE_VALUES,
+  SerializedTerms,
+  SnapshotJobIndex,
+  snapshotPaths,
+  WORK_ARRANGEMENTS,
+} from '../core/index.ts'
 
 export interface AdversarialQuery {
   /** Short label for reports. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RunningServer } from '../runtime/server.ts'
+import type { RunningServer } from '../runtime/index.ts'
 import { buildFixture, startFixtureServer, type FixtureSnapshot } from './support/fixtures.ts'
 
 describe('smoke: build then serve', () => {

@@ -7,9 +7,8 @@
 import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { generateDataset } from '../../build/generate.ts'
-import { loadDataset, type Dataset } from '../../build/load-dataset.ts'
-import { SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
+import { type Dataset, generateDataset, loadDataset } from '../../build/index.ts'
+import { SCHEDULE_TYPE_VALUES } from '../../core/index.ts'
 import { tempDir } from '../support/fixtures.ts'
 import { runCli } from '../../support/processes.ts'
 

@@ -8,23 +8,22 @@
 import { readFile, realpath, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { buildSnapshot } from '../../build/build.ts'
-import { indexFileHash } from '../../core/content-hash.ts'
+import { buildSnapshot } from '../../build/index.ts'
 import {
-  SNAPSHOT_FORMAT,
   arrayInSlices,
+  type IndexedJob,
+  indexFileHash,
   jsonArrayByLine,
   readJobIndexInSlices,
   readManifestInSlices,
   serializeJobIndex,
   serializeManifest,
-  snapshotPaths,
+  SNAPSHOT_FORMAT,
   SnapshotJobIndex,
-  type IndexedJob,
   type SnapshotManifest,
-} from '../../core/snapshot.ts'
-import { createFileCache, loadSnapshot } from '../../runtime/snapshot.ts'
-import { JobIndex } from '../../runtime/query/job-index.ts'
+  snapshotPaths,
+} from '../../core/index.ts'
+import { createFileCache, JobIndex, loadSnapshot } from '../../runtime/index.ts'
 import { FIXTURE_NOW, tempDir } from '../support/fixtures.ts'
 
 /** Strings that would break a naive line or bracket splitter if they were not escaped. */

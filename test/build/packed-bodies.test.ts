@@ -8,17 +8,17 @@ import { readFileSync } from 'node:fs'
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { PackedBodiesWriter } from '../../build/packed-bodies.ts'
+import { PackedBodiesWriter } from '../../build/index.ts'
 import {
   CURRENT_LINK,
+  PackedBodies,
+  type SnapshotJobIndex,
+  type SnapshotManifest,
   snapshotPaths,
   v1PageFrame,
   v1UsageNotice,
-  type SnapshotJobIndex,
-  type SnapshotManifest,
-} from '../../core/snapshot.ts'
-import { PackedBodies } from '../../core/packed-bodies.ts'
-import { createFileCache, loadSnapshot } from '../../runtime/snapshot.ts'
+} from '../../core/index.ts'
+import { createFileCache, loadSnapshot } from '../../runtime/index.ts'
 import { buildFixture, tempDir, type FixtureSnapshot } from '../support/fixtures.ts'
 
 const lengthsOf = (bytes: Buffer) =>

@@ -12,11 +12,18 @@ import { readdir, readFile, readlink, realpath, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildSnapshot, type BuildResult } from '../../build/build.ts'
-import { V1ListResponse, V2Job } from '../../core/schema/api.ts'
-import type { DatasetCompany, DatasetJob } from '../../core/schema/dataset.ts'
-import { SnapshotCompanies, SnapshotJobIndex, SnapshotManifest, snapshotPaths } from '../../core/snapshot.ts'
-import { createFileCache, loadSnapshot } from '../../runtime/snapshot.ts'
+import { type BuildResult, buildSnapshot } from '../../build/index.ts'
+import {
+  type DatasetCompany,
+  type DatasetJob,
+  SnapshotCompanies,
+  SnapshotJobIndex,
+  SnapshotManifest,
+  snapshotPaths,
+  V1ListResponse,
+  V2Job,
+} from '../../core/index.ts'
+import { createFileCache, loadSnapshot } from '../../runtime/index.ts'
 import { FIXTURE_NOW, tempDir, testUuid, writeDatasetFiles } from '../support/fixtures.ts'
 import { REPO_ROOT, runCli } from '../../support/processes.ts'
 

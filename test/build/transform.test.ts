@@ -6,11 +6,8 @@
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { generateDataset } from '../../build/generate.ts'
-import { loadDataset, type Dataset } from '../../build/load-dataset.ts'
-import { toV1Job, toV2Job } from '../../build/transform.ts'
-import { V1Job, V2Job } from '../../core/schema/api.ts'
-import type { DatasetCompany, DatasetJob } from '../../core/schema/dataset.ts'
+import { type Dataset, generateDataset, loadDataset, toV1Job, toV2Job } from '../../build/index.ts'
+import { type DatasetCompany, type DatasetJob, V1Job, V2Job } from '../../core/index.ts'
 import { tempDir } from '../support/fixtures.ts'
 
 const COMPANY: DatasetCompany = {

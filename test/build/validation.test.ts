@@ -7,10 +7,8 @@
 import { lstat, readdir, readlink, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { buildSnapshot } from '../../build/build.ts'
-import { DatasetInvalidError, type DatasetIssue } from '../../build/issues.ts'
-import { loadDataset } from '../../build/load-dataset.ts'
-import type { DatasetCompany, DatasetJob, ExchangeRates } from '../../core/schema/dataset.ts'
+import { buildSnapshot, DatasetInvalidError, type DatasetIssue, loadDataset } from '../../build/index.ts'
+import type { DatasetCompany, DatasetJob, ExchangeRates } from '../../core/index.ts'
 import { FIXTURE_NOW, tempDir, testUuid, writeDatasetFiles } from '../support/fixtures.ts'
 import { runCli } from '../../support/processes.ts'
 

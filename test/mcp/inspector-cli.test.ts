@@ -14,7 +14,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RunningServer } from '../../runtime/server.ts'
+import type { RunningServer } from '../../runtime/index.ts'
 import { buildFixture, startFixtureServer, type FixtureSnapshot } from '../support/fixtures.ts'
 import { TOOL_NAMES, type V2ListResponse } from './support/mcp.ts'
 

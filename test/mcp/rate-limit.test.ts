@@ -7,8 +7,8 @@
  */
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { ConfigInput } from '../../core/config.ts'
-import type { RunningServer } from '../../runtime/server.ts'
+import type { ConfigInput } from '../../core/index.ts'
+import type { RunningServer } from '../../runtime/index.ts'
 import { buildFixture, FIXTURE_NOW, startFixtureServer, type FixtureSnapshot } from '../support/fixtures.ts'
 import {
   callOk,

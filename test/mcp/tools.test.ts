@@ -7,8 +7,8 @@
  * structuredContent the Client validated against the listed outputSchema.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { DatasetCompany, DatasetJob } from '../../core/schema/dataset.ts'
-import type { RunningServer } from '../../runtime/server.ts'
+import type { DatasetCompany, DatasetJob } from '../../core/index.ts'
+import type { RunningServer } from '../../runtime/index.ts'
 import { buildFixture, FIXTURE_NOW, startFixtureServer, type FixtureSnapshot } from '../support/fixtures.ts'
 import {
   allV2Jobs,

@@ -8,9 +8,8 @@
 import { readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { BuildResult } from '../../build/build.ts'
-import { DatasetInvalidError } from '../../build/issues.ts'
-import { CURRENT_LINK, SNAPSHOTS_DIR } from '../../core/snapshot.ts'
+import { type BuildResult, DatasetInvalidError } from '../../build/index.ts'
+import { CURRENT_LINK, SNAPSHOTS_DIR } from '../../core/index.ts'
 import { build, createDataset, editCompanies, editJobs, type RefreshDataset } from './support/dataset.ts'
 
 let dataset: RefreshDataset

@@ -8,10 +8,9 @@
 import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CHANGED_PATHS_FILE } from '../../build/build.ts'
-import type { BuildResult } from '../../build/build.ts'
-import { PRECOMPUTED_V1_LIMITS, snapshotPaths } from '../../core/snapshot.ts'
-import type { RunningServer } from '../../runtime/server.ts'
+import { type BuildResult, CHANGED_PATHS_FILE } from '../../build/index.ts'
+import { PRECOMPUTED_V1_LIMITS, snapshotPaths } from '../../core/index.ts'
+import type { RunningServer } from '../../runtime/index.ts'
 import { startFixtureServer } from '../support/fixtures.ts'
 import {
   build,

@@ -8,7 +8,7 @@ import net from 'node:net'
 import { rename, symlink } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { snapshotPaths } from '../../core/snapshot.ts'
+import { snapshotPaths } from '../../core/index.ts'
 import {
   build,
   createDataset,

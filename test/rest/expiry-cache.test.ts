@@ -4,7 +4,7 @@
  * moment before it expired, and the MCP tools stop counting it.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { RunningServer } from '../../runtime/server.ts'
+import type { RunningServer } from '../../runtime/index.ts'
 import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
 import { buildRestFixture, type RestFixture } from './support/fixture.ts'
 import { getAllV2, getV2List } from './support/http.ts'

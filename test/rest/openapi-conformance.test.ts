@@ -27,7 +27,7 @@ import {
 } from '@hyperjump/json-schema/openapi-3-1'
 import { parse as parseYaml } from 'yaml'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RunningServer } from '../../runtime/server.ts'
+import type { RunningServer } from '../../runtime/index.ts'
 import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
 import { buildRestFixture, type RestFixture } from './support/fixture.ts'
 import { request, type JsonResponse, type V2Job, type V2ListResponse } from './support/http.ts'

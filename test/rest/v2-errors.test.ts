@@ -5,7 +5,7 @@
  * and CORS, through a real server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RunningServer } from '../../runtime/server.ts'
+import type { RunningServer } from '../../runtime/index.ts'
 import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
 import { buildRestFixture, type RestFixture } from './support/fixture.ts'
 import {

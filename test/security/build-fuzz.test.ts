@@ -15,12 +15,8 @@ import { mkdir, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promi
 import path from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildSnapshot } from '../../build/build.ts'
-import { generateDataset } from '../../build/generate.ts'
-import { DatasetInvalidError } from '../../build/issues.ts'
-import { createProgress } from '../../build/progress.ts'
-import { V2Job } from '../../core/schema/api.ts'
-import { CURRENT_LINK, SNAPSHOTS_DIR } from '../../core/snapshot.ts'
+import { buildSnapshot, createProgress, DatasetInvalidError, generateDataset } from '../../build/index.ts'
+import { CURRENT_LINK, SNAPSHOTS_DIR, V2Job } from '../../core/index.ts'
 import { FIXTURE_NOW, tempDir } from '../support/fixtures.ts'
 
 type Json = Record<string, unknown>

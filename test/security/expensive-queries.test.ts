@@ -11,11 +11,8 @@
  */
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseV2ListQuery } from '../../core/query.ts'
-import { MAX_QUERY_TERMS, MAX_TERM_EXPANSIONS, queryTerms } from '../../core/search.ts'
-import { filterGroups } from '../../runtime/query/run-query.ts'
-import { TextIndex } from '../../runtime/query/text-index.ts'
-import type { RunningServer } from '../../runtime/server.ts'
+import { MAX_QUERY_TERMS, MAX_TERM_EXPANSIONS, parseV2ListQuery, queryTerms } from '../../core/index.ts'
+import { filterGroups, type RunningServer, TextIndex } from '../../runtime/index.ts'
 import { buildFixture, startFixtureServer, type FixtureSnapshot } from '../support/fixtures.ts'
 import { adversarialQueries, type AdversarialQuery } from '../../support/adversarial-queries.ts'
 import { rawGet, targetOf, type Target } from '../../support/raw-http.ts'

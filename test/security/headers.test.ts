@@ -8,7 +8,7 @@
  */
 import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RunningServer } from '../../runtime/server.ts'
+import type { RunningServer } from '../../runtime/index.ts'
 import { buildFixture, startFixtureServer, type FixtureSnapshot } from '../support/fixtures.ts'
 import {
   parseResponse,

@@ -8,8 +8,7 @@
  */
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MCP_MAX_BODY_BYTES } from '../../runtime/mcp/endpoint.ts'
-import type { RunningServer } from '../../runtime/server.ts'
+import { MCP_MAX_BODY_BYTES, type RunningServer } from '../../runtime/index.ts'
 import { startFixtureServer } from '../support/fixtures.ts'
 import { problemsOf, startHostileServer, Tally, type HostileSetup } from './support/harness.ts'
 import { rawExchange, rawGet, rawPost, targetOf, type RawResponse } from '../../support/raw-http.ts'

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { V2_LIST_PARAMS } from '../../core/query.ts'
+import { V2_LIST_PARAMS } from '../../core/index.ts'
 import { problemsOf, startHostileServer, Tally, type HostileSetup } from './support/harness.ts'
 import { rawGet, type RawResponse } from '../../support/raw-http.ts'
 

@@ -7,8 +7,8 @@
  */
 import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../core/config.ts'
-import type { RunningServer } from '../../runtime/server.ts'
+import { loadConfig } from '../../core/index.ts'
+import type { RunningServer } from '../../runtime/index.ts'
 import { buildFixture, startFixtureServer, type FixtureSnapshot } from '../support/fixtures.ts'
 import { parseResponse, rawGet, targetOf, type Target } from '../../support/raw-http.ts'
 

@@ -5,11 +5,9 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { buildSnapshot, type BuildResult } from '../../build/build.ts'
-import { generateDataset } from '../../build/generate.ts'
-import { createProgress } from '../../build/progress.ts'
-import { loadConfig, type Config, type ConfigInput } from '../../core/config.ts'
-import { startServer, type RunningServer } from '../../runtime/server.ts'
+import { type BuildResult, buildSnapshot, createProgress, generateDataset } from '../../build/index.ts'
+import { type Config, type ConfigInput, loadConfig } from '../../core/index.ts'
+import { type RunningServer, startServer } from '../../runtime/index.ts'
 
 /** The generator's fixed reference date; fixtures build "as of" shortly after it. */
 export const FIXTURE_NOW = new Date('2026-11-22T12:00:00Z')

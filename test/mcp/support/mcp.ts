@@ -18,8 +18,7 @@ import type {
   jsonSchemaValidator,
 } from '@modelcontextprotocol/sdk/validation/types.js'
 import { expect } from 'vitest'
-import type { V2Job, V2ListResponse } from '../../../core/schema/api.ts'
-import type { DatasetCompany, DatasetJob } from '../../../core/schema/dataset.ts'
+import type { DatasetCompany, DatasetJob, V2Job, V2ListResponse } from '../../../core/index.ts'
 
 export type { V2Job, V2ListResponse }
 

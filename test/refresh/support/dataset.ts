@@ -5,11 +5,10 @@
  * that has nothing to do with refreshing), and helpers to edit it between
  * builds and read a snapshot's files back.
  */
-import { readFile, } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { buildSnapshot, type BuildResult } from '../../../build/build.ts'
-import { createProgress } from '../../../build/progress.ts'
-import { SNAPSHOTS_DIR, SnapshotJobIndex, snapshotPaths, type SnapshotManifest } from '../../../core/snapshot.ts'
+import { type BuildResult, buildSnapshot, createProgress } from '../../../build/index.ts'
+import { SnapshotJobIndex, type SnapshotManifest, snapshotPaths, SNAPSHOTS_DIR } from '../../../core/index.ts'
 import { editNdjson, type GeneratedDataset, generatedDataset, type RawJob } from '../../support/fixtures.ts'
 
 export type RefreshDataset = GeneratedDataset

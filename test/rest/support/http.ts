@@ -4,7 +4,7 @@
  * (types only; the OpenAPI suite validates the shapes themselves).
  */
 import { expect } from 'vitest'
-import type { ErrorBody, V1ListResponse, V2Job, V2ListResponse } from '../../../core/schema/api.ts'
+import type { ErrorBody, V1ListResponse, V2Job, V2ListResponse } from '../../../core/index.ts'
 
 export type { ErrorBody, V1ListResponse, V2Job, V2ListResponse }
 

@@ -11,7 +11,7 @@ import path from 'node:path'
 import { continents, countries, type TContinentCode, type TCountryCode } from 'countries-list'
 // The one hand-made geography table: which countries form the trading regions
 // (EMEA, APAC, ...). No package publishes it, so it is taken from the product.
-import { regionsOfCountry } from '../../../core/geo.ts'
+import { regionsOfCountry } from '../../../core/index.ts'
 
 export interface RawLocation {
   city?: string

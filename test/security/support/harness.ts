@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { ConfigInput } from '../../../core/config.ts'
-import type { RunningServer } from '../../../runtime/server.ts'
+import type { ConfigInput } from '../../../core/index.ts'
+import type { RunningServer } from '../../../runtime/index.ts'
 import { buildFixture, startFixtureServer, type FixtureSnapshot } from '../../support/fixtures.ts'
 import { targetOf, type RawResponse, type Target } from '../../../support/raw-http.ts'
 

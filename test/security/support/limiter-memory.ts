@@ -8,9 +8,7 @@
  *
  * Each structure is read after the measurement, so it is still alive when the heap is measured.
  */
-import { SlidingWindowLimiter, TokenBucketLimiter } from '../../../runtime/http/rate-limit.ts'
-import { computedPayload } from '../../../runtime/http/payload.ts'
-import { ResponseCache } from '../../../runtime/http/response-cache.ts'
+import { computedPayload, ResponseCache, SlidingWindowLimiter, TokenBucketLimiter } from '../../../runtime/index.ts'
 
 const gc = (globalThis as { gc?: () => void }).gc
 if (!gc) throw new Error('run with node --expose-gc')

@@ -1,0 +1,14 @@
+/**
+ * The build layer's public surface: dataset -> validated records -> a
+ * published snapshot, plus the sample-data generator. The command line
+ * (build/cli.ts) is composed by the top-level cli.ts; tests, the benchmark
+ * and support helpers import the build from here only.
+ */
+export { type BuildOptions, type BuildResult, buildSnapshot, CHANGED_PATHS_FILE } from './build.ts'
+export { type GenerateOptions, generateDataset } from './generate.ts'
+export { DatasetInvalidError, type DatasetIssue } from './issues.ts'
+export { type Dataset, loadDataset } from './load-dataset.ts'
+export { PackedBodiesWriter } from './packed-bodies.ts'
+export { createProgress } from './progress.ts'
+export { listSnapshots, pointCurrentAt } from './publish.ts'
+export { toV1Job, toV2Job } from './transform.ts'

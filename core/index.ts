@@ -1,0 +1,44 @@
+/**
+ * The core layer's public surface: the contracts build and runtime share
+ * (configuration, dataset and response schemas, the snapshot's layout and
+ * formats, hashes, query parsing, search terms, places and taxonomy). Build
+ * and runtime import core's modules directly; everything outside the three
+ * layers (tests, the benchmark, support helpers) imports from here only.
+ */
+export { type Config, type ConfigInput, DEFAULTS, loadConfig, REST_WINDOW_SECONDS } from './config.ts'
+export { contentHash, indexFileHash } from './content-hash.ts'
+export { allCountryCodes, countryName, regionsOfCountry, resolveCountry } from './geo.ts'
+export { PackedBodies } from './packed-bodies.ts'
+export { parseV2ListQuery, V2_LIST_PARAMS } from './query.ts'
+export { ErrorBody, V1Job, V1ListResponse, V2Job, V2ListResponse } from './schema/api.ts'
+export { DatasetCompany, DatasetJob, ExchangeRates } from './schema/dataset.ts'
+export {
+  FUZZY_MIN_TERM_LENGTH,
+  MAX_QUERY_TERMS,
+  MAX_TERM_EXPANSIONS,
+  PREFIX_MIN_TERM_LENGTH,
+  queryTerms,
+  SerializedTerms,
+} from './search.ts'
+export {
+  arrayInSlices,
+  CURRENT_LINK,
+  type IndexedJob,
+  isCompressedCopy,
+  jsonArrayByLine,
+  PRECOMPUTED_V1_LIMITS,
+  publishedSnapshotId,
+  readJobIndexInSlices,
+  readManifestInSlices,
+  SNAPSHOT_FORMAT,
+  SNAPSHOTS_DIR,
+  SnapshotCompanies,
+  SnapshotJobIndex,
+  SnapshotManifest,
+  serializeJobIndex,
+  serializeManifest,
+  snapshotPaths,
+  v1PageFrame,
+  v1UsageNotice,
+} from './snapshot.ts'
+export { CATEGORY_LABELS, LEVEL_LABELS, SCHEDULE_TYPE_VALUES, WORK_ARRANGEMENTS } from './taxonomy.ts'

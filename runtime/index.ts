@@ -1,0 +1,17 @@
+/**
+ * The runtime layer's public surface: a server over a published snapshot,
+ * and the pure parts worth testing without one (the query engine over the
+ * in-memory index, the rate limiters, the response cache, client identity).
+ * The command line (runtime/cli.ts) is composed by the top-level cli.ts;
+ * tests, the benchmark and support helpers import the runtime from here only.
+ */
+export { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
+export { computedPayload } from './http/payload.ts'
+export { SlidingWindowLimiter, TokenBucketLimiter } from './http/rate-limit.ts'
+export { ResponseCache } from './http/response-cache.ts'
+export { MCP_MAX_BODY_BYTES } from './mcp/endpoint.ts'
+export { JobIndex } from './query/job-index.ts'
+export { filterGroups, runV2Query } from './query/run-query.ts'
+export { TextIndex } from './query/text-index.ts'
+export { type Logger, type RunningServer, type StartOptions, startServer } from './server.ts'
+export { createFileCache, loadSnapshot } from './snapshot.ts'
