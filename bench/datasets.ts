@@ -31,7 +31,7 @@ export interface DatasetSpec {
   seed: number
 }
 
-export interface BuildStats {
+interface BuildStats {
   snapshot_id: string
   wall_seconds: number
   peak_rss_mb: number | null
@@ -203,7 +203,7 @@ export async function prepareDataset(
 }
 
 /** One job record in this many is retitled for the incremental build: 1%. */
-export const RETITLE_EVERY = 100
+const RETITLE_EVERY = 100
 
 /** One build in its own process, quiet, keeping one snapshot: its wall time, peak RSS and output. */
 async function timedBuild(
@@ -229,7 +229,7 @@ async function timedBuild(
  * title gains " (Remote-first)"), the other records byte for byte; returns how
  * many were changed.
  */
-export async function retitledCopy(dataDir: string, outDir: string, every: number): Promise<number> {
+async function retitledCopy(dataDir: string, outDir: string, every: number): Promise<number> {
   await rm(outDir, { recursive: true, force: true })
   await mkdir(outDir, { recursive: true })
   let changed = 0

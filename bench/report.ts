@@ -41,7 +41,7 @@ const clientBound = (result: LoadResult | undefined) =>
 
 const group = (n: number) => Math.round(n).toLocaleString('en-US')
 
-export function formatRate(n: number | undefined): string {
+function formatRate(n: number | undefined): string {
   if (n === undefined || !Number.isFinite(n)) return '–'
   return n < 100 ? n.toFixed(1) : group(n)
 }
@@ -51,12 +51,12 @@ export function formatMs(n: number | undefined): string {
   return n < 10 ? n.toFixed(2) : n < 100 ? n.toFixed(1) : group(n)
 }
 
-export function formatRatio(n: number | undefined): string {
+function formatRatio(n: number | undefined): string {
   if (n === undefined || !Number.isFinite(n)) return 'n/a'
   return n >= 10 ? `${group(n)}×` : `${n.toFixed(2)}×`
 }
 
-export function verdict(target: Target): string {
+function verdict(target: Target): string {
   return target.met === undefined ? target.text : `${target.text}: ${target.met ? 'met' : 'MISSED'}`
 }
 
@@ -69,7 +69,7 @@ export function ratioOf(row: ScenarioRow): number | undefined {
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ')
 
-export function renderTable(rows: ScenarioRow[]): string {
+function renderTable(rows: ScenarioRow[]): string {
   const header = ['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'reference req/s', 'ratio', 'target']
   const lines = [
     `| ${header.join(' | ')} |`,

@@ -120,7 +120,7 @@ function snapshotIdFor(builtAt: Date, hashes: Record<string, string>): string {
 }
 
 /** Job files smaller than this (~7k records) are done on the build's own thread by default. */
-export const IN_PROCESS_MAX_BYTES = 8 << 20
+const IN_PROCESS_MAX_BYTES = 8 << 20
 
 /** Builds and publishes a snapshot. Throws DatasetInvalidError (publishing nothing) when the dataset is bad. */
 export async function buildSnapshot(options: BuildOptions): Promise<BuildResult> {

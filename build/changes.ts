@@ -6,7 +6,7 @@ import { snapshotPaths } from '../core/snapshot.ts'
 import { PAGE_SIZE_DEFAULT } from '../core/query.ts'
 
 /** Public URL paths that serve a snapshot file. v1 pages have several spellings; all are listed. */
-export function publicPathsOf(file: string): string[] {
+function publicPathsOf(file: string): string[] {
   let match = /^v2\/jobs\/(.+)\.json$/.exec(file)
   if (match) return [`/api/v2/jobs/${match[1]}`]
   match = /^v1\/(\d+)\/(\d+)\.json$/.exec(file)

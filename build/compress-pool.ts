@@ -14,8 +14,8 @@ import { Worker } from 'node:worker_threads'
 import { ENCODINGS } from '../core/snapshot.ts'
 
 /** Brotli quality 6 and gzip level 9: within a few percent of the smallest files, at a fraction of quality 11's time. */
-export const BROTLI_QUALITY = 6
-export const GZIP_LEVEL = 9
+const BROTLI_QUALITY = 6
+const GZIP_LEVEL = 9
 
 /** One public file: where it goes, its bytes, and where an identical copy already is (link instead of writing). */
 export interface PublicFile {
@@ -30,7 +30,7 @@ export interface PublicFile {
 }
 
 /** Per file of a batch: hard-linked, written, or (a link-only file whose source is gone) neither. */
-export type FileOutcome = 'linked' | 'written' | 'failed'
+type FileOutcome = 'linked' | 'written' | 'failed'
 export type BatchOutcome = FileOutcome[]
 
 // Plain JavaScript evaluated by the worker, so it runs however the build was started (tsx, compiled, tests).

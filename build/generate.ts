@@ -26,7 +26,7 @@ export interface GenerateOptions {
 }
 
 /** Rates as of the reference date; USD per one unit. */
-export const SAMPLE_RATES: ExchangeRates = {
+const SAMPLE_RATES: ExchangeRates = {
   as_of: '2026-11-01',
   base: 'USD',
   usd_per_unit: {

@@ -15,7 +15,7 @@ import { placeKey, type IndexedJob } from '../core/snapshot.ts'
  * remote_allowed entries name (a country, else a continent, else a region).
  * The runtime expands a queried country into the keys that contain it.
  */
-export function placeKeysForJob(job: Pick<DatasetJob, 'office_locations' | 'remote_allowed'>): string[] {
+function placeKeysForJob(job: Pick<DatasetJob, 'office_locations' | 'remote_allowed'>): string[] {
   const keys = new Set<string>()
   for (const office of job.office_locations ?? []) {
     const country = office.country ? resolveCountry(office.country) : undefined

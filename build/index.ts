@@ -4,8 +4,8 @@
  * (build/cli.ts) is composed by the top-level cli.ts; tests, the benchmark
  * and support helpers import the build from here only.
  */
-export { type BuildOptions, type BuildResult, buildSnapshot, CHANGED_PATHS_FILE } from './build.ts'
-export { type GenerateOptions, generateDataset } from './generate.ts'
+export { type BuildResult, buildSnapshot, CHANGED_PATHS_FILE } from './build.ts'
+export { generateDataset } from './generate.ts'
 export { DatasetInvalidError, type DatasetIssue } from './issues.ts'
 export { type Dataset, loadDataset } from './load-dataset.ts'
 export { PackedBodiesWriter } from './packed-bodies.ts'

@@ -20,7 +20,7 @@ export interface DatasetIssue {
   message: string
 }
 
-export function describeSource(source: RecordSource): string {
+function describeSource(source: RecordSource): string {
   if (source.line !== undefined) return `${source.file}:${source.line}`
   if (source.index !== undefined) return `${source.file}[${source.index}]`
   return source.file

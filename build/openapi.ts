@@ -135,7 +135,7 @@ Behaviour the contract leaves open, as implemented:
 - An agent tool endpoint (Model Context Protocol, streamable HTTP) is served at /api/mcp.
 - Please link back to the public website when you use the API in a public product.`
 
-export function buildOpenApiDocument(): Record<string, unknown> {
+function buildOpenApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: {

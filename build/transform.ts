@@ -34,7 +34,7 @@ const convertHtml = compile({
 })
 
 /** HTML -> readable plain text: links keep their address, no tags or entities survive. */
-export function htmlToPlainText(html: string): string {
+function htmlToPlainText(html: string): string {
   return convertHtml(html).trim()
 }
 
@@ -49,7 +49,7 @@ export function plainDescription(record: { description?: string; description_htm
 }
 
 /** RFC 3339 in UTC, without milliseconds when they are zero. */
-export function rfc3339(timestamp: string): string {
+function rfc3339(timestamp: string): string {
   return new Date(timestamp).toISOString().replace('.000Z', 'Z')
 }
 
@@ -60,7 +60,7 @@ function compact<T extends object>(value: T): T {
 }
 
 /** Canonical names for a dataset location; an office's continent is derived from its country. */
-export function toV2Location(location: DatasetLocation, fillContinent: boolean): V2LocationOut {
+function toV2Location(location: DatasetLocation, fillContinent: boolean): V2LocationOut {
   const country = location.country ? resolveCountry(location.country) : undefined
   const continent = location.continent
     ? resolveContinent(location.continent)
@@ -76,7 +76,7 @@ export function toV2Location(location: DatasetLocation, fillContinent: boolean):
   })
 }
 
-export function toV2Company(company: DatasetCompany): V2CompanyOut {
+function toV2Company(company: DatasetCompany): V2CompanyOut {
   const country = company.country ? resolveCountry(company.country) : undefined
   return compact({
     id: company.id,
@@ -150,7 +150,7 @@ export function toV2Job(job: DatasetJob, company: DatasetCompany): V2Job {
 }
 
 /** Skills, then stack, then tools, first occurrence of each slug wins. */
-export function v1Filters(job: Pick<DatasetJob, 'skills' | 'stack' | 'tools'>): { label: string; value: string }[] {
+function v1Filters(job: Pick<DatasetJob, 'skills' | 'stack' | 'tools'>): { label: string; value: string }[] {
   const seen = new Set<string>()
   const filters: { label: string; value: string }[] = []
   for (const t of [...(job.skills ?? []), ...(job.stack ?? []), ...(job.tools ?? [])]) {
@@ -162,11 +162,11 @@ export function v1Filters(job: Pick<DatasetJob, 'skills' | 'stack' | 'tools'>): 
 }
 
 /** The company's public page with the legacy `/jobs` suffix. */
-export function v1CompanyUrl(url: string): string {
+function v1CompanyUrl(url: string): string {
   return `${url.replace(/\/+$/, '')}/jobs`
 }
 
-export function toV1Company(company: DatasetCompany): V1CompanyOut {
+function toV1Company(company: DatasetCompany): V1CompanyOut {
   const country = company.country ? resolveCountry(company.country) : undefined
   return compact({
     id_str: company.id,

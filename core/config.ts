@@ -14,7 +14,7 @@ const csv = z.string().transform((value) =>
     .filter(Boolean),
 )
 
-export const ConfigSchema = z.object({
+const ConfigSchema = z.object({
   /** Port the server listens on. */
   PORT: intFromEnv(0).max(65535).default(3000),
   /** Address the server binds. */

@@ -89,8 +89,7 @@ const REGION_DEFINITIONS: Record<
   APAC: { continents: ['AS', 'OC'], exclude: MIDDLE_EAST },
   LATAM: { continents: ['SA'], include: ['MX', 'GT', 'HN', 'SV', 'NI', 'CR', 'PA', 'CU', 'DO'] },
 }
-export const REGION_NAMES = Object.keys(REGION_DEFINITIONS)
-export const WORLDWIDE = 'Worldwide'
+const REGION_NAMES = Object.keys(REGION_DEFINITIONS)
 
 export function resolveRegion(name: string): string | undefined {
   const lower = name.trim().toLowerCase()

@@ -5,8 +5,8 @@
  * and runtime import core's modules directly; everything outside the three
  * layers (tests, the benchmark, support helpers) imports from here only.
  */
-export { type Config, type ConfigInput, DEFAULTS, loadConfig, REST_WINDOW_SECONDS } from './config.ts'
-export { contentHash, indexFileHash } from './content-hash.ts'
+export { type Config, type ConfigInput, loadConfig } from './config.ts'
+export { indexFileHash } from './content-hash.ts'
 export { allCountryCodes, countryName, regionsOfCountry, resolveCountry } from './geo.ts'
 export { PackedBodies } from './packed-bodies.ts'
 export { parseV2ListQuery, V2_LIST_PARAMS } from './query.ts'

@@ -8,11 +8,11 @@ import { z } from 'zod'
 import { WORK_ARRANGEMENTS, type WorkArrangement } from './taxonomy.ts'
 
 export const PAGE_SIZE_DEFAULT = 25
-export const PAGE_SIZE_MAX = 100
-export const POSTED_AFTER_MAX_DAYS = 365
-export const Q_MAX_LENGTH = 200
-export const SORTS = ['date', 'salary'] as const
-export type Sort = (typeof SORTS)[number]
+const PAGE_SIZE_MAX = 100
+const POSTED_AFTER_MAX_DAYS = 365
+const Q_MAX_LENGTH = 200
+const SORTS = ['date', 'salary'] as const
+type Sort = (typeof SORTS)[number]
 
 type ParamKind = 'integer' | 'list' | 'enumList' | 'enum' | 'string'
 interface ParamSpec {
@@ -117,7 +117,7 @@ export interface V2ListQuery {
   sort: Sort
 }
 
-export interface ParamError {
+interface ParamError {
   field: string
   message: string
 }

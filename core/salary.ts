@@ -7,14 +7,14 @@
 import type { ExchangeRates } from './schema/dataset.ts'
 import type { SalaryPeriod } from './taxonomy.ts'
 
-export const DEFAULT_WEEKLY_HOURS = 40
+const DEFAULT_WEEKLY_HOURS = 40
 const WEEKS_PER_YEAR = 52
 const MONTHS_PER_YEAR = 12
 
 const exponentCache = new Map<string, number>()
 
 /** Digits after the decimal point for a currency (2 for USD, 0 for JPY). */
-export function currencyExponent(currency: string): number {
+function currencyExponent(currency: string): number {
   let digits = exponentCache.get(currency)
   if (digits === undefined) {
     digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
@@ -24,7 +24,7 @@ export function currencyExponent(currency: string): number {
 }
 
 /** A smallest-unit amount as whole currency units (12345 USD cents -> 123.45). */
-export function toMajorUnits(amountMinor: number, currency: string): number {
+function toMajorUnits(amountMinor: number, currency: string): number {
   return amountMinor / 10 ** currencyExponent(currency)
 }
 

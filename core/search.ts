@@ -27,7 +27,7 @@ const processTerm = MiniSearch.getDefault('processTerm') as (
 ) => string | string[] | null | undefined | false
 
 /** Normalised terms of a text, as MiniSearch would index them. */
-export function termsOf(text: string): string[] {
+function termsOf(text: string): string[] {
   const out: string[] = []
   for (const token of tokenize(text)) {
     const processed = processTerm(token)

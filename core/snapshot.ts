@@ -133,7 +133,7 @@ export function jsonArrayByLine(items: readonly unknown[]): string {
  * (each but the last followed by a comma), `perSlice` lines at a time:
  * arrays for `[]`, objects for `{}`. Lazy, so a caller can yield between slices.
  */
-export function* entriesInSlices<T>(
+function* entriesInSlices<T>(
   bytes: Buffer,
   start: number,
   end: number,
@@ -271,11 +271,6 @@ export const snapshotPaths = {
   v2Job: (slug: string) => `v2/jobs/${slug}.json`,
 }
 
-/** The directory `current` points at, resolved, or undefined when nothing is published. */
-export function currentSnapshotLink(distDir: string): string {
-  return path.join(distDir, CURRENT_LINK)
-}
-
 /** The v1 `usage` courtesy notice (DECISIONS.md: one sentence, free, link back). */
 export function v1UsageNotice(siteUrl: string): string {
   return `jobsnap is free to use; if you show these jobs in a public product, please link back to ${siteUrl}.`
@@ -287,18 +282,6 @@ export function v1PageFrame(usage: string, page: number, limit: number, total: n
     head: `{"usage":${JSON.stringify(usage)},"page":${page},"total":${total},"has_more":${page * limit < total},"jobs":[`,
     tail: ']}',
   }
-}
-
-/** The exact bytes of a v1 list page, from already-serialized jobs. */
-export function v1PageBody(
-  usage: string,
-  page: number,
-  limit: number,
-  total: number,
-  serializedJobs: string[],
-): string {
-  const { head, tail } = v1PageFrame(usage, page, limit, total)
-  return head + serializedJobs.join(',') + tail
 }
 
 /** The id `current` points at, or undefined when nothing is published. */

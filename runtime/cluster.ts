@@ -26,7 +26,7 @@ export interface WorkerReady {
   rss_mb: number
 }
 
-export function isWorkerReady(message: unknown): message is WorkerReady {
+function isWorkerReady(message: unknown): message is WorkerReady {
   return typeof message === 'object' && message !== null && (message as WorkerReady).type === 'jobsnap:ready'
 }
 

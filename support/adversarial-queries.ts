@@ -33,7 +33,7 @@ export interface AdversarialQuery {
 const enc = encodeURIComponent
 
 /** Q values whose expansion work is largest for this vocabulary, plus shapes that stress the tokenizer and the typo search. */
-export function adversarialQValues(terms: SerializedTerms): { name: string; q: string }[] {
+function adversarialQValues(terms: SerializedTerms): { name: string; q: string }[] {
   const postingsOfPrefix = new Map<string, number>()
   const longWords: string[] = []
   for (const [i, term] of terms.terms.entries()) {

@@ -27,7 +27,7 @@ export const V2Location = z
       'A place. Every field is optional; remote-allowed entries often name only a country, continent or region.',
   })
 
-export const V2Tag = z
+const V2Tag = z
   .object({
     name: d(z.string(), 'Display name.'),
     slug: d(z.string(), 'Stable lowercase key, used by the `skills` filter.'),
@@ -94,7 +94,7 @@ export const V2Job = z
   .meta({ id: 'V2Job', description: 'A live job posting (v2 shape).' })
 export type V2Job = z.infer<typeof V2Job>
 
-export const V1Tag = z
+const V1Tag = z
   .object({
     label: d(z.string(), 'Display name.'),
     value: d(z.string(), 'Slug form.'),

@@ -15,7 +15,7 @@ import { resolveContinent, resolveCountry, resolveRegion } from '../geo.ts'
 
 /** A slug: lowercase words of letters and digits joined by single `-` or `_`. Job and company URLs are made of them. */
 export const SLUG_PATTERN = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/
-export const Slug = z.string().regex(SLUG_PATTERN, 'must be lowercase letters, digits and single - or _ separators')
+const Slug = z.string().regex(SLUG_PATTERN, 'must be lowercase letters, digits and single - or _ separators')
 const Uuid = z.uuid()
 const Url = z.url({ protocol: /^https?$/ })
 const Timestamp = z.iso.datetime({ offset: true })
@@ -38,7 +38,7 @@ export const DatasetLocation = z
   .refine((l) => l.city ?? l.state ?? l.country ?? l.continent ?? l.region, 'a location needs at least one field')
 export type DatasetLocation = z.infer<typeof DatasetLocation>
 
-export const DatasetTag = z.strictObject({ name: NonEmpty, slug: Slug })
+const DatasetTag = z.strictObject({ name: NonEmpty, slug: Slug })
 
 export const DatasetJob = z
   .strictObject({

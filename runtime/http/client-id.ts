@@ -37,7 +37,7 @@ function parse(address: string | undefined): ipaddr.IPv4 | ipaddr.IPv6 | undefin
 }
 
 /** The rate-limit key: an IPv4 address, or the /64 prefix of an IPv6 one. */
-export function clientKey(address: ipaddr.IPv4 | ipaddr.IPv6): string {
+function clientKey(address: ipaddr.IPv4 | ipaddr.IPv6): string {
   if (address.kind() === 'ipv4') return address.toString()
   const parts = (address as ipaddr.IPv6).parts.slice(0, 4)
   return `${parts.map((p) => p.toString(16)).join(':')}::/64`

@@ -16,7 +16,7 @@ import type { RateDecision, SlidingWindowLimiter, TokenBucketLimiter } from './r
 export type Bucket = 'rest' | 'mcp'
 
 /** Worker -> primary: the hits of one event-loop turn. */
-export interface LimitAsk {
+interface LimitAsk {
   type: 'jobsnap:limits'
   batch: number
   hits: [bucket: Bucket, client: string][]

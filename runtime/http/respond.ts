@@ -16,9 +16,9 @@ export interface Payload {
   contentType?: string
 }
 
-export type CacheStatus = 'HIT' | 'MISS' | 'BYPASS'
+type CacheStatus = 'HIT' | 'MISS' | 'BYPASS'
 
-export const EXPOSED_HEADERS =
+const EXPOSED_HEADERS =
   'ETag, X-API-Version, X-Cache, X-Snapshot-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, Retry-After'
 
 /**
@@ -29,7 +29,7 @@ export const EXPOSED_HEADERS =
  */
 export type HeaderList = [name: string, value: string][]
 
-export const COMMON_HEADERS: HeaderList = [
+const COMMON_HEADERS: HeaderList = [
   ['access-control-allow-origin', '*'],
   ['access-control-expose-headers', EXPOSED_HEADERS],
   ['x-content-type-options', 'nosniff'],
@@ -53,7 +53,7 @@ function etagFor(hash: string, encoding: Encoding | undefined): string {
 }
 
 /** True when If-None-Match names any representation of this content (or `*`). */
-export function matchesIfNoneMatch(header: string | null, hash: string): boolean {
+function matchesIfNoneMatch(header: string | null, hash: string): boolean {
   if (!header) return false
   return header.split(',').some((raw) => {
     const tag = raw.trim().replace(/^W\//, '')

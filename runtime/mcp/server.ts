@@ -34,7 +34,7 @@ import {
   TOOL_DESCRIPTIONS,
 } from './tools.ts'
 
-export const MCP_SERVER_INFO = { name: 'jobsnap', title: 'jobsnap job listings', version: '1.0.0' }
+const MCP_SERVER_INFO = { name: 'jobsnap', title: 'jobsnap job listings', version: '1.0.0' }
 
 const READ_ONLY = { readOnlyHint: true, openWorldHint: false, idempotentHint: true, destructiveHint: false } as const
 

@@ -25,11 +25,11 @@ import type { LoadedSnapshot } from '../snapshot.ts'
 import { liveJobsByCompany } from './live-jobs.ts'
 import { marketStats, MarketStatsSchema } from './market-stats.ts'
 
-export const RESULTS_PER_CALL = 25
-export const MAX_PAGE = 200
+const RESULTS_PER_CALL = 25
+const MAX_PAGE = 200
 
 /** One line per schedule type, for tool descriptions: the taxonomy models must follow. */
-export const SCHEDULE_TAXONOMY_TEXT = SCHEDULE_TYPE_VALUES.map((type) => {
+const SCHEDULE_TAXONOMY_TEXT = SCHEDULE_TYPE_VALUES.map((type) => {
   const s = SCHEDULE_TYPES[type]
   return `- ${type} ("${s.label}"): ${s.reducesHours ? 'reduces weekly hours' : 'does NOT reduce weekly hours'}, ${s.fullPay ? 'full pay' : 'pay reduced pro rata'}${s.isFourDayWeek ? '; a true four-day week' : ''}.`
 }).join('\n')
@@ -176,7 +176,7 @@ function summarise(job: V2Job) {
 }
 
 /** The v2 list query a search_jobs call means, so both faces answer alike. */
-export function searchJobsQuery(args: z.infer<typeof SearchJobsInput>): V2ListQuery {
+function searchJobsQuery(args: z.infer<typeof SearchJobsInput>): V2ListQuery {
   return {
     page: args.page,
     limit: RESULTS_PER_CALL,
@@ -241,7 +241,7 @@ export const GetJobOutput = z.object({
   company_summary: z.string().optional(),
 })
 
-export class ToolError extends Error {}
+class ToolError extends Error {}
 
 export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.infer<typeof GetJobOutput> {
   const position = snapshot.jobs.positionOf(slug)

@@ -56,7 +56,7 @@ export class BitsetCache {
   }
 }
 
-export const wordsFor = (size: number) => (size + 31) >>> 5
+const wordsFor = (size: number) => (size + 31) >>> 5
 
 function setBits(bits: Uint32Array, list: Uint32Array): void {
   for (let k = 0; k < list.length; k++) {

@@ -29,7 +29,7 @@ export interface QueryResult {
 }
 
 /** The location keys a country answers to: itself, its continent, every region containing it (Worldwide too). */
-export function placeKeysForCountry(country: string): string[] {
+function placeKeysForCountry(country: string): string[] {
   const code = resolveCountry(country)
   if (!code) return []
   return [

@@ -12,7 +12,7 @@ import { FastResponse } from 'srvx'
 const require = createRequire(import.meta.url)
 const SWAGGER_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'))
 
-export const DOCS_CSP =
+const DOCS_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 const PAGE = `<!doctype html>

@@ -81,7 +81,7 @@ export async function buildFixture(options: DatasetOptions & { now?: Date } = {}
   return { ...dataset, build }
 }
 
-export function testConfig(distDir: string, overrides: ConfigInput = {}): Config {
+function testConfig(distDir: string, overrides: ConfigInput = {}): Config {
   return loadConfig({}, { PORT: 0, HOST: '127.0.0.1', JOBSNAP_DIST: distDir, JOBSNAP_LOG: 'silent', ...overrides })
 }
 

@@ -40,7 +40,7 @@ export const POST_HEADERS = {
 
 // ---------- SDK client with observed output validation ----------
 
-export interface ValidationCheck {
+interface ValidationCheck {
   schema: JsonSchemaType
   valid: boolean
   errorMessage: string | undefined
@@ -51,7 +51,7 @@ export interface ValidationCheck {
  * recorded. The Client compiles one validator per listed tool (after
  * tools/list) and runs it on each structuredContent it receives.
  */
-export class RecordingValidator implements jsonSchemaValidator {
+class RecordingValidator implements jsonSchemaValidator {
   private readonly inner = new AjvJsonSchemaValidator()
   readonly checks: ValidationCheck[] = []
   readonly compiled = new Map<JsonSchemaType, JsonSchemaValidator<unknown>>()

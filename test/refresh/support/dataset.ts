@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { type BuildResult, buildSnapshot, createProgress } from '../../../build/index.ts'
-import { SnapshotJobIndex, type SnapshotManifest, snapshotPaths, SNAPSHOTS_DIR } from '../../../core/index.ts'
+import { SnapshotJobIndex, snapshotPaths, SNAPSHOTS_DIR } from '../../../core/index.ts'
 import { editNdjson, type GeneratedDataset, generatedDataset, type RawJob } from '../../support/fixtures.ts'
 
 export type RefreshDataset = GeneratedDataset
@@ -71,10 +71,6 @@ export function snapshotDir(distDir: string, id: string): string {
 
 export async function readSnapshotFile(distDir: string, id: string, relativePath: string): Promise<Buffer> {
   return readFile(path.join(snapshotDir(distDir, id), relativePath))
-}
-
-export async function readManifest(distDir: string, id: string): Promise<SnapshotManifest> {
-  return JSON.parse((await readSnapshotFile(distDir, id, snapshotPaths.manifest)).toString('utf8')) as SnapshotManifest
 }
 
 export async function readJobIndex(distDir: string, id: string): Promise<SnapshotJobIndex> {

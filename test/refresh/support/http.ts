@@ -67,7 +67,7 @@ export function mcpPing(
   })
 }
 
-export interface Sample {
+interface Sample {
   /** Index of the target in the request plan. */
   target: number
   startedAt: number

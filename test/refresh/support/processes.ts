@@ -6,38 +6,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import net from 'node:net'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { childEnv, freePort, REPO_ROOT } from '../../../support/processes.ts'
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
-export const REDIS_SERVER = '/usr/bin/redis-server'
+const REDIS_SERVER = '/usr/bin/redis-server'
 
 const live = new Set<ChildProcess>()
 process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL')
 })
-
-/** A port nothing listens on right now (the kernel's pick, released at once). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-}
-
-/** The environment children get: this one without any JOBSNAP_* or PORT/HOST setting, plus `extra`. */
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('JOBSNAP_') && key !== 'PORT' && key !== 'HOST') env[key] = value
-  }
-  return { ...env, ...extra }
-}
 
 export interface LogLine {
   time?: string
@@ -206,34 +182,8 @@ export class ServerProcess {
   }
 }
 
-export interface CliResult {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-/** Runs `node --import tsx cli.ts <args>` to completion (killed after `timeoutMs`). */
-export async function runCli(
-  args: string[],
-  options: { env?: Record<string, string>; timeoutMs?: number } = {},
-): Promise<CliResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli.ts', ...args], {
-    cwd: REPO_ROOT,
-    env: childEnv({ JOBSNAP_LOG: 'json', ...options.env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  live.add(child)
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  const timeoutMs = options.timeoutMs ?? 60_000
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)))
-  clearTimeout(timer)
-  live.delete(child)
-  return { code, stdout, stderr }
-}
+// One CLI runner for every suite; the hot-swap suite still imports it from here.
+export { runCli } from '../../../support/processes.ts'
 
 /** A private, memory-only redis-server on 127.0.0.1. */
 export class RedisProcess {

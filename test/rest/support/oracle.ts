@@ -13,7 +13,7 @@ import { continents, countries, type TContinentCode, type TCountryCode } from 'c
 // (EMEA, APAC, ...). No package publishes it, so it is taken from the product.
 import { regionsOfCountry } from '../../../core/index.ts'
 
-export interface RawLocation {
+interface RawLocation {
   city?: string
   state?: string
   country?: string
@@ -21,7 +21,7 @@ export interface RawLocation {
   region?: string
 }
 
-export interface RawTag {
+interface RawTag {
   name: string
   slug: string
 }
@@ -124,16 +124,16 @@ for (const [code, name] of Object.entries(continents) as [TContinentCode, string
   continentByLower.set(code.toLowerCase(), code)
 }
 
-export function countryCode(nameOrCode: string): TCountryCode | undefined {
+function countryCode(nameOrCode: string): TCountryCode | undefined {
   return countryByLower.get(nameOrCode.trim().toLowerCase())
 }
 
-export function continentOf(code: TCountryCode): TContinentCode {
+function continentOf(code: TCountryCode): TContinentCode {
   return countries[code].continent
 }
 
 /** DECISIONS.md: office there, or remote_allowed naming the country, a continent or region containing it, or Worldwide. */
-export function jobMatchesCountry(job: RawJob, code: TCountryCode): boolean {
+function jobMatchesCountry(job: RawJob, code: TCountryCode): boolean {
   for (const office of job.office_locations ?? []) {
     if (office.country !== undefined && countryCode(office.country) === code) return true
   }
@@ -160,7 +160,7 @@ function currencyDigits(currency: string): number {
 }
 
 /** DECISIONS.md: whole USD per year; hour x weekly hours (40 when unknown) x 52, month x 12. Kept to the cent. */
-export function annualUsd(job: RawJob, rates: RawRates): { low: number; high: number } | undefined {
+function annualUsd(job: RawJob, rates: RawRates): { low: number; high: number } | undefined {
   const { salary_min: min, salary_max: max, salary_currency: currency, salary_period: period } = job
   if ((min === undefined && max === undefined) || currency === undefined || period === undefined) return undefined
   const rate = rates.usd_per_unit[currency]
@@ -268,7 +268,7 @@ export function byDate(a: OracleJob, b: OracleJob): number {
  * sort=salary without its tie-break: highest annualised USD first (the top of
  * the range), no salary last. 0 means "tied on salary".
  */
-export function bySalary(a: OracleJob, b: OracleJob): number {
+function bySalary(a: OracleJob, b: OracleJob): number {
   const sa = a.salary?.high
   const sb = b.salary?.high
   if (sa === undefined || sb === undefined) return sa === sb ? 0 : sa === undefined ? 1 : -1

@@ -13,7 +13,7 @@ import type { RunningServer } from '../../../runtime/index.ts'
 import { buildFixture, startFixtureServer, type FixtureSnapshot } from '../../support/fixtures.ts'
 import { targetOf, type RawResponse, type Target } from '../../../support/raw-http.ts'
 
-export interface Canaries {
+interface Canaries {
   /** Unique strings, one per planted file; none may ever appear in a response. */
   tokens: string[]
   files: string[]
@@ -24,7 +24,7 @@ export interface Canaries {
  * beside and inside the snapshot (including a job-shaped file the index does
  * not know and a v1 page past the end), and in the dataset folder.
  */
-export async function plantCanaries(fixture: FixtureSnapshot): Promise<Canaries> {
+async function plantCanaries(fixture: FixtureSnapshot): Promise<Canaries> {
   const snapshot = fixture.build.snapshotDir
   const files = [
     path.join(path.dirname(fixture.distDir), 'secret.txt'),
@@ -49,12 +49,12 @@ export async function plantCanaries(fixture: FixtureSnapshot): Promise<Canaries>
 }
 
 /** Strings only private files hold: index and manifest keys, unpublished dataset fields, HTML. */
-export const PRIVATE_MARKERS = ['"salary_order"', '"records_jobs"', '"total_raised":', '"description_html":', '<li>']
+const PRIVATE_MARKERS = ['"salary_order"', '"records_jobs"', '"total_raised":', '"description_html":', '<li>']
 /** Files outside the project's data: /etc/passwd, package.json. */
 const SYSTEM_MARKERS = [/^root:[^:\n]*:0:0:/m, /"devDependencies"\s*:/]
 
 /** Stack-trace and internals text: frames, source positions, Node internals, error class names, local paths. */
-export const STACK_PATTERNS: RegExp[] = [
+const STACK_PATTERNS: RegExp[] = [
   /\n\s+at\s+\S/,
   /\bat\s+\S+\s+\([^)]*:\d+:\d+\)/,
   /\.(?:ts|js|mjs|cjs|mts):\d+/,
