@@ -62,3 +62,14 @@ export async function runMcpLoad(options: McpLoadOptions): Promise<LoadResult> {
   const { p50, p99, max } = recorder.summary()
   return { requests: recorder.count, seconds, rps: recorder.count / seconds, p50, p99, max, errors, statuses }
 }
+
+/** The size of tools/list's result as compact JSON: what every agent pays in tokens per conversation. */
+export async function toolsListBytes(port: number): Promise<number> {
+  const response = await fetch(`http://${LOOPBACK}:${port}/api/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  })
+  const { result } = (await response.json()) as { result: unknown }
+  return Buffer.byteLength(JSON.stringify(result))
+}

@@ -28,7 +28,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { DEFAULT_SEED, prepareDataset, sizeLabel, specFor, type PreparedDataset } from './datasets.ts'
 import { runLoad, type LoadResult } from './load.ts'
-import { runMcpLoad } from './mcp-load.ts'
+import { runMcpLoad, toolsListBytes } from './mcp-load.ts'
 import { findWrk, WRK_INSTALL } from './wrk.ts'
 import { runWrkSection } from './wrk-section.ts'
 import { cpuSecondsOf, installExitHooks, killAll, onCleanup, probe, removeOnDeath, stopChild } from './procs.ts'
@@ -456,6 +456,7 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
     })
   }
 
+  const toolList = await toolsListBytes(jobsnap.port)
   const rssAfter = rssOf(jobsnap)
 
   const wrk = findWrk()
@@ -491,6 +492,9 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
   const at100k = jobs === FULL_JOBS
   const lines: string[] = [...wrkLines]
   lines.push(...buildLines(jobs, dataset))
+  lines.push(
+    `MCP tools/list: ${toolList.toLocaleString('en-US')} bytes of compact JSON (target ≤ 10 KB, 10,240 bytes: ${toolList <= 10_240 ? 'met' : 'MISSED'}).`,
+  )
   const ready = atMost(jobsnap.readyMs / 1000, 3, 'target ≤ 3 s')
   lines.push(
     `jobsnap ready (spawn to first 200 on /health): ${(jobsnap.readyMs / 1000).toFixed(2)} s; ${at100k ? `${ready.text}: ${ready.met ? 'met' : 'MISSED'}` : 'target (≤ 3 s) is for 100k'}.`,

@@ -94,6 +94,15 @@ class TimestampQueue {
   }
 }
 
+/**
+ * Whole seconds until a bucket holding `tokens` next grows by one whole token
+ * (when `remaining` next goes up, the meaning every reset figure here has, on
+ * a 429 and on a 200 alike); at least 1.
+ */
+export function secondsUntilNextToken(tokens: number, ratePerSecond: number): number {
+  return Math.max(1, Math.ceil((Math.floor(tokens) + 1 - tokens) / ratePerSecond))
+}
+
 /** Token bucket for MCP: `burst` capacity, refilled at `ratePerSecond`. */
 export class TokenBucketLimiter {
   private readonly buckets: LRUCache<string, { tokens: number; at: number }>
@@ -120,16 +129,15 @@ export class TokenBucketLimiter {
         allowed: false,
         limit: this.burst,
         remaining: 0,
-        resetSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.ratePerSecond)),
+        resetSeconds: secondsUntilNextToken(bucket.tokens, this.ratePerSecond),
       }
     }
     bucket.tokens -= 1
-    const toFull = (this.burst - bucket.tokens) / this.ratePerSecond
     return {
       allowed: true,
       limit: this.burst,
       remaining: Math.floor(bucket.tokens),
-      resetSeconds: Math.max(1, Math.ceil(toFull)),
+      resetSeconds: secondsUntilNextToken(bucket.tokens, this.ratePerSecond),
     }
   }
 }

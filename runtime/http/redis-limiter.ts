@@ -12,7 +12,12 @@
  * once, and shared limits resume when ioredis reconnects.
  */
 import type { Redis } from 'ioredis'
-import type { RateDecision, SlidingWindowLimiter, TokenBucketLimiter } from './rate-limit.ts'
+import {
+  type RateDecision,
+  type SlidingWindowLimiter,
+  secondsUntilNextToken,
+  type TokenBucketLimiter,
+} from './rate-limit.ts'
 
 const SLIDING_LOG = `
 local key, window, limit, member = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
@@ -215,13 +220,13 @@ export class RedisTokenBucketLimiter implements Limiter {
           allowed: true,
           limit: burst,
           remaining: Math.floor(tokens),
-          resetSeconds: Math.max(1, Math.ceil((burst - tokens) / ratePerSecond)),
+          resetSeconds: secondsUntilNextToken(tokens, ratePerSecond),
         }
       : {
           allowed: false,
           limit: burst,
           remaining: 0,
-          resetSeconds: Math.max(1, Math.ceil((1 - tokens) / ratePerSecond)),
+          resetSeconds: secondsUntilNextToken(tokens, ratePerSecond),
         }
   }
 }

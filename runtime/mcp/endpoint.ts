@@ -1,10 +1,19 @@
 /**
- * POST /api/mcp: the stateless streamable-HTTP endpoint, with the checks
- * DECISIONS.md puts in front of the SDK transport (which accepts batches and
- * checks none of them): Host on loopback, Origin, rate bucket, method, body
- * size, one JSON-RPC message per POST.
+ * POST /api/mcp: the stateless streamable-HTTP endpoint, with the checks this
+ * API puts in front of the SDK transport (which accepts batches and checks
+ * none of them): Host on loopback, Origin, rate bucket, method, body size,
+ * one JSON-RPC message per POST, a well-formed JSON-RPC 2.0 envelope (else
+ * -32600 Invalid Request) and params of the shape its method takes (else
+ * -32602 Invalid params), each error carrying the request's id when it could
+ * be read.
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import {
+  CallToolRequestSchema,
+  InitializeRequestSchema,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js'
 import type { IncomingMessage } from 'node:http'
 import { FastResponse } from 'srvx'
 import type { Config } from '../../core/config.ts'
@@ -29,8 +38,16 @@ export interface McpDependencies {
   now: number
 }
 
-function jsonRpcError(status: number, code: number, message: string, headers: HeaderList = []): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
+type JsonRpcId = string | number | null
+
+function jsonRpcError(
+  status: number,
+  code: number,
+  message: string,
+  headers: HeaderList = [],
+  id: JsonRpcId = null,
+): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }), {
     status,
     headers: withCommonHeaders(
       [
@@ -41,6 +58,57 @@ function jsonRpcError(status: number, code: number, message: string, headers: He
       headers,
     ),
   })
+}
+
+/** The ids MCP allows: a string or an integer (never null). */
+function isRequestId(value: unknown): value is string | number {
+  return typeof value === 'string' || Number.isSafeInteger(value)
+}
+
+/** The message's id when it is one a reply can carry, else null. */
+function readableId(message: unknown): JsonRpcId {
+  const id = message && typeof message === 'object' ? (message as { id?: unknown }).id : undefined
+  return isRequestId(id) ? id : null
+}
+
+/** What makes `message` not a JSON-RPC 2.0 request, notification or response, or undefined when it is one. */
+function envelopeProblem(message: Record<string, unknown>): string | undefined {
+  if (message.jsonrpc !== '2.0') return '"jsonrpc" must be "2.0"'
+  if ('method' in message) {
+    if (typeof message.method !== 'string') return '"method" must be a string'
+    if ('id' in message && !isRequestId(message.id)) return '"id" must be a string or an integer'
+    const { params } = message
+    if ('params' in message && (params === null || typeof params !== 'object' || Array.isArray(params)))
+      return '"params" must be an object'
+    return undefined
+  }
+  if (!isRequestId(message.id) || !('result' in message || 'error' in message))
+    return 'expected a request (method and id), a notification (method) or a response (id and result or error)'
+  return undefined
+}
+
+/** The params shape of each method this server answers; the SDK would report a mismatch as an internal error. */
+const PARAMS_SCHEMAS = new Map(
+  [InitializeRequestSchema, PingRequestSchema, ListToolsRequestSchema, CallToolRequestSchema].map((schema) => [
+    schema.shape.method.value,
+    schema,
+  ]),
+)
+
+/** Why a request's params do not fit its method, in a sentence; undefined when they do (or the method is unknown). */
+function paramsProblem(message: Record<string, unknown>): string | undefined {
+  const schema = PARAMS_SCHEMAS.get(message.method as never)
+  const parsed = schema?.safeParse(message)
+  if (!parsed || parsed.success) return undefined
+  const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'params'}: ${issue.message}`)
+  return `Invalid params for ${message.method as string}: ${issues.join('; ')}`
+}
+
+/** True when the SDK transport would take this POST's headers (it answers 406 or 415 otherwise). */
+function transportAccepts(request: Request): boolean {
+  const accept = request.headers.get('accept') ?? ''
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+  return accept.includes('application/json') && accept.includes('text/event-stream') && type === 'application/json'
 }
 
 function isLoopbackBind(host: string): boolean {
@@ -102,6 +170,16 @@ function readNodeBodyCapped(request: IncomingMessage, limit: number): Promise<Bu
   })
 }
 
+const NOT_JSON = Symbol('not JSON')
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'))
+  } catch {
+    return NOT_JSON
+  }
+}
+
 export async function handleMcpRequest(request: Request, deps: McpDependencies): Promise<Response> {
   const { config } = deps
   if (isLoopbackBind(config.HOST) && !LOOPBACK_HOSTS.has(hostName(request.headers.get('host')).toLowerCase())) {
@@ -125,11 +203,14 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
   const decision = await deps.limiter.hit(deps.client, deps.now)
   const limitHeaders = rateLimitHeaders('mcp', decision, Math.round(deps.bucket.burst / deps.bucket.ratePerSecond))
   if (!decision.allowed) {
+    // The refused request's id, when its body can be read cheaply, so a client can tell which call was refused.
+    const body = request.method === 'POST' ? await readBodyCapped(request, MCP_MAX_BODY_BYTES) : undefined
     return jsonRpcError(
       429,
       -32000,
       `Rate limit exceeded: burst ${decision.limit}, refilled at ${deps.bucket.ratePerSecond} per second. Retry in ${decision.resetSeconds} s.`,
       [...limitHeaders, ['retry-after', String(decision.resetSeconds)]],
+      body ? readableId(parseJson(body)) : null,
     )
   }
   if (request.method !== 'POST') {
@@ -149,12 +230,8 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
       ...limitHeaders,
       ['connection', 'close'],
     ])
-  let message: unknown
-  try {
-    message = JSON.parse(raw.toString('utf8'))
-  } catch {
-    return jsonRpcError(400, -32700, 'Parse error: the body is not valid JSON.', limitHeaders)
-  }
+  const message = parseJson(raw)
+  if (message === NOT_JSON) return jsonRpcError(400, -32700, 'Parse error: the body is not valid JSON.', limitHeaders)
   if (Array.isArray(message)) {
     return jsonRpcError(
       400,
@@ -165,6 +242,15 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
   }
   if (message === null || typeof message !== 'object') {
     return jsonRpcError(400, -32600, 'Invalid request: expected one JSON-RPC message object.', limitHeaders)
+  }
+  // The transport's HTTP checks (406 for an Accept without both JSON and SSE, 415 for a body not
+  // labelled JSON) come before the message's own: such requests go to it as they are.
+  if (transportAccepts(request)) {
+    const envelope = message as Record<string, unknown>
+    const problem = envelopeProblem(envelope)
+    if (problem) return jsonRpcError(400, -32600, `Invalid request: ${problem}.`, limitHeaders, readableId(envelope))
+    const badParams = 'id' in envelope ? paramsProblem(envelope) : undefined
+    if (badParams) return jsonRpcError(200, -32602, badParams, limitHeaders, readableId(envelope))
   }
 
   // A server and transport per POST (stateless): nothing outlives the response, so they are left to

@@ -8,29 +8,27 @@ import { SCHEDULE_TYPES, SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { memoizeUntilExpiry } from './live-jobs.ts'
 
-const Range = z.object({
-  jobs_with_salary: z.int(),
-  p25_usd: z.int(),
-  median_usd: z.int(),
-  p75_usd: z.int(),
-})
+const Range = z
+  .object({
+    jobs_with_salary: z.int(),
+    p25_usd: z.int(),
+    median_usd: z.int(),
+    p75_usd: z.int(),
+  })
+  .meta({ title: 'SalaryRange' })
 
 export const MarketStatsSchema = z.object({
-  as_of: z.string().describe('When the snapshot was built (the data as-of time).'),
+  as_of: z.string(),
   exchange_rates_as_of: z.string(),
   employers_tracked: z.int(),
   live_jobs: z.int(),
   employers_by_schedule: z.array(
     z.object({ schedule_type: z.string(), label: z.string(), employers: z.int(), share: z.number() }),
   ),
-  true_four_day_week_employer_share: z
-    .number()
-    .describe('Share of employers on 4_day_week only; compressed hours excluded.'),
+  true_four_day_week_employer_share: z.number().describe('4_day_week only; compressed hours excluded.'),
   median_full_time_weekly_hours: z.number().optional(),
-  remote_share_of_jobs: z.object({ remote: z.number(), hybrid: z.number(), onsite: z.number() }),
-  salary_by_category: z
-    .record(z.string(), Range)
-    .describe('Annualised USD of the top of each published range, converted at the dataset rates.'),
+  remote_share_of_jobs: z.record(z.string(), z.number()),
+  salary_by_category: z.record(z.string(), Range).describe('Annual USD, top of each published range.'),
   salary_by_level: z.record(z.string(), Range),
   caveats: z.array(z.string()),
 })
@@ -114,22 +112,4 @@ export const marketStats = memoizeUntilExpiry((snapshot: LoadedSnapshot, live: n
 
 function round(value: number): number {
   return Math.round(value * 1000) / 1000
-}
-
-export function renderMarketStats(stats: MarketStats): string {
-  return [
-    `Market data as of ${stats.as_of} (${stats.employers_tracked} employers, ${stats.live_jobs} live jobs).`,
-    `Employers by schedule: ${stats.employers_by_schedule.map((s) => `${s.label} ${(s.share * 100).toFixed(1)}%`).join(', ')}.`,
-    `True four-day week (fewer hours, full pay): ${(stats.true_four_day_week_employer_share * 100).toFixed(1)}% of employers.`,
-    stats.median_full_time_weekly_hours !== undefined
-      ? `Median full-time week: ${stats.median_full_time_weekly_hours} hours.`
-      : undefined,
-    `Jobs: ${(stats.remote_share_of_jobs.remote * 100).toFixed(1)}% remote, ${(stats.remote_share_of_jobs.hybrid * 100).toFixed(1)}% hybrid, ${(stats.remote_share_of_jobs.onsite * 100).toFixed(1)}% onsite.`,
-    `Median salary by level (USD/year): ${Object.entries(stats.salary_by_level)
-      .map(([k, r]) => `${k} ${r.median_usd.toLocaleString('en-US')}`)
-      .join(', ')}.`,
-    `Caveats: ${stats.caveats.join(' ')}`,
-  ]
-    .filter(Boolean)
-    .join('\n')
 }

@@ -1,48 +1,155 @@
 /**
- * The MCP server object: the six tools registered over one snapshot. A fresh
- * one is made per HTTP request (stateless transport), which costs
- * microseconds and leaves no session state to grow or to leak across
- * snapshot swaps.
+ * The MCP server object: the six tools over one snapshot. A fresh one is made
+ * per HTTP request (stateless transport), which costs microseconds and leaves
+ * no session state to grow or to leak across snapshot swaps.
+ *
+ * Built on the SDK's low-level Server rather than McpServer, which turns every
+ * failure into a tool result: here an unknown tool or arguments the tool's
+ * schema refuses are protocol errors (-32602 Invalid params, naming what is
+ * allowed), and only a tool that ran and could not answer returns
+ * `isError: true`. The tool list is computed once per process, and the
+ * capabilities say `listChanged: false`: a stateless endpoint has no channel
+ * to announce a change on.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import type { LoadedSnapshot } from '../snapshot.ts'
-import { renderMarketStats } from './market-stats.ts'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
-  explainSchedule,
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import { z } from 'zod'
+import type { LoadedSnapshot } from '../snapshot.ts'
+import { toolJsonSchema } from './json-schema.ts'
+import {
   ExplainScheduleInput,
   ExplainScheduleOutput,
-  getCompany,
+  explainSchedule,
   GetCompanyInput,
   GetCompanyOutput,
-  getJob,
   GetJobInput,
   GetJobOutput,
-  marketStats,
+  getCompany,
+  getJob,
   MarketStatsSchema,
-  renderExplainSchedule,
-  renderGetCompany,
-  renderGetJob,
-  renderSearchCompanies,
-  renderSearchJobs,
-  searchCompanies,
+  marketStats,
   SearchCompaniesInput,
   SearchCompaniesOutput,
-  searchJobs,
   SearchJobsInput,
   SearchJobsOutput,
+  searchCompanies,
+  searchJobs,
   TOOL_DESCRIPTIONS,
+  ToolError,
 } from './tools.ts'
 
-const MCP_SERVER_INFO = { name: 'jobsnap', title: 'jobsnap job listings', version: '1.0.0' }
+const SERVER_INFO = { name: 'jobsnap', title: 'jobsnap job listings', version: '1.0.0' }
 
-const READ_ONLY = { readOnlyHint: true, openWorldHint: false, idempotentHint: true, destructiveHint: false } as const
+/** Read-only (so the destructive and idempotent hints, which apply only to tools that write, are left out) and closed-world. */
+const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const
 
 const INSTRUCTIONS =
   'Read-only access to live job listings and the employers behind them, with a focus on working-hours policies. Use search_jobs / search_companies to find slugs, then get_job / get_company for details. Use explain_schedule_type before describing a schedule to a user: compressed hours is never a four-day week.'
 
-function reply<T extends object>(structured: T, text: string) {
-  return { content: [{ type: 'text' as const, text }], structuredContent: structured as Record<string, unknown> }
+interface ToolDefinition {
+  name: keyof typeof TOOL_DESCRIPTIONS
+  title: string
+  input: z.ZodObject
+  output: z.ZodType
+  run(snapshot: LoadedSnapshot, args: never, now: number): object
+}
+
+/** Typed at each definition, stored untyped: the call handler has validated `args` against `input`. */
+function tool<I extends z.ZodObject>(definition: {
+  name: keyof typeof TOOL_DESCRIPTIONS
+  title: string
+  input: I
+  output: z.ZodType
+  run(snapshot: LoadedSnapshot, args: z.infer<I>, now: number): object
+}): ToolDefinition {
+  return definition as ToolDefinition
+}
+
+/** get_market_stats takes no arguments, and says so: any argument is refused. */
+const NO_ARGUMENTS = z.strictObject({})
+
+const TOOLS: ToolDefinition[] = [
+  tool({
+    name: 'search_jobs',
+    title: 'Search jobs',
+    input: SearchJobsInput,
+    output: SearchJobsOutput,
+    run: searchJobs,
+  }),
+  tool({
+    name: 'get_job',
+    title: 'Get a job',
+    input: GetJobInput,
+    output: GetJobOutput,
+    run: (snapshot, { slug }, now) => getJob(snapshot, slug, now),
+  }),
+  tool({
+    name: 'search_companies',
+    title: 'Search employers',
+    input: SearchCompaniesInput,
+    output: SearchCompaniesOutput,
+    run: searchCompanies,
+  }),
+  tool({
+    name: 'get_company',
+    title: 'Get an employer',
+    input: GetCompanyInput,
+    output: GetCompanyOutput,
+    run: (snapshot, { slug }, now) => getCompany(snapshot, slug, now),
+  }),
+  tool({
+    name: 'get_market_stats',
+    title: 'Market statistics',
+    input: NO_ARGUMENTS,
+    output: MarketStatsSchema,
+    run: (snapshot, _args, now) => marketStats(snapshot, now),
+  }),
+  tool({
+    name: 'explain_schedule_type',
+    title: 'Explain schedule types',
+    input: ExplainScheduleInput,
+    output: ExplainScheduleOutput,
+    run: (_snapshot, args) => explainSchedule(args),
+  }),
+]
+
+const TOOLS_BY_NAME = new Map(TOOLS.map((definition) => [definition.name, definition]))
+
+/** tools/list, the same for every request and snapshot. */
+const TOOL_LIST: Tool[] = TOOLS.map((definition) => ({
+  name: definition.name,
+  title: definition.title,
+  description: TOOL_DESCRIPTIONS[definition.name],
+  inputSchema: toolJsonSchema(definition.input, 'input') as Tool['inputSchema'],
+  outputSchema: toolJsonSchema(definition.output, 'output') as Tool['outputSchema'],
+  annotations: READ_ONLY,
+}))
+
+/**
+ * A JSON-RPC Invalid params error. Not the SDK's McpError, whose message
+ * starts "MCP error -32602:", which the client's own McpError then repeats.
+ */
+class InvalidParamsError extends Error {
+  readonly code = ErrorCode.InvalidParams
+}
+
+/** Why `args` do not fit a tool's schema, in words that say what is allowed. */
+function describeInvalidArguments(definition: ToolDefinition, error: z.ZodError): string {
+  const allowed = Object.keys(definition.input.shape)
+  const problems = error.issues.map((issue) => {
+    if (issue.code === 'unrecognized_keys')
+      return `unknown argument${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')} (${definition.name} takes ${allowed.length ? allowed.join(', ') : 'no arguments'})`
+    const where = issue.path.length ? issue.path.join('.') : 'arguments'
+    return `${where}: ${issue.message}`
+  })
+  return `Invalid arguments for ${definition.name}: ${problems.join('; ')}.`
 }
 
 /**
@@ -51,95 +158,34 @@ function reply<T extends object>(structured: T, text: string) {
  */
 const jsonSchemaValidator = new AjvJsonSchemaValidator()
 
-export function createMcpServer(snapshot: LoadedSnapshot, now: number): McpServer {
-  const server = new McpServer(MCP_SERVER_INFO, {
-    capabilities: { tools: {} },
+export function createMcpServer(snapshot: LoadedSnapshot, now: number): Server {
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
     instructions: INSTRUCTIONS,
     jsonSchemaValidator,
   })
-
-  server.registerTool(
-    'search_jobs',
-    {
-      title: 'Search jobs',
-      description: TOOL_DESCRIPTIONS.search_jobs,
-      inputSchema: SearchJobsInput,
-      outputSchema: SearchJobsOutput,
-      annotations: READ_ONLY,
-    },
-    async (args) => {
-      const result = searchJobs(snapshot, args, now)
-      return reply(result, renderSearchJobs(result))
-    },
-  )
-  server.registerTool(
-    'get_job',
-    {
-      title: 'Get a job',
-      description: TOOL_DESCRIPTIONS.get_job,
-      inputSchema: GetJobInput,
-      outputSchema: GetJobOutput,
-      annotations: READ_ONLY,
-    },
-    async ({ slug }) => {
-      const result = getJob(snapshot, slug, now)
-      return reply(result, renderGetJob(result))
-    },
-  )
-  server.registerTool(
-    'search_companies',
-    {
-      title: 'Search employers',
-      description: TOOL_DESCRIPTIONS.search_companies,
-      inputSchema: SearchCompaniesInput,
-      outputSchema: SearchCompaniesOutput,
-      annotations: READ_ONLY,
-    },
-    async (args) => {
-      const result = searchCompanies(snapshot, args, now)
-      return reply(result, renderSearchCompanies(result))
-    },
-  )
-  server.registerTool(
-    'get_company',
-    {
-      title: 'Get an employer',
-      description: TOOL_DESCRIPTIONS.get_company,
-      inputSchema: GetCompanyInput,
-      outputSchema: GetCompanyOutput,
-      annotations: READ_ONLY,
-    },
-    async ({ slug }) => {
-      const result = getCompany(snapshot, slug, now)
-      return reply(result, renderGetCompany(result))
-    },
-  )
-  server.registerTool(
-    'get_market_stats',
-    {
-      title: 'Market statistics',
-      description: TOOL_DESCRIPTIONS.get_market_stats,
-      outputSchema: MarketStatsSchema,
-      annotations: READ_ONLY,
-    },
-    async () => {
-      const result = marketStats(snapshot, now)
-      return reply(result, renderMarketStats(result))
-    },
-  )
-  server.registerTool(
-    'explain_schedule_type',
-    {
-      title: 'Explain schedule types',
-      description: TOOL_DESCRIPTIONS.explain_schedule_type,
-      inputSchema: ExplainScheduleInput,
-      outputSchema: ExplainScheduleOutput,
-      annotations: READ_ONLY,
-    },
-    async (args) => {
-      const result = explainSchedule(args)
-      return reply(result, renderExplainSchedule(result))
-    },
-  )
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }))
+  server.setRequestHandler(CallToolRequestSchema, (request): CallToolResult => {
+    const { name } = request.params
+    const definition = TOOLS_BY_NAME.get(name as ToolDefinition['name'])
+    if (!definition) {
+      throw new InvalidParamsError(
+        `Unknown tool "${String(name).slice(0, 100)}". This server's tools: ${TOOLS.map((t) => t.name).join(', ')}.`,
+      )
+    }
+    const parsed = definition.input.safeParse(request.params.arguments ?? {})
+    if (!parsed.success) throw new InvalidParamsError(describeInvalidArguments(definition, parsed.error))
+    try {
+      const structured = definition.run(snapshot, parsed.data as never, now)
+      // The text block carries the same JSON, for clients that read only text.
+      return {
+        content: [{ type: 'text', text: JSON.stringify(structured) }],
+        structuredContent: structured as Record<string, unknown>,
+      }
+    } catch (error) {
+      if (error instanceof ToolError) return { content: [{ type: 'text', text: error.message }], isError: true }
+      throw error
+    }
+  })
   return server
 }

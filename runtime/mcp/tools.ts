@@ -1,18 +1,23 @@
 /**
- * The six read-only MCP tools. Each is a zod input schema, a zod output
- * schema and a pure function over a loaded snapshot, so the tools can be
- * tested without a server and cannot drift from the REST matching rules
- * (search_jobs runs the same query engine as GET /api/v2/jobs).
+ * The six read-only MCP tools. Each is a strict zod input schema (an unknown
+ * argument or a value outside a closed vocabulary is refused before the tool
+ * runs), a zod output schema and a pure function over a loaded snapshot, so
+ * the tools can be tested without a server and cannot drift from the REST
+ * matching rules (search_jobs runs the same query engine as GET /api/v2/jobs).
+ * Values of open vocabularies (skills, categories, countries) are checked
+ * against the snapshot: an unknown one is a tool error naming the closest
+ * known values, never a silent empty result.
  */
 import { LRUCache } from 'lru-cache'
 import { z } from 'zod'
-import { resolveCountry } from '../../core/geo.ts'
+import { allCountryCodes, countryName, resolveCountry } from '../../core/geo.ts'
 import type { V2ListQuery } from '../../core/query.ts'
 import { formatSalary } from '../../core/salary.ts'
 import type { V2Job } from '../../core/schema/api.ts'
-import { V2Job as V2JobSchema } from '../../core/schema/api.ts'
 import type { IndexedCompany } from '../../core/snapshot.ts'
 import {
+  CATEGORY_LABELS,
+  LEVEL_LABELS,
   REMOTE_LEVELS,
   REMOTE_LEVEL_VALUES,
   SCHEDULE_TYPES,
@@ -23,93 +28,69 @@ import {
 import { runV2Query } from '../query/run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { liveJobsByCompany } from './live-jobs.ts'
+import { closestValues } from './suggest.ts'
 import { marketStats, MarketStatsSchema } from './market-stats.ts'
 
 const RESULTS_PER_CALL = 25
 const MAX_PAGE = 200
 
-/** One line per schedule type, for tool descriptions: the taxonomy models must follow. */
-const SCHEDULE_TAXONOMY_TEXT = SCHEDULE_TYPE_VALUES.map((type) => {
-  const s = SCHEDULE_TYPES[type]
-  return `- ${type} ("${s.label}"): ${s.reducesHours ? 'reduces weekly hours' : 'does NOT reduce weekly hours'}, ${s.fullPay ? 'full pay' : 'pay reduced pro rata'}${s.isFourDayWeek ? '; a true four-day week' : ''}.`
-}).join('\n')
-
 const FOUR_DAY_RULE =
-  'Only 4_day_week is a four-day week. compressed_hours (the same ~40 hours in four longer days) is never a four-day week; do not describe it as one.'
+  'Only 4_day_week is a four-day week; compressed_hours (the same hours in four longer days) never is, so never call it one.'
 
 const page = z
   .int()
   .min(1, 'page must be at least 1')
   .max(MAX_PAGE, `page must be at most ${MAX_PAGE}; narrow the filters instead of paging further`)
   .default(1)
-  .describe(
-    `Page of results, 1 to ${MAX_PAGE}. Each page holds at most ${RESULTS_PER_CALL}; keep paging while has_more is true.`,
-  )
 
 const scheduleEnum = z.enum(SCHEDULE_TYPE_VALUES)
+const levelEnum = z.enum(Object.keys(LEVEL_LABELS) as [string, ...string[]])
 
 function scheduleFacts(type: ScheduleType | undefined) {
   if (!type) return undefined
   const s = SCHEDULE_TYPES[type]
-  return { type, label: s.label, reduces_hours: s.reducesHours, full_pay: s.fullPay, is_four_day_week: s.isFourDayWeek }
+  return { type, reduces_hours: s.reducesHours, full_pay: s.fullPay, is_four_day_week: s.isFourDayWeek }
 }
+/** The schedule facts results carry; `type` is one of the schedule values the inputs list. */
 const ScheduleFacts = z.object({
-  type: scheduleEnum,
-  label: z.string(),
+  type: z.string(),
   reduces_hours: z.boolean(),
   full_pay: z.boolean(),
-  is_four_day_week: z.boolean().describe('True only for a real four-day week with fewer hours (4_day_week).'),
+  is_four_day_week: z.boolean(),
 })
 
 // ---------- search_jobs ----------
 
-export const SearchJobsInput = z.object({
+export const SearchJobsInput = z.strictObject({
   query: z
     .string()
     .max(200)
     .optional()
-    .describe(
-      'Free text over title, role, company, skills, locations and description. Every word must match (prefixes allowed).',
-    ),
-  schedule: z.array(scheduleEnum).optional().describe('Schedule types; a job matches any of them.'),
-  category: z
-    .array(z.string())
-    .optional()
-    .describe(
-      'Category slugs such as engineering, data, design, product, marketing, sales, customer-success, operations, finance, people.',
-    ),
-  level: z.array(z.string()).optional().describe('Seniority: intern, junior, mid, senior, lead, principal, director.'),
-  skills: z.array(z.string()).optional().describe('Skill, stack or tool slugs such as python, go, react, figma.'),
+    .describe('Words that must all match the title, company, skills, locations or description (prefixes too).'),
+  schedule: z.array(scheduleEnum).optional(),
+  category: z.array(z.string()).optional().describe('e.g. engineering, design'),
+  level: z.array(levelEnum).optional(),
+  skills: z.array(z.string()).optional().describe('Skill, stack or tool slugs, e.g. python'),
   country: z
     .string()
     .optional()
-    .describe(
-      'Country name or ISO code (e.g. "Germany" or "DE"): offices there, or remote work allowed from there (directly, via its continent or region, or worldwide).',
-    ),
-  work_arrangement: z.array(z.enum(WORK_ARRANGEMENTS)).optional().describe('onsite, hybrid and/or remote.'),
-  min_work_life_score: z
-    .int()
-    .min(0)
-    .max(100)
-    .optional()
-    .describe('Only employers whose work-life score (0-100) is at least this.'),
-  posted_within_days: z.int().min(1).max(365).optional().describe('Only jobs posted in the last N days (1-365).'),
-  sort: z
-    .enum(['date', 'salary'])
-    .default('date')
-    .describe('date: newest first. salary: highest annualised USD salary first.'),
+    .describe('Country name or ISO code: offices there, or remote work allowed from there.'),
+  work_arrangement: z.array(z.enum(WORK_ARRANGEMENTS)).optional(),
+  min_work_life_score: z.int().min(0).max(100).optional(),
+  posted_within_days: z.int().min(1).max(365).optional(),
+  sort: z.enum(['date', 'salary']).default('date').describe('date: newest first; salary: highest annual USD first.'),
   page,
 })
 
 const JobSummary = z.object({
-  slug: z.string().describe('Pass to get_job for the full listing.'),
+  slug: z.string(),
   title: z.string(),
   company: z.string(),
-  company_slug: z.string().describe('Pass to get_company for the employer profile.'),
+  company_slug: z.string(),
   schedule: ScheduleFacts.optional(),
-  work_arrangement: z.enum(WORK_ARRANGEMENTS),
-  locations: z.string().describe('Offices and where remote work is allowed, as text.'),
-  salary: z.string().optional().describe('Published salary, readable, in its own currency.'),
+  work_arrangement: z.string(),
+  locations: z.string(),
+  salary: z.string().optional(),
   posted_at: z.string(),
   url: z.string(),
 })
@@ -175,6 +156,26 @@ function summarise(job: V2Job) {
   }
 }
 
+/** The tool error for a value of an open vocabulary that this snapshot does not know. */
+function unknownValue(argument: string, value: string, vocabulary: Iterable<string>): ToolError {
+  const closest = closestValues(value, vocabulary)
+  return new ToolError(
+    `${argument}: "${value.slice(0, 100)}" is not a value any live job has. Closest known values: ${closest.map((v) => `"${v}"`).join(', ')}. Retry with one of them, or without ${argument}.`,
+  )
+}
+
+const countryNames = () => allCountryCodes().map(countryName)
+
+/** Refuses values of the open vocabularies (skills, category, country) that would silently match nothing. */
+function checkOpenValues(snapshot: LoadedSnapshot, args: z.infer<typeof SearchJobsInput>): void {
+  for (const skill of args.skills ?? [])
+    if (!snapshot.jobs.postingsFor('tag', skill)) throw unknownValue('skills', skill, snapshot.jobs.valuesOf('tag'))
+  for (const category of args.category ?? [])
+    if (!(category.toLowerCase() in CATEGORY_LABELS) && !snapshot.jobs.postingsFor('category', category))
+      throw unknownValue('category', category, Object.keys(CATEGORY_LABELS))
+  if (args.country?.trim() && !resolveCountry(args.country)) throw unknownValue('country', args.country, countryNames())
+}
+
 /** The v2 list query a search_jobs call means, so both faces answer alike. */
 function searchJobsQuery(args: z.infer<typeof SearchJobsInput>): V2ListQuery {
   return {
@@ -197,6 +198,7 @@ export function searchJobs(
   args: z.infer<typeof SearchJobsInput>,
   now: number,
 ): z.infer<typeof SearchJobsOutput> {
+  checkOpenValues(snapshot, args)
   const query = searchJobsQuery(args)
   const companyIds =
     args.min_work_life_score === undefined
@@ -215,33 +217,31 @@ export function searchJobs(
   }
 }
 
-export function renderSearchJobs(result: z.infer<typeof SearchJobsOutput>): string {
-  if (result.total === 0) return 'No live jobs match. Try fewer filters, or explain_schedule_type for schedule names.'
-  const lines = result.jobs.map(
-    (j, i) =>
-      `${(result.page - 1) * RESULTS_PER_CALL + i + 1}. ${j.title} at ${j.company} (slug: ${j.slug}) | ${j.schedule?.label ?? 'schedule not stated'} | ${j.work_arrangement} | ${j.locations}${j.salary ? ` | ${j.salary}` : ''} | posted ${j.posted_at.slice(0, 10)}`,
-  )
-  return `${result.total} matching jobs; page ${result.page}${result.has_more ? ` (more: call again with page ${result.page + 1})` : ' (last page)'}.\n${lines.join('\n')}`
-}
-
 // ---------- get_job ----------
 
-export const GetJobInput = z.object({ slug: z.string().min(1).max(200).describe('Job slug from search_jobs.') })
+export const GetJobInput = z.strictObject({ slug: z.string().min(1).max(200).describe('From search_jobs.') })
+/** The listing's main fields; the rest are there too, exactly as REST returns them (see /openapi.yaml). */
+const Listing = z
+  .looseObject({
+    slug: z.string(),
+    title: z.string(),
+    url: z.string(),
+    posted_at: z.string(),
+    company: z.looseObject({ slug: z.string(), name: z.string() }).optional(),
+  })
+  .describe('As GET /api/v2/jobs/{slug} returns it; salaries in minor units.')
+
 export const GetJobOutput = z.object({
-  job: V2JobSchema.describe(
-    'The listing exactly as GET /api/v2/jobs/{slug} returns it (salaries in the smallest currency unit).',
-  ),
-  salary: z.string().optional().describe('The published salary, readable, e.g. "€60,000 - €75,000 a year".'),
+  job: Listing,
+  salary: z.string().optional(),
   schedule: ScheduleFacts.optional(),
-  weekly_hours: z
-    .string()
-    .optional()
-    .describe('Weekly hours as published by the job, or the employer full-time hours.'),
+  weekly_hours: z.string().optional(),
   locations: z.string(),
   company_summary: z.string().optional(),
 })
 
-class ToolError extends Error {}
+/** A tool that ran and could not answer: returned as a result with isError, its message saying what to do. */
+export class ToolError extends Error {}
 
 export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.infer<typeof GetJobOutput> {
   const position = snapshot.jobs.positionOf(slug)
@@ -272,44 +272,25 @@ export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.i
   }
 }
 
-export function renderGetJob(result: z.infer<typeof GetJobOutput>): string {
-  const { job } = result
-  return [
-    `${job.title} at ${job.company?.name ?? 'unknown company'} (${job.slug})`,
-    `Schedule: ${result.schedule ? `${result.schedule.label} (${result.schedule.reduces_hours ? 'fewer hours' : 'same hours'}, ${result.schedule.full_pay ? 'full pay' : 'pro-rata pay'})` : 'not stated'}`,
-    result.weekly_hours ? `Hours: ${result.weekly_hours}` : undefined,
-    `Work arrangement: ${job.work_arrangement}; ${result.locations}`,
-    `Salary: ${result.salary ?? 'not published'}`,
-    `Posted: ${job.posted_at}${job.expires_at ? `; expires ${job.expires_at}` : ''}`,
-    `Apply / details: ${job.url}`,
-    result.company_summary,
-    job.description ? `\n${job.description}` : undefined,
-  ]
-    .filter((line) => line !== undefined)
-    .join('\n')
-}
-
 // ---------- search_companies ----------
 
-export const SearchCompaniesInput = z.object({
-  schedule: z.array(scheduleEnum).optional().describe('Working-hours policies; an employer matches any of them.'),
+export const SearchCompaniesInput = z.strictObject({
+  schedule: z.array(scheduleEnum).optional(),
   country: z.string().optional().describe('Headquarters country, name or ISO code.'),
   remote_level: z
     .array(z.enum(REMOTE_LEVEL_VALUES))
     .optional()
-    .describe(
-      'Office-presence policy: fully_remote (no office needed), remote_friendly (offers remote/hybrid), onsite.',
-    ),
-  hires_worldwide: z.boolean().optional().describe('true: only employers that hire from anywhere in the world.'),
+    .describe('fully_remote: no office; remote_friendly: remote or hybrid offered.'),
+  hires_worldwide: z.boolean().optional(),
   query: z.string().max(100).optional().describe('Part of the company name.'),
   page,
 })
 const CompanySummary = z.object({
-  slug: z.string().describe('Pass to get_company.'),
+  slug: z.string(),
   name: z.string(),
   schedule: ScheduleFacts,
   hours_full_time: z.int().optional(),
-  remote_level: z.enum(REMOTE_LEVEL_VALUES),
+  remote_level: z.string(),
   hires_worldwide: z.boolean(),
   country: z.string().optional(),
   work_life_score: z.int().optional(),
@@ -343,15 +324,15 @@ export function searchCompanies(
 ): z.infer<typeof SearchCompaniesOutput> {
   const live = liveJobsByCompany(snapshot, now)
   const liveJobs = (c: IndexedCompany) => live.get(c.id) ?? 0
-  const country = args.country?.trim() ? (resolveCountry(args.country) ?? null) : undefined
+  const country = args.country?.trim() ? resolveCountry(args.country) : undefined
+  if (args.country?.trim() && !country) throw unknownValue('country', args.country, countryNames())
   const name = args.query?.trim().toLowerCase()
   const matches = snapshot.companies
     .filter((c) => {
       if (args.schedule?.length && !args.schedule.includes(c.schedule_type)) return false
       if (args.remote_level?.length && !args.remote_level.includes(c.remote_level)) return false
       if (args.hires_worldwide !== undefined && c.hires_worldwide !== args.hires_worldwide) return false
-      if (country !== undefined && (country === null || !c.country || resolveCountry(c.country) !== country))
-        return false
+      if (country !== undefined && (!c.country || resolveCountry(c.country) !== country)) return false
       if (name && !c.name.toLowerCase().includes(name)) return false
       return true
     })
@@ -365,19 +346,10 @@ export function searchCompanies(
   }
 }
 
-export function renderSearchCompanies(result: z.infer<typeof SearchCompaniesOutput>): string {
-  if (result.total === 0) return 'No employers match. Try fewer filters.'
-  const lines = result.companies.map(
-    (c) =>
-      `- ${c.name} (slug: ${c.slug}) | ${c.schedule.label}${c.hours_full_time ? `, ${c.hours_full_time} h/week` : ''} | ${REMOTE_LEVELS[c.remote_level].label}${c.hires_worldwide ? ', hires worldwide' : ''} | ${c.country ?? 'country not stated'}${c.work_life_score !== undefined ? ` | work-life ${c.work_life_score}/100` : ''} | ${c.live_jobs} live jobs`,
-  )
-  return `${result.total} employers; page ${result.page}${result.has_more ? ` (more: page ${result.page + 1})` : ' (last page)'}.\n${lines.join('\n')}`
-}
-
 // ---------- get_company ----------
 
-export const GetCompanyInput = z.object({
-  slug: z.string().min(1).max(200).describe('Company slug from search_companies or a job.'),
+export const GetCompanyInput = z.strictObject({
+  slug: z.string().min(1).max(200).describe('From search_companies or a job.'),
 })
 export const GetCompanyOutput = z.object({
   slug: z.string(),
@@ -389,20 +361,21 @@ export const GetCompanyOutput = z.object({
   country: z.string().optional(),
   employees: z.int().optional(),
   schedule: ScheduleFacts.extend({
+    label: z.string(),
     definition: z.string(),
     policy_text: z.string().optional().describe("The employer's own words."),
   }),
   hours_full_time: z.int().optional(),
   office_policy: z.object({
-    remote_level: z.enum(REMOTE_LEVEL_VALUES),
+    remote_level: z.string(),
     label: z.string(),
     hires_worldwide: z.boolean(),
   }),
   benefits: z.array(z.string()),
   work_life_score: z.int().optional(),
-  day_off: z.string().optional().describe('Only when the employer published it.'),
-  vacation_days: z.int().optional().describe('Only when the employer published it.'),
-  awards: z.array(z.string()).optional().describe('Only when the employer published them.'),
+  day_off: z.string().optional(),
+  vacation_days: z.int().optional(),
+  awards: z.array(z.string()).optional(),
   live_jobs: z.int(),
 })
 
@@ -419,7 +392,12 @@ export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number):
     description: c.description,
     country: c.country,
     employees: c.employees,
-    schedule: { ...scheduleFacts(c.schedule_type)!, definition: s.definition, policy_text: c.schedule_policy_text },
+    schedule: {
+      ...scheduleFacts(c.schedule_type)!,
+      label: s.label,
+      definition: s.definition,
+      policy_text: c.schedule_policy_text,
+    },
     hours_full_time: c.hours_full_time,
     office_policy: {
       remote_level: c.remote_level,
@@ -437,31 +415,15 @@ export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number):
   return out
 }
 
-export function renderGetCompany(c: z.infer<typeof GetCompanyOutput>): string {
-  return [
-    `${c.name} (${c.slug})${c.country ? `, ${c.country}` : ''}${c.employees ? `, ${c.employees} employees` : ''}`,
-    c.short_description,
-    `Schedule: ${c.schedule.label} (${c.schedule.reduces_hours ? 'fewer hours' : 'same hours'}, ${c.schedule.full_pay ? 'full pay' : 'pro-rata pay'})${c.hours_full_time ? `, ${c.hours_full_time} hours a week full time` : ''}`,
-    c.schedule.policy_text ? `In their words: ${c.schedule.policy_text}` : undefined,
-    `Office policy: ${c.office_policy.label}${c.office_policy.hires_worldwide ? '; hires worldwide' : ''}`,
-    c.benefits.length ? `Benefits: ${c.benefits.join(', ')}` : undefined,
-    c.work_life_score !== undefined ? `Work-life score: ${c.work_life_score}/100` : undefined,
-    c.day_off ? `Day off: ${c.day_off}` : undefined,
-    c.vacation_days !== undefined ? `Vacation: ${c.vacation_days} days` : undefined,
-    c.awards?.length ? `Awards: ${c.awards.join(', ')}` : undefined,
-    `${c.live_jobs} live jobs (search_jobs with the query "${c.name}" lists them). Profile: ${c.url}`,
-  ]
-    .filter(Boolean)
-    .join('\n')
-}
-
 // ---------- explain_schedule_type ----------
 
-export const ExplainScheduleInput = z.object({
-  schedule_type: scheduleEnum.optional().describe('One schedule type; omit to get all of them.'),
+export const ExplainScheduleInput = z.strictObject({
+  schedule_type: scheduleEnum.optional().describe('Omit for all.'),
 })
 export const ExplainScheduleOutput = z.object({
-  schedule_types: z.array(ScheduleFacts.extend({ definition: z.string(), typical_weekly_hours: z.int() })),
+  schedule_types: z.array(
+    ScheduleFacts.extend({ label: z.string(), definition: z.string(), typical_weekly_hours: z.int() }),
+  ),
   note: z.string(),
 })
 
@@ -470,6 +432,7 @@ export function explainSchedule(args: z.infer<typeof ExplainScheduleInput>): z.i
   return {
     schedule_types: types.map((type) => ({
       ...scheduleFacts(type)!,
+      label: SCHEDULE_TYPES[type].label,
       definition: SCHEDULE_TYPES[type].definition,
       typical_weekly_hours: SCHEDULE_TYPES[type].typicalWeeklyHours,
     })),
@@ -477,22 +440,18 @@ export function explainSchedule(args: z.infer<typeof ExplainScheduleInput>): z.i
   }
 }
 
-export function renderExplainSchedule(result: z.infer<typeof ExplainScheduleOutput>): string {
-  return `${result.schedule_types.map((s) => `${s.type} ("${s.label}"): ${s.definition} Reduces hours: ${s.reduces_hours ? 'yes' : 'no'}. Full pay: ${s.full_pay ? 'yes' : 'no'}. Typical: ${s.typical_weekly_hours} h/week.`).join('\n')}\n${result.note}`
-}
-
 // ---------- registry ----------
 
 export const TOOL_DESCRIPTIONS = {
-  search_jobs: `Search live job listings. Filters combine with AND; list filters match any of their values. Returns at most ${RESULTS_PER_CALL} jobs per call with total and has_more; page up to ${MAX_PAGE}. Use get_job with a slug for the full listing.\nSchedule types:\n${SCHEDULE_TAXONOMY_TEXT}\n${FOUR_DAY_RULE}`,
+  search_jobs: `Search live jobs. Filters combine with AND; a list matches any of its values. ${RESULTS_PER_CALL} per page, pages 1-${MAX_PAGE}; get_job gives the full listing. ${FOUR_DAY_RULE} explain_schedule_type defines every schedule.`,
   get_job:
-    'One live listing in full by slug: description, weekly hours, schedule, locations, the published salary (readable and in smallest currency units) and a company summary. Unknown or expired slugs return an error telling you to use search_jobs.',
-  search_companies: `Search employers by working-hours policy (schedule type), headquarters country, office-presence policy and whether they hire worldwide. At most ${RESULTS_PER_CALL} per call, page up to ${MAX_PAGE}.\nSchedule types:\n${SCHEDULE_TAXONOMY_TEXT}`,
+    'A live listing in full by slug, with the readable salary, weekly hours, schedule facts and an employer summary.',
+  search_companies: `Search employers by schedule type, headquarters country, office policy and worldwide hiring, most live jobs first. ${RESULTS_PER_CALL} per page.`,
   get_company:
-    "One employer's full profile: schedule policy and its own text, full-time weekly hours, office policy, benefits, work-life score, and day off, vacation days and awards only where the employer published them (absent otherwise, never guessed).",
+    "An employer's profile: schedule policy in its own words, hours, office policy, benefits; day off, vacation and awards only when published.",
   get_market_stats:
-    'Aggregate market data across the tracked employers and live jobs: share of employers by schedule type, true four-day-week share, median full-time weekly hours, salary ranges (annualised USD) by category and level, and remote share, with the data as-of date and caveats that must be passed on to the user.',
-  explain_schedule_type: `Definitions of the schedule types: whether each truly reduces weekly hours and whether at full pay. ${FOUR_DAY_RULE}`,
+    'Market figures: schedule shares, four-day-week share, median hours, salary percentiles by category and level, remote share. Pass on its dates and caveats.',
+  explain_schedule_type: `What each schedule type means: fewer hours or not, full pay or not. ${FOUR_DAY_RULE}`,
 } as const
 
 export { marketStats, MarketStatsSchema }

@@ -168,6 +168,19 @@ export class JobIndex implements RangeColumns {
     return this.postings.get(`${facet}:${value.toLowerCase()}`)
   }
 
+  private readonly vocabularies = new Map<Facet, string[]>()
+
+  /** Every value `facet` takes in this snapshot (lowercase), for suggestions; computed once per facet. */
+  valuesOf(facet: Facet): string[] {
+    let values = this.vocabularies.get(facet)
+    if (!values) {
+      const prefix = `${facet}:`
+      values = [...this.postings.keys()].filter((key) => key.startsWith(prefix)).map((key) => key.slice(prefix.length))
+      this.vocabularies.set(facet, values)
+    }
+    return values
+  }
+
   /** Content hash of the job's v2 body: its ETag. */
   hashAt(position: number): string {
     return this.hashes.at(position)

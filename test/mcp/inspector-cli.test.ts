@@ -117,17 +117,13 @@ describe('MCP Inspector CLI', () => {
       expect(job.schedule).toMatchObject({ type: 'compressed_hours', is_four_day_week: false, reduces_hours: false })
   })
 
-  it('tools/call with page 201 gets a tool error naming the argument', async () => {
-    const result = await inspector<CliToolResult>(
-      '--method',
-      'tools/call',
-      '--tool-name',
-      'search_jobs',
-      '--tool-arg',
-      'page=201',
-    )
-    expect(result.isError).toBe(true)
-    expect(result.structuredContent).toBeUndefined()
-    expect(result.content[0]?.text).toMatch(/page/)
+  it('tools/call with page 201 fails with -32602 Invalid params naming the argument', async () => {
+    const failure = await inspector('--method', 'tools/call', '--tool-name', 'search_jobs', '--tool-arg', 'page=201')
+      .then((printed) => {
+        throw new Error(`the Inspector printed a result: ${JSON.stringify(printed)}`)
+      })
+      .catch((error: Error & { stdout?: string; stderr?: string }) => `${error.stdout ?? ''}${error.stderr ?? ''}`)
+    expect(failure).toMatch(/-32602/)
+    expect(failure).toMatch(/page/)
   })
 })

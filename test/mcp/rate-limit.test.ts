@@ -72,6 +72,21 @@ function expectLimited(response: RawResponse): number {
   return Number(retryAfter)
 }
 
+describe('MCP bucket: what the 429 and the reset figures say', () => {
+  it("a 429 carries the refused request's id, and t means seconds until remaining next goes up on a 200 and a 429 alike", async () => {
+    const { server } = await serverWithClock()
+    const first = await mcpCall(server, 1)
+    expectAllowed(first, 59)
+    // 59 tokens left, refilled at 5 a second: one more token within a second, not the 0.2 s x 1 to the top.
+    expect(first.headers.get('ratelimit')).toBe('"mcp";r=59;t=1')
+    for (let i = 2; i <= 60; i++) await mcpCall(server, i)
+    const refused = await postMcp(server.url, toolsListMessage('call-61'))
+    expectLimited(refused)
+    expect(refused.headers.get('ratelimit')).toBe('"mcp";r=0;t=1')
+    expect(expectJsonRpcError(refused.text).id).toBe('call-61')
+  })
+})
+
 describe('MCP bucket: burst 60, refilled at 5 per second', () => {
   it('allows 60 calls in one instant, answers the 61st with 429 and Retry-After, then 5 more one second later', async () => {
     const { server, advance } = await serverWithClock()

@@ -142,6 +142,64 @@ describe('one JSON-RPC message per POST', () => {
   })
 })
 
+describe('JSON-RPC envelope and params', () => {
+  it.each([
+    ['jsonrpc "1.0"', { jsonrpc: '1.0', id: 7, method: 'ping' }, 7],
+    ['no jsonrpc member', { id: 'a', method: 'tools/list' }, 'a'],
+    ['an object id', { jsonrpc: '2.0', id: {}, method: 'ping' }, null],
+    ['a fractional id', { jsonrpc: '2.0', id: 1.5, method: 'ping' }, null],
+    ['a numeric method', { jsonrpc: '2.0', id: 8, method: 42 }, 8],
+    ['params null', { jsonrpc: '2.0', id: 9, method: 'tools/call', params: null }, 9],
+    ['params an array', { jsonrpc: '2.0', id: 10, method: 'tools/list', params: [] }, 10],
+    ['neither request nor response', { jsonrpc: '2.0', id: 11 }, 11],
+  ])('%s -> 400, -32600 Invalid Request, with the id when it is readable', async (_name, message, id) => {
+    const response = await postMcp(open.url, message)
+    expect(response.status).toBe(400)
+    const body = expectJsonRpcError(response.text, -32600)
+    expect(body.id).toEqual(id)
+  })
+
+  it.each([
+    ['arguments a string', { name: 'search_jobs', arguments: 'x' }, /arguments/],
+    ['arguments null', { name: 'search_jobs', arguments: null }, /arguments/],
+    ['arguments an array', { name: 'search_jobs', arguments: [] }, /arguments/],
+    ['no tool name', { arguments: {} }, /name/],
+  ])('tools/call with %s -> -32602 Invalid params naming the member, never -32603', async (_name, params, member) => {
+    const response = await postMcp(open.url, { jsonrpc: '2.0', id: 21, method: 'tools/call', params })
+    const body = expectJsonRpcError(response.text, -32602)
+    expect(body.id).toBe(21)
+    expect(body.error.message).toMatch(member)
+    expect(body.error.message, 'a sentence, not a raw validator dump').not.toMatch(/^\[/)
+  })
+
+  it('an unknown tool -> -32602, and an unknown method -> -32601', async () => {
+    const unknownTool = await postMcp(open.url, {
+      jsonrpc: '2.0',
+      id: 31,
+      method: 'tools/call',
+      params: { name: 'delete_job', arguments: {} },
+    })
+    expect(expectJsonRpcError(unknownTool.text, -32602).error.message).toMatch(/delete_job/)
+    const unknownMethod = await postMcp(open.url, { jsonrpc: '2.0', id: 32, method: 'jobs/delete' })
+    expectJsonRpcError(unknownMethod.text, -32601)
+  })
+
+  it('initialize advertises tools without listChanged: a stateless endpoint has no channel to announce changes', async () => {
+    const response = await postMcp(open.url, initializeMessage(41))
+    const body = JSON.parse(response.text) as { result: { capabilities: { tools?: { listChanged?: boolean } } } }
+    expect(body.result.capabilities.tools).toEqual({ listChanged: false })
+  })
+
+  it('tools/list stays within 10 KB of compact JSON, with 2020-12 schemas free of meaningless bounds', async () => {
+    const response = await postMcp(open.url, toolsListMessage(51))
+    const { result } = JSON.parse(response.text) as { result: { tools: unknown[] } }
+    const compact = JSON.stringify(result)
+    expect(Buffer.byteLength(compact)).toBeLessThanOrEqual(10 * 1024)
+    expect(compact).not.toContain(String(Number.MAX_SAFE_INTEGER))
+    expect(compact).not.toContain('"$schema"')
+  })
+})
+
 describe('methods', () => {
   it.each(['GET', 'DELETE', 'PUT', 'PATCH'])('%s -> 405 with Allow and a JSON-RPC error', async (method) => {
     const response = await fetch(`${open.url}/api/mcp`, {

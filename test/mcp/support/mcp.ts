@@ -10,7 +10,7 @@ import http from 'node:http'
 import path from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import { type CallToolResult, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import type {
   JsonSchemaType,
@@ -128,7 +128,25 @@ export async function callOk<T>(
   expect(checks, `the Client validated ${name}'s structuredContent exactly once`).toHaveLength(1)
   expect(checks[0]!.schema, `against ${name}'s listed outputSchema`).toBe(session.tools.get(name)?.outputSchema)
   expect(checks[0]!.valid, checks[0]!.errorMessage).toBe(true)
+  // The text block is the structured result itself, serialized, for clients that read only text.
+  expect(JSON.parse(text), `${name}'s text block is its structuredContent as JSON`).toEqual(result.structuredContent)
   return { structured: result.structuredContent as T, text, result }
+}
+
+/**
+ * Calls a tool with arguments its schema refuses (or a tool that does not
+ * exist): a JSON-RPC -32602 Invalid params error, never a result. Returns its message.
+ */
+export async function callInvalid(session: McpSession, name: string, args: unknown): Promise<string> {
+  const error = await session.client
+    .callTool({ name, arguments: args as Record<string, unknown> })
+    .then((result) => {
+      throw new Error(`${name}(${JSON.stringify(args)}) answered a result, not -32602: ${JSON.stringify(result)}`)
+    })
+    .catch((caught: unknown) => caught)
+  expect(error, `${name}(${JSON.stringify(args)})`).toBeInstanceOf(McpError)
+  expect((error as McpError).code, (error as McpError).message).toBe(ErrorCode.InvalidParams)
+  return (error as McpError).message
 }
 
 /** Calls a tool that must fail as a tool result (isError), not as a protocol error; returns its text. */
