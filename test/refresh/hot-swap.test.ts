@@ -10,9 +10,8 @@ import { cp, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { pointCurrentAt } from '../../build/publish.ts'
-import { indexFileHash } from '../../core/content-hash.ts'
-import { CURRENT_LINK, publishedSnapshotId, snapshotPaths } from '../../core/snapshot.ts'
+import { pointCurrentAt } from '../../build/index.ts'
+import { CURRENT_LINK, indexFileHash, publishedSnapshotId, snapshotPaths } from '../../core/index.ts'
 import {
   build,
   createDataset,
@@ -23,7 +22,8 @@ import {
   type RefreshDataset,
 } from './support/dataset.ts'
 import { get, header, percentile } from './support/http.ts'
-import { eventually, killAll, runCli, ServerProcess, sleep } from './support/processes.ts'
+import { runCli } from '../../support/processes.ts'
+import { eventually, killAll, ServerProcess, sleep } from './support/processes.ts'
 
 const SERVER_ENV = { JOBSNAP_REST_LIMIT: '1000000', JOBSNAP_KEEP_SNAPSHOTS: '10' }
 

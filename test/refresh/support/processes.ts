@@ -182,9 +182,6 @@ export class ServerProcess {
   }
 }
 
-// One CLI runner for every suite; the hot-swap suite still imports it from here.
-export { runCli } from '../../../support/processes.ts'
-
 /** A private, memory-only redis-server on 127.0.0.1. */
 export class RedisProcess {
   private watched: Watched | undefined
