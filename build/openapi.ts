@@ -145,7 +145,7 @@ function buildOpenApiDocument(): Record<string, unknown> {
       license: { name: 'Free to use; link back requested', identifier: 'CC-BY-4.0' },
     },
     servers: [{ url: '/', description: 'This server' }],
-    // SPEC.md 5: no authentication anywhere. Said explicitly (an empty requirement list), so
+    // No authentication anywhere: a public, read-only API. Said explicitly (an empty requirement list), so
     // clients and linters know the absence of security schemes is deliberate.
     security: [],
     tags: [

@@ -1,5 +1,5 @@
 /**
- * Dataset records -> public shapes (SPEC.md section 2). Pure functions; the
+ * Dataset records -> public shapes (core/schema/api.ts). Pure functions; the
  * output types come from the zod schemas in core/schema/api.ts.
  */
 import { compile } from 'html-to-text'

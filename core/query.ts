@@ -1,7 +1,7 @@
 /**
  * Query parameters of the REST list endpoints: their documented schemas (zod,
- * rendered into `/openapi.yaml`) and the parsers that apply DECISIONS.md
- * (clamping, 400 rules, repeated keys, case-insensitivity). Pure functions:
+ * rendered into `/openapi.yaml`) and the parsers that apply the README's
+ * parameter rules (clamping, 400 rules, repeated keys, case-insensitivity). Pure functions:
  * the runtime calls them per request, tests call them directly.
  */
 import { z } from 'zod'
@@ -169,7 +169,7 @@ function truncate(raw: string): string {
   return raw.length > 40 ? `${raw.slice(0, 40)}...` : raw
 }
 
-/** Parses `/api/v2/jobs` query parameters per DECISIONS.md. */
+/** Parses `/api/v2/jobs` query parameters (README, API: Parameters (v2)). */
 export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQuery> {
   const page = integerParam(params, 'page', true)
   if (!page.ok) return page

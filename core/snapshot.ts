@@ -271,7 +271,7 @@ export const snapshotPaths = {
   v2Job: (slug: string) => `v2/jobs/${slug}.json`,
 }
 
-/** The v1 `usage` courtesy notice (DECISIONS.md: one sentence, free, link back). */
+/** The v1 `usage` courtesy notice (one sentence: free to use, please link back). */
 export function v1UsageNotice(siteUrl: string): string {
   return `jobsnap is free to use; if you show these jobs in a public product, please link back to ${siteUrl}.`
 }

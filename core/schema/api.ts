@@ -1,5 +1,5 @@
 /**
- * The public response shapes (SPEC.md section 2). These schemas type the
+ * The public response shapes, field by field. These schemas type the
  * v1/v2 transforms, check the build's output, and become the components of
  * `/openapi.yaml`, so every field carries its description here.
  */

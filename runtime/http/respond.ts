@@ -1,7 +1,7 @@
 /**
  * Turning payloads and errors into HTTP responses with the headers every
- * REST response shares (DECISIONS.md: caching, ETag/304, CORS, encodings,
- * nosniff). Handlers decide what to send; this decides how.
+ * REST response shares (README, API: Caching and Errors: ETag/304, CORS,
+ * encodings, nosniff). Handlers decide what to send; this decides how.
  */
 import { ENCODINGS } from '../../core/snapshot.ts'
 import { negotiateEncoding, type Encoding } from './encoding.ts'

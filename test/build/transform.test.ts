@@ -1,6 +1,6 @@
 /**
- * Dataset records -> public shapes, field by field against SPEC.md section 2
- * (v2: 2.1-2.4, v1: 2.5-2.7) and the legacy labels DECISIONS.md fixes.
+ * Dataset records -> public shapes, field by field against the response
+ * schemas (core/schema/api.ts, described in /openapi.yaml) and the fixed legacy v1 labels.
  * Records are written out by hand so each expectation can be read off them.
  */
 import { rm } from 'node:fs/promises'
@@ -107,7 +107,7 @@ const HTML_TAG = /<\/?[a-z!][^>]*>/i
 const HTML_ENTITY = /&(?:[a-z][a-z0-9]*|#[0-9]+|#x[0-9a-f]+);/i
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/
 
-describe('v2 job (SPEC 2.1-2.4)', () => {
+describe('v2 job', () => {
   const v2 = toV2Job(JOB, COMPANY)
 
   it('copies identity fields and the lowercase category and level', () => {
@@ -240,7 +240,7 @@ describe('v2 job (SPEC 2.1-2.4)', () => {
   })
 })
 
-describe('v1 job (SPEC 2.5-2.7)', () => {
+describe('v1 job', () => {
   const v1 = toV1Job(JOB, COMPANY)
 
   it('renames identity fields and keeps the job page url', () => {

@@ -1,5 +1,5 @@
 /**
- * The HTTP rules DECISIONS.md ("MCP transport") puts in front of the SDK's
+ * The HTTP rules the README (MCP tools) puts in front of the SDK's
  * streamable-HTTP transport, checked with raw requests to a real server on
  * loopback: stateless, one JSON-RPC message per POST, 405 for GET and
  * DELETE, 202 for notifications, protocol version, body size, Origin and
@@ -67,7 +67,7 @@ describe('stateless', () => {
     expect(response.status).toBe(200)
     expectNoSession(response)
     expect(response.headers.get('content-type')).toMatch(/^application\/json/)
-    // Never cached (DECISIONS: X-Cache BYPASS for MCP).
+    // Never cached: X-Cache BYPASS for MCP.
     expect(response.headers.get('cache-control')).toBe('no-store')
     expect(response.headers.get('x-cache')).toBe('BYPASS')
     const body = JSON.parse(response.text) as {

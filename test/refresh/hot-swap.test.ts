@@ -1,5 +1,5 @@
 /**
- * Refresh without downtime (DECISIONS.md "Refresh", README "For operators"):
+ * Refresh without downtime (README "For operators"):
  * a `jobsnap serve` child process under steady load while `jobsnap build`
  * publishes three new snapshots; corrupted snapshots refused; `jobsnap
  * rollback` followed by a running server.

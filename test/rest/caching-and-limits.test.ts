@@ -1,6 +1,6 @@
 /**
- * Caching, conditional requests, compression and rate limits (SPEC.md 8;
- * DECISIONS.md "Headers, caching, rate limits"), through real servers on
+ * Caching, conditional requests, compression and rate limits (README, API:
+ * Caching and Rate limits), through real servers on
  * loopback. Rate-limit servers run on a clock the test moves, so windows and
  * Retry-After values are exact rather than timed.
  */

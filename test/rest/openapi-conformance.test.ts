@@ -1,6 +1,6 @@
 /**
  * Responses against the OpenAPI document the server itself serves
- * (SPEC.md 1, 4.5, 9): the document is valid OpenAPI 3.1, lists the three
+ * (README, API): the document is valid OpenAPI 3.1, lists the three
  * REST operations and every v2 parameter, and real responses (v1 pages, v2
  * lists under various filters, single jobs, 304, 400, 404, 405, 429) match
  * the schemas and headers it documents for their status.
@@ -34,7 +34,7 @@ import { request, type JsonResponse, type V2Job, type V2ListResponse } from './s
 
 const NOW = FIXTURE_NOW.getTime()
 const OAS_31_DIALECT = 'https://spec.openapis.org/oas/3.1/schema-base'
-/** Every parameter SPEC.md 4.2 lists for GET /api/v2/jobs. */
+/** Every parameter GET /api/v2/jobs takes (README, API: Parameters (v2)). */
 const V2_PARAMS = [
   'page',
   'limit',
@@ -168,7 +168,7 @@ describe('the served document', () => {
     expect(slugParam).toMatchObject({ in: 'path', required: true })
   })
 
-  it('documents every v2 query parameter of SPEC 4.2 with its type, and page/limit for v1', () => {
+  it('documents every v2 query parameter with its type, and page/limit for v1', () => {
     const params = (path: string) =>
       new Map((at(`/paths/${escapePointer(path)}/get/parameters`) as JsonObject[]).map((p) => [p.name as string, p]))
     const v2 = params('/api/v2/jobs')

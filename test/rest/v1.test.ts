@@ -1,5 +1,5 @@
 /**
- * GET /api/v1, the legacy list (SPEC.md 2.5-2.7, 4.1, 9; DECISIONS.md "v1"),
+ * GET /api/v1, the legacy list (README, API: v1; shapes in core/schema/api.ts),
  * through a real server: only page and limit count, junk falls back,
  * clamping, paging to the end, agreement with v2, labels, caching headers.
  */
@@ -62,7 +62,7 @@ async function allV1(limit: number | undefined): Promise<V1Job[]> {
   return jobs
 }
 
-// The labels DECISIONS.md names ("Engineering", "Senior", "Mid-level", "4 day week"); others title-cased.
+// The fixed legacy labels ("Engineering", "Senior", "Mid-level", "4 day week"); others title-cased.
 const titleCase = (slug: string) =>
   slug
     .split(/[-_]/)

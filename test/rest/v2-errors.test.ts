@@ -1,6 +1,6 @@
 /**
- * Invalid input and the edges of the REST surface (SPEC.md 2.8, 4.2, 4.3, 7;
- * DECISIONS.md "Query parameters", "What live means", "Headers"): every 400
+ * Invalid input and the edges of the REST surface (README, API:
+ * Parameters (v2), Live, Errors): every 400
  * rule, clamping, 404s (unknown and expired-since-build slugs), 405, HEAD
  * and CORS, through a real server.
  */

@@ -118,7 +118,7 @@ afterAll(async () => {
 })
 
 describe('hostile numbers in every integer parameter', () => {
-  /** DECISIONS.md: digits only (sign and surrounding blanks allowed), a safe integer; salaries and posted_after not negative; blank = absent. */
+  /** README, API: Parameters (v2): digits only (sign and surrounding blanks allowed), a safe integer; salaries and posted_after not negative; blank = absent. */
   function expectedStatus(param: string, literal: string): 200 | 400 {
     const trimmed = literal.trim()
     if (trimmed === '') return 200

@@ -2,8 +2,8 @@
  * A brute-force oracle for the REST list endpoints, built only from the
  * dataset files (jobs.ndjson, companies.ndjson, rates.json) and public facts
  * (countries-list), never from the snapshot or the query engine. It restates
- * SPEC.md 4.2 and DECISIONS.md ("Query parameters", "Filter semantics",
- * "What live means") as plain loops, so a test compares the server with the
+ * the README's API rules (Parameters (v2), Country, Salary filters, Full
+ * text, Sort, Live) as plain loops, so a test compares the server with the
  * contract rather than with itself.
  */
 import { readFile } from 'node:fs/promises'
@@ -132,7 +132,7 @@ function continentOf(code: TCountryCode): TContinentCode {
   return countries[code].continent
 }
 
-/** DECISIONS.md: office there, or remote_allowed naming the country, a continent or region containing it, or Worldwide. */
+/** README, API: Country: office there, or remote_allowed naming the country, a continent or region containing it, or Worldwide. */
 function jobMatchesCountry(job: RawJob, code: TCountryCode): boolean {
   for (const office of job.office_locations ?? []) {
     if (office.country !== undefined && countryCode(office.country) === code) return true
@@ -159,7 +159,7 @@ function currencyDigits(currency: string): number {
   return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
 }
 
-/** DECISIONS.md: whole USD per year; hour x weekly hours (40 when unknown) x 52, month x 12. Kept to the cent. */
+/** README, API: Salary filters: whole USD per year; hour x weekly hours (40 when unknown) x 52, month x 12. Kept to the cent. */
 function annualUsd(job: RawJob, rates: RawRates): { low: number; high: number } | undefined {
   const { salary_min: min, salary_max: max, salary_currency: currency, salary_period: period } = job
   if ((min === undefined && max === undefined) || currency === undefined || period === undefined) return undefined
@@ -275,7 +275,7 @@ function bySalary(a: OracleJob, b: OracleJob): number {
   return sb - sa
 }
 
-/** sort=salary as DECISIONS.md states it: salary, then newest first; a full tie may go either way. */
+/** sort=salary as the README states it: salary, then newest first; a full tie may go either way. */
 export function salaryContractOrder(a: OracleJob, b: OracleJob): number {
   return bySalary(a, b) || b.postedMs - a.postedMs
 }

@@ -67,13 +67,13 @@ const STACK_PATTERNS: RegExp[] = [
 
 export interface CheckOptions {
   canaries: Canaries
-  /** Error bodies in the JSON-RPC shape (/api/mcp) rather than SPEC 2.8's. */
+  /** Error bodies in the JSON-RPC shape (/api/mcp) rather than the REST error body. */
   jsonRpc?: boolean
   /** A HEAD request: no body to check. */
   head?: boolean
 }
 
-/** Problems with the REST error body of SPEC 2.8 (empty when it is right). */
+/** Problems with the REST error body (README, API: Errors; empty when it is right). */
 function restErrorProblems(res: RawResponse): string[] {
   if (res.headers['content-type']?.startsWith('application/json') !== true)
     return [`error ${res.status} is not JSON (${res.headers['content-type']})`]
