@@ -10,9 +10,15 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
   InitializeRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   PingRequestSchema,
+  ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { IncomingMessage } from 'node:http'
 import { FastResponse } from 'srvx'
@@ -89,10 +95,18 @@ function envelopeProblem(message: Record<string, unknown>): string | undefined {
 
 /** The params shape of each method this server answers; the SDK would report a mismatch as an internal error. */
 const PARAMS_SCHEMAS = new Map(
-  [InitializeRequestSchema, PingRequestSchema, ListToolsRequestSchema, CallToolRequestSchema].map((schema) => [
-    schema.shape.method.value,
-    schema,
-  ]),
+  [
+    InitializeRequestSchema,
+    PingRequestSchema,
+    ListToolsRequestSchema,
+    CallToolRequestSchema,
+    ListResourcesRequestSchema,
+    ListResourceTemplatesRequestSchema,
+    ReadResourceRequestSchema,
+    ListPromptsRequestSchema,
+    GetPromptRequestSchema,
+    CompleteRequestSchema,
+  ].map((schema) => [schema.shape.method.value, schema]),
 )
 
 /** Why a request's params do not fit its method, in a sentence; undefined when they do (or the method is unknown). */

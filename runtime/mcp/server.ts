@@ -3,6 +3,9 @@
  * per HTTP request (stateless transport), which costs microseconds and leaves
  * no session state to grow or to leak across snapshot swaps.
  *
+ * Also two resource templates (a job, an employer), the find_jobs prompt, and
+ * completion of their arguments.
+ *
  * Built on the SDK's low-level Server rather than McpServer, which turns every
  * failure into a tool result: here an unknown tool or arguments the tool's
  * schema refuses are protocol errors (-32602 Invalid params, naming what is
@@ -15,14 +18,22 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
   type CallToolResult,
-  ErrorCode,
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  ReadResourceRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { z } from 'zod'
 import type { LoadedSnapshot } from '../snapshot.ts'
+import { InvalidParamsError } from './errors.ts'
 import { toolJsonSchema } from './json-schema.ts'
+import { completePromptArgument, getPrompt, PROMPTS } from './prompts.ts'
+import { completeResourceArgument, RESOURCE_TEMPLATES, readResource } from './resources.ts'
 import {
   ExplainScheduleInput,
   ExplainScheduleOutput,
@@ -132,14 +143,6 @@ const TOOL_LIST: Tool[] = TOOLS.map((definition) => ({
   annotations: READ_ONLY,
 }))
 
-/**
- * A JSON-RPC Invalid params error. Not the SDK's McpError, whose message
- * starts "MCP error -32602:", which the client's own McpError then repeats.
- */
-class InvalidParamsError extends Error {
-  readonly code = ErrorCode.InvalidParams
-}
-
 /** Why `args` do not fit a tool's schema, in words that say what is allowed. */
 function describeInvalidArguments(definition: ToolDefinition, error: z.ZodError): string {
   const allowed = Object.keys(definition.input.shape)
@@ -160,7 +163,12 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator()
 
 export function createMcpServer(snapshot: LoadedSnapshot, now: number): Server {
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false } },
+    capabilities: {
+      tools: { listChanged: false },
+      resources: { listChanged: false },
+      prompts: { listChanged: false },
+      completions: {},
+    },
     instructions: INSTRUCTIONS,
     jsonSchemaValidator,
   })
@@ -186,6 +194,22 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): Server {
       if (error instanceof ToolError) return { content: [{ type: 'text', text: error.message }], isError: true }
       throw error
     }
+  })
+  // A job or an employer by URI; there is no list of every one (a million jobs), only the templates.
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }))
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: RESOURCE_TEMPLATES }))
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => readResource(snapshot, request.params.uri, now))
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: PROMPTS }))
+  server.setRequestHandler(GetPromptRequestSchema, (request) =>
+    getPrompt(request.params.name, request.params.arguments),
+  )
+  server.setRequestHandler(CompleteRequestSchema, (request) => {
+    const { ref, argument } = request.params
+    const completion =
+      ref.type === 'ref/prompt'
+        ? completePromptArgument(snapshot, ref.name, argument.name, argument.value)
+        : completeResourceArgument(snapshot, ref.uri, argument.name, argument.value, now)
+    return { completion }
   })
   return server
 }

@@ -169,6 +169,13 @@ export class JobIndex implements RangeColumns {
   }
 
   private readonly vocabularies = new Map<Facet, string[]>()
+  private sortedSlugs: string[] | undefined
+
+  /** Every job's slug in code-point order, for prefix completion; computed on first use. */
+  slugsInOrder(): string[] {
+    this.sortedSlugs ??= [...this.positionBySlug.keys()].sort()
+    return this.sortedSlugs
+  }
 
   /** Every value `facet` takes in this snapshot (lowercase), for suggestions; computed once per facet. */
   valuesOf(facet: Facet): string[] {

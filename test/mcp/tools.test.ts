@@ -6,6 +6,7 @@
  * through `callOk`, which requires a non-empty text content and a
  * structuredContent the Client validated against the listed outputSchema.
  */
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { DatasetCompany, DatasetJob } from '../../core/index.ts'
 import type { RunningServer } from '../../runtime/index.ts'
@@ -756,6 +757,86 @@ describe('explain_schedule_type', () => {
   it('rejects an unknown type as invalid params naming the argument', async () => {
     const text = await callInvalid(mcp, 'explain_schedule_type', { schedule_type: 'four_day_week' })
     expect(text).toContain('schedule_type')
+  })
+})
+
+describe('resource templates, the find_jobs prompt and completions', () => {
+  it('lists the job and employer templates, and no flat list of a whole snapshot', async () => {
+    const { resourceTemplates } = await mcp.client.listResourceTemplates()
+    expect(resourceTemplates.map((t) => t.uriTemplate).sort()).toEqual([
+      'jobsnap://companies/{slug}',
+      'jobsnap://jobs/{slug}',
+    ])
+    expect((await mcp.client.listResources()).resources).toEqual([])
+  })
+
+  it('reads a job as exactly the bytes GET /api/v2/jobs/{slug} returns, and an employer as get_company does', async () => {
+    const job = allJobs[3]!
+    const read = await mcp.client.readResource({ uri: `jobsnap://jobs/${job.slug}` })
+    const content = read.contents[0] as { uri: string; mimeType?: string; text: string }
+    expect(content).toMatchObject({ uri: `jobsnap://jobs/${job.slug}`, mimeType: 'application/json' })
+    const rest = await fetch(`${server.url}/api/v2/jobs/${job.slug}`)
+    expect(content.text).toBe(await rest.text())
+
+    const company = companies[0]!
+    const profile = await callOk<GetCompanyResult>(mcp, 'get_company', { slug: company.slug })
+    const employer = await mcp.client.readResource({ uri: `jobsnap://companies/${company.slug}` })
+    expect(JSON.parse((employer.contents[0] as { text: string }).text)).toEqual(profile.structured)
+  })
+
+  it('answers a URI that names nothing with -32002', async () => {
+    for (const uri of ['jobsnap://jobs/no-such-job', 'jobsnap://companies/no-such-employer', 'https://example.com/']) {
+      const error = await mcp.client.readResource({ uri }).catch((caught: unknown) => caught)
+      expect(error, uri).toBeInstanceOf(McpError)
+      expect((error as McpError).code, uri).toBe(-32002)
+    }
+  })
+
+  it('fills find_jobs from its arguments and refuses a schedule outside the vocabulary', async () => {
+    const { prompts } = await mcp.client.listPrompts()
+    expect(prompts.map((p) => p.name)).toEqual(['find_jobs'])
+    expect(prompts[0]!.arguments?.map((a) => a.name).sort()).toEqual(['category', 'country', 'schedule', 'skills'])
+    const filled = await mcp.client.getPrompt({
+      name: 'find_jobs',
+      arguments: { skills: 'Python, react', country: 'Germany', schedule: '4_day_week' },
+    })
+    const text = (filled.messages[0]!.content as { text: string }).text
+    expect(text).toContain('search_jobs')
+    expect(text).toContain('{"skills":["python","react"],"country":"Germany","schedule":["4_day_week"]}')
+    expect(text).toMatch(/never describe compressed_hours as one/)
+    const error = await mcp.client
+      .getPrompt({ name: 'find_jobs', arguments: { schedule: 'four_day' } })
+      .catch((caught: unknown) => caught)
+    expect((error as McpError).code).toBe(ErrorCode.InvalidParams)
+  })
+
+  it('completes prompt arguments from the snapshot and template slugs from live jobs and employers', async () => {
+    const prompt = { type: 'ref/prompt' as const, name: 'find_jobs' }
+    const schedule = await mcp.client.complete({ ref: prompt, argument: { name: 'schedule', value: '4' } })
+    expect(schedule.completion.values).toEqual(['4_day_week', '4_5_day_week'])
+    const skill = allJobs.flatMap((j) => (j.skills ?? []).map((s) => s.slug))[0]!
+    const skills = await mcp.client.complete({
+      ref: prompt,
+      argument: { name: 'skills', value: `python, ${skill.slice(0, 2)}` },
+    })
+    expect(skills.completion.values).toContain(skill)
+    for (const value of skills.completion.values) expect(value.startsWith(skill.slice(0, 2))).toBe(true)
+    const country = await mcp.client.complete({ ref: prompt, argument: { name: 'country', value: 'germ' } })
+    expect(country.completion.values).toEqual(['Germany'])
+
+    const job = allJobs[5]!
+    const jobSlugs = await mcp.client.complete({
+      ref: { type: 'ref/resource', uri: 'jobsnap://jobs/{slug}' },
+      argument: { name: 'slug', value: job.slug.slice(0, 8) },
+    })
+    expect(jobSlugs.completion.values).toContain(job.slug)
+    const live = new Set(allJobs.map((j) => j.slug))
+    for (const value of jobSlugs.completion.values) expect(live.has(value), value).toBe(true)
+    const employerSlugs = await mcp.client.complete({
+      ref: { type: 'ref/resource', uri: 'jobsnap://companies/{slug}' },
+      argument: { name: 'slug', value: companies[0]!.slug },
+    })
+    expect(employerSlugs.completion.values[0]).toBe(companies[0]!.slug)
   })
 })
 

@@ -1,0 +1,86 @@
+/**
+ * The find_jobs prompt: a ready-made request an agent's user can pick ("find
+ * me jobs like this"), filled from a few arguments, each completable from the
+ * snapshot's own vocabularies. It asks the model to use search_jobs with
+ * exactly those filters and to keep compressed hours apart from the
+ * four-day week.
+ */
+import type { GetPromptResult, Prompt } from '@modelcontextprotocol/sdk/types.js'
+import { allCountryCodes, countryName, resolveCountry } from '../../core/geo.ts'
+import { CATEGORY_LABELS, SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
+import type { LoadedSnapshot } from '../snapshot.ts'
+import { type Completion, completeFrom } from './complete.ts'
+import { InvalidParamsError } from './errors.ts'
+
+const ARGUMENTS = {
+  skills: 'Skills, stack or tools, comma-separated (e.g. python, react).',
+  country: 'Where the job is, or where remote work is allowed from: a country name or ISO code.',
+  schedule: `A schedule type: ${SCHEDULE_TYPE_VALUES.join(', ')}.`,
+  category: 'A job category, e.g. engineering or design.',
+} as const
+type ArgumentName = keyof typeof ARGUMENTS
+
+export const PROMPTS: Prompt[] = [
+  {
+    name: 'find_jobs',
+    title: 'Find jobs',
+    description: 'Find live jobs by skills, country, schedule and category, and present the best matches.',
+    arguments: Object.entries(ARGUMENTS).map(([name, description]) => ({ name, description, required: false })),
+  },
+]
+
+const list = (value: string | undefined) =>
+  (value ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+
+export function getPrompt(name: string, args: Record<string, string> = {}): GetPromptResult {
+  if (name !== 'find_jobs')
+    throw new InvalidParamsError(`Unknown prompt "${name.slice(0, 100)}". This server's prompts: find_jobs.`)
+  const unknown = Object.keys(args).filter((key) => !(key in ARGUMENTS))
+  if (unknown.length)
+    throw new InvalidParamsError(
+      `find_jobs takes ${Object.keys(ARGUMENTS).join(', ')}; not ${unknown.map((k) => `"${k}"`).join(', ')}.`,
+    )
+  if (args.schedule && !(SCHEDULE_TYPE_VALUES as readonly string[]).includes(args.schedule))
+    throw new InvalidParamsError(`schedule must be one of ${SCHEDULE_TYPE_VALUES.join(', ')}; got "${args.schedule}".`)
+  if (args.country && !resolveCountry(args.country))
+    throw new InvalidParamsError(`country "${args.country.slice(0, 100)}" is not a country name or ISO code.`)
+  const filters: Record<string, unknown> = {}
+  if (list(args.skills).length) filters.skills = list(args.skills).map((skill) => skill.toLowerCase())
+  if (args.country) filters.country = args.country
+  if (args.schedule) filters.schedule = [args.schedule]
+  if (args.category) filters.category = [args.category.toLowerCase()]
+  const text = [
+    `Find live jobs for me. Call search_jobs with ${JSON.stringify(filters)}${Object.keys(filters).length ? '' : ' (no filters: ask me what I am looking for first if that is too broad)'}.`,
+    'Show the best matches with title, employer, schedule, work arrangement, location, salary when published, and the link.',
+    'Only 4_day_week is a four-day week; never describe compressed_hours as one. Offer get_job for any job I want in full.',
+  ].join(' ')
+  return {
+    description: 'Find live jobs matching the given filters.',
+    messages: [{ role: 'user', content: { type: 'text', text } }],
+  }
+}
+
+/** Completes one of find_jobs' arguments from the snapshot's vocabularies. */
+export function completePromptArgument(
+  snapshot: LoadedSnapshot,
+  prompt: string,
+  argument: string,
+  typed: string,
+): Completion {
+  if (prompt !== 'find_jobs' || !(argument in ARGUMENTS))
+    throw new InvalidParamsError(
+      `Nothing to complete for ${argument} of prompt ${prompt.slice(0, 100)}: find_jobs takes ${Object.keys(ARGUMENTS).join(', ')}.`,
+    )
+  const vocabularies: Record<ArgumentName, () => Iterable<string>> = {
+    // The last comma-separated skill is the one being typed.
+    skills: () => [...snapshot.jobs.valuesOf('tag')].sort(),
+    country: () => allCountryCodes().map(countryName).sort(),
+    schedule: () => SCHEDULE_TYPE_VALUES,
+    category: () => Object.keys(CATEGORY_LABELS),
+  }
+  const current = argument === 'skills' ? (typed.split(',').at(-1) ?? '') : typed
+  return completeFrom(vocabularies[argument as ArgumentName](), current)
+}
