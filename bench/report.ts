@@ -1,9 +1,13 @@
 /**
- * The printed result: one markdown table per dataset (scenario | server |
- * req/s | p50 ms | p99 ms | errors | reference req/s | ratio | target) and
- * the build, ready-time and RSS lines under it. Targets are printed next to
- * the figures, never asserted: the exit code says only whether the run ran.
+ * The printed result: a header with the run's date (UTC), commit, Node,
+ * CPUs, memory and load average, then one markdown table per dataset
+ * (scenario | server | req/s | p50 ms | p99 ms | errors | reference req/s |
+ * ratio | target) and the build, ready-time and RSS lines under it.
+ * Targets are printed next to the figures, never asserted: the exit code
+ * says only whether the run ran.
  */
+import { execFileSync } from 'node:child_process'
+import os from 'node:os'
 import type { LoadResult } from './load.ts'
 
 export interface Target {
@@ -28,6 +32,44 @@ export interface SectionFacts {
   title: string
   rows: ScenarioRow[]
   lines: string[]
+}
+
+/** What a reader needs to judge a report's figures, taken when the run starts: when, which code, how busy the machine was. */
+export interface RunContext {
+  startedAt: Date
+  /** Short hash of HEAD, "+ uncommitted changes" when the tree differs from it; or why it is unknown. */
+  commit: string
+  /** 1-minute load average (os.loadavg) when the run started. */
+  loadAtStart: number
+}
+
+const git = (repoDir: string, ...args: string[]) =>
+  execFileSync('git', args, { cwd: repoDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+
+function commitOf(repoDir: string): string {
+  try {
+    const head = git(repoDir, 'rev-parse', '--short', 'HEAD')
+    return git(repoDir, 'status', '--porcelain') === '' ? head : `${head} + uncommitted changes`
+  } catch {
+    return 'unknown (no git checkout)'
+  }
+}
+
+export function runContext(repoDir: string): RunContext {
+  return { startedAt: new Date(), commit: commitOf(repoDir), loadAtStart: os.loadavg()[0]! }
+}
+
+/** The report's first lines: date and time (UTC), commit, Node, CPUs, memory, and the load average now and at the start. */
+export function contextLines(context: RunContext): string[] {
+  const cpus = os.cpus()
+  const models = [...new Set(cpus.map((cpu) => cpu.model.trim()))].join(' / ') || 'unknown CPU'
+  const seconds = (Date.now() - context.startedAt.getTime()) / 1000
+  const took = seconds < 90 ? `${seconds.toFixed(0)} s` : `${(seconds / 60).toFixed(0)} min`
+  return [
+    `- Run: ${context.startedAt.toISOString().replace('T', ' ').slice(0, 16)} UTC, took ${took}; commit ${context.commit}; Node ${process.version}.`,
+    `- Machine: ${cpus.length} CPUs (${models}); ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory.`,
+    `- Load average (1 min): ${context.loadAtStart.toFixed(2)} at the start, ${os.loadavg()[0]!.toFixed(2)} at the end (the end includes the bench's own load; well above 0 at the start means other processes were using the CPUs, so compare figures only within a run).`,
+  ]
 }
 
 /** Below this many responses a rate is shown with its count: a handful of slow responses make a rough figure. */
@@ -104,7 +146,8 @@ function renderTable(rows: ScenarioRow[]): string {
 export function renderReport(header: string[], sections: SectionFacts[], footer: string[]): string {
   const out = [...header, '']
   for (const section of sections) {
-    out.push(`## ${section.title}`, '', renderTable(section.rows), '')
+    out.push(`## ${section.title}`, '')
+    if (section.rows.length) out.push(renderTable(section.rows), '')
     for (const line of section.lines) out.push(`- ${line}`)
     out.push('')
   }

@@ -33,10 +33,12 @@ import { findWrk, WRK_INSTALL } from './wrk.ts'
 import { runWrkSection } from './wrk-section.ts'
 import { cpuSecondsOf, installExitHooks, killAll, onCleanup, probe, removeOnDeath, stopChild } from './procs.ts'
 import {
+  contextLines,
   formatMs,
   GENERATOR_BOUND,
   ratioOf,
   renderReport,
+  runContext,
   type ScenarioRow,
   type SectionFacts,
   type Target,
@@ -533,18 +535,20 @@ async function main(): Promise<void> {
   removeOnDeath(workDir)
   const missing = new Set<string>()
   const sections: SectionFacts[] = []
-  const startedAt = new Date()
-  const loadAtStart = os.loadavg()[0]!
+  const context = runContext(repoDir)
   for (const jobs of sizes) sections.push(await benchDataset(jobs, workDir, missing))
 
-  const cpus = os.cpus()
   const header = [
-    `# jobsnap bench${flags.quick ? ' (--quick)' : ''}${flags.large ? ' (--large)' : ''}`,
+    `# jobsnap bench${flags.quick ? ' (--quick)' : ''}${flags.large ? ' (--large)' : ''}${flags.rebuild ? ' (--rebuild)' : ''}${flags['builds-only'] ? ' (--builds-only)' : ''}`,
     '',
-    `${startedAt.toISOString()}; Node ${process.version}; ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}; ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB.`,
-    `autocannon: ${settings.connections} keep-alive connections (the worst query: 1), ${settings.seconds} s per run after ${settings.warmupSeconds} s warm-up, 127.0.0.1; MCP: ${settings.mcpClients} SDK clients (Client + StreamableHTTPClientTransport).`,
-    `Load generator and servers share this machine; jobsnap runs with NODE_ENV=production, JOBSNAP_LOG=silent and rate limits raised.`,
-    `Load average (1 min) at start ${loadAtStart.toFixed(2)}, at end ${os.loadavg()[0]!.toFixed(2)}: well above 0 means other processes shared the CPUs and the figures are not comparable.`,
+    ...contextLines(context),
+    '',
+    ...(flags['builds-only']
+      ? []
+      : [
+          `autocannon: ${settings.connections} keep-alive connections (the worst query: 1), ${settings.seconds} s per run after ${settings.warmupSeconds} s warm-up, 127.0.0.1; MCP: ${settings.mcpClients} SDK clients (Client + StreamableHTTPClientTransport).`,
+          `Load generator and servers share this machine; jobsnap runs with NODE_ENV=production, JOBSNAP_LOG=silent and rate limits raised.`,
+        ]),
     flags.quick
       ? 'Quick mode: a small dataset and short runs, so the script cannot rot; the targets are for 100k jobs and are shown for reference only.'
       : 'Targets are printed, never asserted.',
@@ -556,7 +560,7 @@ async function main(): Promise<void> {
     ...(!anyClientBound
       ? []
       : [
-          `"client-bound": the load generator (autocannon, in this process) used ≥ ${Math.round(GENERATOR_BOUND * 100)}% of a core during that run, so the rate is what it could send, a lower bound for that server (nginx usually), and a ratio against it flatters jobsnap.`,
+          `"client-bound": the load generator in this process (autocannon, or for the MCP rows the SDK clients) used ≥ ${Math.round(GENERATOR_BOUND * 100)}% of a core during that run, so the rate is what it could send, a lower bound for that server (nginx usually), and a ratio against it flatters jobsnap.`,
         ]),
     `Worst query (bench/workload.ts WORST_QUERY, plus a random salary_min of 1..2000 to defeat the cache): \`${readable(jobsnapListPath(WORST_QUERY))}\``,
     `Cached query: \`${readable(jobsnapListPath(CACHED_QUERY))}\`. json-server gets the nearest query it can express; what is not comparable is listed at jsonServerListPath in bench/workload.ts.`,

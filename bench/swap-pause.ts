@@ -89,7 +89,7 @@ try {
   for (let swap = 0; swap < SWAPS; swap++) {
     swaps.push({ at: performance.now(), to: target })
     await pointCurrentAt(distDir, target)
-    await sleep(5000) // the server notices, loads (~1.5 s at 100k) and switches
+    await sleep(5000) // the server notices, loads and switches
     target = target === snapshots[0] ? snapshots[1]! : snapshots[0]!
   }
 } finally {
