@@ -72,6 +72,11 @@ const HEADERS = {
     description: 'Seconds to wait before retrying (integer, at least 1).',
     schema: { type: 'integer', minimum: 1 },
   },
+  'X-Ignored-Parameters': {
+    description:
+      'The query parameters this endpoint does not take, comma-separated (percent-encoded), when there were any: a misspelt filter (locaton=DE) widens nothing silently.',
+    schema: { type: 'string' },
+  },
 }
 
 const rateLimitHeaders = {
@@ -110,7 +115,7 @@ const RESPONSES = {
   NotFound: { description: 'No live job has this slug.', headers: errorHeaders, content: errorContent },
   MethodNotAllowed: {
     description: 'Only GET and HEAD are allowed.',
-    headers: { Allow: { schema: { type: 'string' } } },
+    headers: { Allow: { schema: { type: 'string' } }, ...errorHeaders },
     content: errorContent,
   },
   TooManyRequests: {
@@ -125,7 +130,10 @@ const responseRef = (name: keyof typeof RESPONSES) => ({ $ref: `#/components/res
 const DESCRIPTION = `Every live job posting as JSON. Read-only, no authentication. v2 is recommended; v1 mirrors a legacy shape.
 
 Behaviour the contract leaves open, as implemented:
-- Absent or empty parameters do not filter; repeated parameters join like commas; unknown parameters are ignored.
+- Absent or empty parameters do not filter; repeated list parameters join like commas. Unknown parameters are ignored, and v2 lists name them in X-Ignored-Parameters.
+- A single-valued v2 parameter (page, limit, sort, salary_min, salary_max, posted_after, q) given twice with different values is a 400 naming it; v1 takes the first value.
+- An integer too large to hold is still an integer: the clamps apply (limit 100, posted_after 365, a page past the end is empty), and a huge salary_min matches nothing.
+- A trailing slash (/api/v1/, /api/v2/jobs/) is redirected (308) to the canonical path with the same query string.
 - Comma lists match ANY value; different parameters combine with AND; matching is case-insensitive.
 - page and limit are clamped (page >= 1, 1 <= limit <= 100); in v2 a non-integer is 400, in v1 it falls back to the default.
 - Salaries in responses are in the smallest currency unit; salary filters are whole USD per year (converted with the dataset's exchange-rate table; hour x weekly hours (40 when unknown) x 52, month x 12).
@@ -182,7 +190,7 @@ function buildOpenApiDocument(): Record<string, unknown> {
           responses: {
             '200': {
               description: 'A page of matching jobs.',
-              headers: successHeaders('v2'),
+              headers: { ...successHeaders('v2'), 'X-Ignored-Parameters': headerRef('X-Ignored-Parameters') },
               content: { 'application/json': { schema: ref('V2List') } },
             },
             '304': responseRef('NotModified'),

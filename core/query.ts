@@ -41,10 +41,13 @@ const pagingParams = {
   },
 } satisfies Record<string, ParamSpec>
 
+/** Appended to each single-valued v2 parameter's description. */
+const ONE_VALUE = ' Given twice with different values: 400.'
+
 export const V2_LIST_PARAMS = {
   ...pagingParams,
-  page: { ...pagingParams.page, description: `${pagingParams.page.description} Not an integer: 400.` },
-  limit: { ...pagingParams.limit, description: `${pagingParams.limit.description} Not an integer: 400.` },
+  page: { ...pagingParams.page, description: `${pagingParams.page.description} Not an integer: 400.${ONE_VALUE}` },
+  limit: { ...pagingParams.limit, description: `${pagingParams.limit.description} Not an integer: 400.${ONE_VALUE}` },
   category: list('Category slugs, e.g. engineering,sales.', 'engineering'),
   level: list('Seniority levels, e.g. senior,lead.', 'senior'),
   schedule: list('Schedule types, e.g. 4_day_week,9_day_fortnight.', '4_day_week'),
@@ -63,41 +66,38 @@ export const V2_LIST_PARAMS = {
   salary_min: {
     kind: 'integer',
     schema: z.int().min(0),
-    description:
-      'Whole US dollars per year. Keeps jobs whose salary range reaches this amount (its top, or its bottom when there is no top), after converting currency and annualising (hour x weekly hours x 52, month x 12). Jobs without salary are left out. Negative or not an integer: 400.',
+    description: `Whole US dollars per year. Keeps jobs whose salary range reaches this amount (its top, or its bottom when there is no top), after converting currency and annualising (hour x weekly hours x 52, month x 12). Jobs without salary are left out. Negative or not an integer: 400.${ONE_VALUE}`,
   },
   salary_max: {
     kind: 'integer',
     schema: z.int().min(0),
-    description:
-      'Whole US dollars per year. Keeps jobs whose salary range starts at or below this amount. Jobs without salary are left out. Negative, not an integer, or below salary_min: 400.',
+    description: `Whole US dollars per year. Keeps jobs whose salary range starts at or below this amount. Jobs without salary are left out. Negative, not an integer, or below salary_min: 400.${ONE_VALUE}`,
   },
   posted_after: {
     kind: 'integer',
     schema: z.int().min(0),
-    description: `Posted within the last N days. 0 means no restriction; values above ${POSTED_AFTER_MAX_DAYS} are capped at ${POSTED_AFTER_MAX_DAYS}. Negative or not an integer: 400.`,
+    description: `Posted within the last N days. 0 means no restriction; values above ${POSTED_AFTER_MAX_DAYS} are capped at ${POSTED_AFTER_MAX_DAYS}. Negative or not an integer: 400.${ONE_VALUE}`,
   },
   q: {
     kind: 'string',
     schema: z.string().max(Q_MAX_LENGTH),
-    description: `Full-text search over title, role, company, skills, stack, tools, locations and description. Every term must match; terms match as prefixes, with light typo tolerance on longer terms. At most ${Q_MAX_LENGTH} characters (400 above). Filters only: the order is still sort.`,
+    description: `Full-text search over title, role, company, skills, stack, tools, locations and description. Every term must match; terms match as prefixes, with light typo tolerance on longer terms. At most ${Q_MAX_LENGTH} characters (400 above). Filters only: the order is still sort.${ONE_VALUE}`,
   },
   sort: {
     kind: 'enum',
     schema: z.enum(SORTS).default('date'),
-    description:
-      'date: newest first (ties by id). salary: highest annualised USD salary first, jobs without salary last, ties newest first. Another value: 400.',
+    description: `date: newest first (ties by id). salary: highest annualised USD salary first (by the top of its range, or its bottom when there is no top), jobs without salary last, ties newest first. Another value: 400.${ONE_VALUE}`,
   },
 } satisfies Record<string, ParamSpec>
 
 export const V1_LIST_PARAMS = {
   page: {
     ...pagingParams.page,
-    description: `${pagingParams.page.description} Lenient: a value that is not an integer falls back to 1.`,
+    description: `${pagingParams.page.description} Lenient: a value that is not an integer falls back to 1; given twice, the first value counts.`,
   },
   limit: {
     ...pagingParams.limit,
-    description: `${pagingParams.limit.description} Lenient: a value that is not an integer falls back to ${PAGE_SIZE_DEFAULT}.`,
+    description: `${pagingParams.limit.description} Lenient: a value that is not an integer falls back to ${PAGE_SIZE_DEFAULT}; given twice, the first value counts.`,
   },
 } satisfies Record<string, ParamSpec>
 
@@ -126,12 +126,18 @@ export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: ParamE
 
 const INTEGER = /^[+-]?\d+$/
 
-/** Parses an integer parameter strictly: digits only, within the safe range. */
+/**
+ * Parses an integer parameter strictly: digits only (a sign and surrounding
+ * blanks allowed). An integer too large to hold is still an integer: it
+ * becomes the largest safe one of its sign, so the clamps apply to it
+ * (limit 100, posted_after 365, a page past the end, a salary nothing reaches).
+ */
 function strictInteger(raw: string): number | undefined {
   const trimmed = raw.trim()
   if (!INTEGER.test(trimmed)) return undefined
   const value = Number(trimmed)
-  return Number.isSafeInteger(value) ? (Object.is(value, -0) ? 0 : value) : undefined
+  if (!Number.isSafeInteger(value)) return value < 0 ? -Number.MAX_SAFE_INTEGER : Number.MAX_SAFE_INTEGER
+  return Object.is(value, -0) ? 0 : value
 }
 
 const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value))
@@ -145,14 +151,33 @@ function listValues(params: URLSearchParams, name: string): string[] {
     .filter((value) => value.length > 0)
 }
 
-/** The last non-empty value of a scalar parameter (repeated scalars: the last wins). */
-function scalarValue(params: URLSearchParams, name: string): string | undefined {
-  const values = params.getAll(name).filter((value) => value.trim().length > 0)
-  return values.at(-1)
+/**
+ * The value of a single-valued parameter. Given twice with different values
+ * it is ambiguous, so it is refused, naming the parameter (the same value
+ * twice is just that value).
+ */
+function scalarParam(params: URLSearchParams, name: string): ParseResult<string | undefined> {
+  const values = [...new Set(params.getAll(name).filter((value) => value.trim().length > 0))]
+  if (values.length > 1)
+    return {
+      ok: false,
+      error: {
+        field: name,
+        message: `${name} takes one value; got ${values.length}: ${values.map((v) => JSON.stringify(truncate(v))).join(', ')}.`,
+      },
+    }
+  return { ok: true, value: values[0] }
+}
+
+/** The first non-empty value (v1 is lenient: a repeated parameter takes its first value). */
+function firstValue(params: URLSearchParams, name: string): string | undefined {
+  return params.getAll(name).find((value) => value.trim().length > 0)
 }
 
 function integerParam(params: URLSearchParams, name: string, allowNegative: boolean): ParseResult<number | undefined> {
-  const raw = scalarValue(params, name)
+  const scalar = scalarParam(params, name)
+  if (!scalar.ok) return scalar
+  const raw = scalar.value
   if (raw === undefined) return { ok: true, value: undefined }
   const value = strictInteger(raw)
   if (value === undefined || (!allowNegative && value < 0)) {
@@ -203,7 +228,9 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
     }
   }
 
-  const sortRaw = scalarValue(params, 'sort')?.trim().toLowerCase() ?? 'date'
+  const sortParam = scalarParam(params, 'sort')
+  if (!sortParam.ok) return sortParam
+  const sortRaw = sortParam.value?.trim().toLowerCase() ?? 'date'
   if (!(SORTS as readonly string[]).includes(sortRaw)) {
     return {
       ok: false,
@@ -214,7 +241,9 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
     }
   }
 
-  const q = scalarValue(params, 'q')?.trim()
+  const qParam = scalarParam(params, 'q')
+  if (!qParam.ok) return qParam
+  const q = qParam.value?.trim()
   if (q !== undefined && q.length > Q_MAX_LENGTH) {
     return {
       ok: false,
@@ -244,8 +273,8 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
 
 /** Parses `/api/v1` paging leniently: junk falls back to the default, range is clamped. */
 export function parseV1Paging(params: URLSearchParams): { page: number; limit: number } {
-  const page = strictInteger(scalarValue(params, 'page') ?? '')
-  const limit = strictInteger(scalarValue(params, 'limit') ?? '')
+  const page = strictInteger(firstValue(params, 'page') ?? '')
+  const limit = strictInteger(firstValue(params, 'limit') ?? '')
   return {
     page: Math.max(1, page ?? 1),
     limit: clamp(limit ?? PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX),

@@ -107,18 +107,26 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     async (event: H3Event) => {
       const request = event.req
       if (request.method === 'OPTIONS') return preflight(ALLOW)
-      if (!READ_METHODS.has(request.method)) {
-        throw httpError(405, `Method ${request.method} is not allowed; this API is read-only (GET, HEAD).`, {
-          headers: [
-            ['x-api-version', version],
-            ['allow', ALLOW],
-          ],
-        })
-      }
+      // Every other answer on a REST path, 405 and 308 included, counts against the client's limit and says so.
       const now = clock()
       const decision = await restGate.hit(clientOf(request), now)
       const headers = rateLimitHeaders('rest', decision, REST_WINDOW_SECONDS)
       headers.push(['x-api-version', version])
+      if (decision.allowed && !READ_METHODS.has(request.method)) {
+        headers.push(['allow', ALLOW])
+        throw httpError(405, `Method ${request.method} is not allowed; this API is read-only (GET, HEAD).`, {
+          headers,
+        })
+      }
+      // One spelling per resource: a trailing slash is redirected to the canonical path, query kept.
+      const { pathname, search } = event.url
+      if (decision.allowed && pathname.length > 1 && pathname.endsWith('/')) {
+        headers.push(['location', pathname.replace(/\/+$/, '') + search])
+        return new FastResponse(null, {
+          status: 308,
+          headers: withCommonHeaders(headers, [['cache-control', 'no-store']]),
+        })
+      }
       if (!decision.allowed) {
         headers.push(['retry-after', String(decision.resetSeconds)])
         throw httpError(

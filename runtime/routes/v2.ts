@@ -4,7 +4,7 @@
  * job as it is, the list as a query over the in-memory index whose page is
  * stitched from those bodies, then cached. No file is read per request.
  */
-import { canonicalV2Query, parseV2ListQuery } from '../../core/query.ts'
+import { canonicalV2Query, parseV2ListQuery, V2_LIST_PARAMS } from '../../core/query.ts'
 import { SLUG_PATTERN } from '../../core/schema/dataset.ts'
 import { computedPayload, storedPayload } from '../http/payload.ts'
 import { httpError } from '../http/errors.ts'
@@ -32,7 +32,15 @@ export async function handleV2Job(ctx: RestContext, slug: string): Promise<Respo
   })
 }
 
+/** Query parameters the v2 list does not take, named back so a misspelt filter is seen, not silently dropped. */
+function ignoredParameters(params: URLSearchParams): string | undefined {
+  const ignored = [...new Set(params.keys())].filter((name) => !Object.hasOwn(V2_LIST_PARAMS, name))
+  return ignored.length ? ignored.map((name) => encodeURIComponent(name.slice(0, 100))).join(', ') : undefined
+}
+
 export async function handleV2List(ctx: RestContext): Promise<Response> {
+  const ignored = ignoredParameters(ctx.url.searchParams)
+  if (ignored) ctx.headers.push(['x-ignored-parameters', ignored])
   const parsed = parseV2ListQuery(ctx.url.searchParams)
   if (!parsed.ok) throw httpError(400, parsed.error.message, { field: parsed.error.field, headers: ctx.headers })
   const query = parsed.value

@@ -137,6 +137,8 @@ async function expectConforms(path: string, res: JsonResponse<unknown>): Promise
   for (const name of Object.keys((response.headers as JsonObject | undefined) ?? {})) {
     const headerPointer = deref(`${pointer}/headers/${escapePointer(name)}`)
     const raw = res.headers.get(name)
+    // Sent only when the request had parameters the endpoint does not take (v2-errors checks it is then).
+    if (raw === null && name === 'X-Ignored-Parameters') continue
     expect(raw, `${path} ${res.status}: documented header ${name}`).not.toBeNull()
     const schema = at(`${headerPointer}/schema`) as JsonObject
     const value = schema.type === 'integer' ? Number(raw) : raw

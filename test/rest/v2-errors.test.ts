@@ -51,10 +51,76 @@ async function expect400(query: string, field: string, allowedWords: string[] = 
 
 describe('400: invalid v2 query parameters', () => {
   it('page and limit that are not integers', async () => {
-    for (const bad of ['abc', '1.5', '1e2', '0x10', '2abc', '--1', '1,2', 'NaN', 'Infinity', '99999999999999999999']) {
+    for (const bad of ['abc', '1.5', '1e2', '0x10', '2abc', '--1', '1,2', 'NaN', 'Infinity']) {
       await expect400(`page=${encodeURIComponent(bad)}`, 'page')
       await expect400(`limit=${encodeURIComponent(bad)}`, 'limit')
     }
+  })
+
+  it('integers too large to hold are still integers: the clamps apply', async () => {
+    const huge = '99999999999999999999'
+    const limit = await getV2List(base, `limit=${huge}`)
+    expect(limit.status).toBe(200)
+    expect(limit.body).toMatchObject({ limit: 100 })
+    const page = await getV2List(base, `page=${huge}`)
+    expect(page.status).toBe(200)
+    expect(page.body).toMatchObject({ data: [], has_more: false })
+    const posted = await getV2List(base, `posted_after=${huge}&limit=1`)
+    const year = await getV2List(base, 'posted_after=365&limit=1')
+    expect(posted.status).toBe(200)
+    expect((posted.body as { total: number }).total).toBe((year.body as { total: number }).total)
+    const salary = await getV2List(base, `salary_min=${huge}`)
+    expect(salary.status).toBe(200)
+    expect(salary.body).toMatchObject({ total: 0, data: [] })
+  })
+
+  it('a single-valued parameter given twice: the same value is that value, different values are a 400 naming it', async () => {
+    expect((await getV2List(base, 'limit=5&limit=5')).status).toBe(200)
+    for (const [query, field] of [
+      ['sort=salary&sort=date', 'sort'],
+      ['limit=5&limit=6', 'limit'],
+      ['page=1&page=2', 'page'],
+      ['q=engineer&q=designer', 'q'],
+      ['salary_min=1&salary_min=2', 'salary_min'],
+      ['posted_after=7&posted_after=30', 'posted_after'],
+    ] as const)
+      await expect400(query, field)
+  })
+
+  it('names the parameters it ignores in X-Ignored-Parameters, and only then', async () => {
+    const misspelt = await fetch(`${base}/api/v2/jobs?locaton=DE&limit=1&utm_source=x&utm_source=y`)
+    expect(misspelt.status).toBe(200)
+    expect(misspelt.headers.get('x-ignored-parameters')).toBe('locaton, utm_source')
+    expect(misspelt.headers.get('access-control-expose-headers')).toContain('X-Ignored-Parameters')
+    const clean = await fetch(`${base}/api/v2/jobs?country=DE&limit=1`)
+    expect(clean.headers.get('x-ignored-parameters')).toBeNull()
+  })
+
+  it('redirects a trailing slash (308) to the canonical path, query kept', async () => {
+    for (const [from, to] of [
+      ['/api/v1/?page=2', '/api/v1?page=2'],
+      ['/api/v2/jobs/?level=senior&limit=3', '/api/v2/jobs?level=senior&limit=3'],
+      ['/api/v2/jobs/some-slug/', '/api/v2/jobs/some-slug'],
+    ]) {
+      const response = await fetch(`${base}${from}`, { redirect: 'manual' })
+      expect(response.status, from).toBe(308)
+      expect(response.headers.get('location'), from).toBe(to)
+      expect(response.headers.get('x-ratelimit-remaining'), from).not.toBeNull()
+    }
+  })
+
+  it('a 405 carries the rate-limit headers like every other v1 and v2 answer', async () => {
+    const response = await fetch(`${base}/api/v2/jobs`, { method: 'DELETE' })
+    expect(response.status).toBe(405)
+    for (const name of [
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+      'ratelimit',
+      'ratelimit-policy',
+    ])
+      expect(response.headers.get(name), name).not.toBeNull()
+    expect(response.headers.get('allow')).toBe('GET, HEAD, OPTIONS')
   })
 
   it('salary_min / salary_max negative or not integers', async () => {
