@@ -132,13 +132,23 @@ const ODD_TARGETS = [
   '*',
 ]
 
-/** Answers a traversal payload may get: a 4xx, or 200 only for a public document (the path normalised onto an endpoint). */
+/** Where a REST path with a trailing slash is redirected: its canonical spelling, nowhere else. */
+const CANONICAL_REDIRECT = /^\/api\/(v1|v2\/jobs)(\/[^/?#]+)?(\?[^#]*)?$/
+
+/**
+ * Answers a traversal payload may get: a 4xx; 200 only for a public document (the path normalised
+ * onto an endpoint); 308 only to an API path's canonical spelling (a payload normalised onto
+ * `/api/v2/jobs/`, say, which redirects to `/api/v2/jobs`).
+ */
 function judge(res: RawResponse, where: string): string[] {
   tally.record(res)
   const problems = problemsOf(res, where, { canaries: setup.canaries })
   if (res.status === 200 && !isPublicDocument(res))
     problems.push(`${where} -> 200 with a body that is not a public document: ${res.text.slice(0, 120)}`)
-  if (res.status !== 200 && (res.status < 400 || res.status >= 500))
+  const location = res.headers.location
+  if (res.status === 308 && !(typeof location === 'string' && CANONICAL_REDIRECT.test(location)))
+    problems.push(`${where} -> 308 to ${String(location)}: not an API path's canonical spelling`)
+  else if (res.status !== 200 && res.status !== 308 && (res.status < 400 || res.status >= 500))
     problems.push(`${where} -> ${res.status}: expected a 4xx`)
   return problems
 }
