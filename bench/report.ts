@@ -17,6 +17,18 @@ export interface Target {
   met: boolean | undefined
 }
 
+/** A target a figure should reach; `met` is unknown when there is no figure. */
+export const atLeast = (value: number | undefined, min: number, text: string): Target => ({
+  text,
+  met: value === undefined ? undefined : value >= min,
+})
+
+/** A target a figure should stay under; unknown when there is no finite figure. */
+export const atMost = (value: number | undefined, max: number, text: string): Target => ({
+  text,
+  met: value === undefined || !Number.isFinite(value) ? undefined : value <= max,
+})
+
 export interface ScenarioRow {
   scenario: string
   server: string

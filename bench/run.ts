@@ -33,6 +33,8 @@ import { findWrk, WRK_INSTALL } from './wrk.ts'
 import { runWrkSection } from './wrk-section.ts'
 import { cpuSecondsOf, installExitHooks, killAll, onCleanup, probe, removeOnDeath, stopChild } from './procs.ts'
 import {
+  atLeast,
+  atMost,
   contextLines,
   formatMs,
   GENERATOR_BOUND,
@@ -122,18 +124,7 @@ const began = performance.now()
 const log = (line: string) =>
   process.stderr.write(`[bench ${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}\n`)
 
-// ---------- targets (printed, never asserted) ----------
-
-const atLeast = (value: number | undefined, min: number, text: string): Target => ({
-  text,
-  met: value === undefined ? undefined : value >= min,
-})
-const atMost = (value: number | undefined, max: number, text: string): Target => ({
-  text,
-  met: value === undefined || !Number.isFinite(value) ? undefined : value <= max,
-})
-
-// ---------- scenarios ----------
+// ---------- scenarios (targets are printed, never asserted) ----------
 
 type PathGen = (random: () => number) => () => string
 

@@ -15,7 +15,7 @@ import type { LoadResult } from './load.ts'
 import { runMcpLoad } from './mcp-load.ts'
 import { LOOPBACK } from '../support/processes.ts'
 import { probe, stopChild } from './procs.ts'
-import { formatMs, type ScenarioRow, type Target } from './report.ts'
+import { atLeast, atMost, formatMs, type ScenarioRow, type Target } from './report.ts'
 import { clusterFacts, startBareServer, startJobsnap, type RunningServer } from './servers.ts'
 import { runWrk } from './wrk.ts'
 import {
@@ -49,15 +49,6 @@ export interface WrkSectionOptions {
 const CDN_ENCODING = 'gzip, br'
 /** Paths per scenario: more than a run sends, so an "uncached" run never repeats a query. */
 const PATHS_PER_RUN = 60_000
-
-const atLeast = (value: number | undefined, min: number, text: string): Target => ({
-  text,
-  met: value === undefined ? undefined : value >= min,
-})
-const atMost = (value: number | undefined, max: number, text: string): Target => ({
-  text,
-  met: value === undefined || !Number.isFinite(value) ? undefined : value <= max,
-})
 
 type Paths = (random: () => number) => string
 
