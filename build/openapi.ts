@@ -72,6 +72,11 @@ const HEADERS = {
     description: 'Seconds to wait before retrying (integer, at least 1).',
     schema: { type: 'integer', minimum: 1 },
   },
+  'X-Snapshot-Id': {
+    description:
+      'The snapshot that answered. Every answer to one request comes from one snapshot; after a refresh the id changes.',
+    schema: { type: 'string' },
+  },
   'X-Ignored-Parameters': {
     description:
       'The query parameters this endpoint does not take, comma-separated (percent-encoded), when there were any: a misspelt filter (locaton=DE) widens nothing silently.',
@@ -94,6 +99,7 @@ function successHeaders(version: 'v1' | 'v2') {
     'X-Cache': headerRef('X-Cache'),
     ETag: headerRef('ETag'),
     Vary: headerRef('Vary'),
+    'X-Snapshot-Id': headerRef('X-Snapshot-Id'),
     ...rateLimitHeaders,
   }
 }
@@ -106,7 +112,17 @@ const errorHeaders = {
 }
 
 const RESPONSES = {
-  NotModified: { description: 'Not modified: the If-None-Match tag matches.', headers: { ETag: headerRef('ETag') } },
+  NotModified: {
+    description: 'Not modified: the If-None-Match tag matches.',
+    headers: {
+      ETag: headerRef('ETag'),
+      'Cache-Control': headerRef('Cache-Control'),
+      'X-Cache': headerRef('X-Cache'),
+      Vary: headerRef('Vary'),
+      'X-Snapshot-Id': headerRef('X-Snapshot-Id'),
+      ...rateLimitHeaders,
+    },
+  },
   BadRequest: {
     description: 'Invalid query parameter; error.field names it and the message says what is allowed.',
     headers: errorHeaders,

@@ -97,7 +97,7 @@ export const V1_LIST_PARAMS = {
   },
   limit: {
     ...pagingParams.limit,
-    description: `${pagingParams.limit.description} Lenient: a value that is not an integer falls back to ${PAGE_SIZE_DEFAULT}; given twice, the first value counts.`,
+    description: `Page size, 1 to ${PAGE_SIZE_MAX}: values below 1 become 1, values above ${PAGE_SIZE_MAX} become ${PAGE_SIZE_MAX}. Lenient: a value that is not an integer falls back to ${PAGE_SIZE_DEFAULT}; given twice, the first value counts.`,
   },
 } satisfies Record<string, ParamSpec>
 
