@@ -159,6 +159,37 @@ Behaviour the contract leaves open, as implemented:
 - An agent tool endpoint (Model Context Protocol, streamable HTTP) is served at /api/mcp.
 - Please link back to the public website when you use the API in a public product.`
 
+type Operation = {
+  operationId: string
+  summary: string
+  responses: Record<string, Record<string, unknown>>
+  [field: string]: unknown
+}
+
+/**
+ * The HEAD twin of a GET operation: the same parameters, statuses and headers,
+ * no body (a HEAD answer announces the Content-Length its GET would send).
+ */
+function headOf(get: Operation): Operation {
+  const responses: Operation['responses'] = {}
+  for (const [status, response] of Object.entries(get.responses)) {
+    if (typeof response.$ref === 'string') {
+      const name = response.$ref.split('/').at(-1) as keyof typeof RESPONSES
+      const { content: _, ...rest } = RESPONSES[name] as Record<string, unknown>
+      responses[status] = rest
+    } else {
+      const { content: _, ...rest } = response
+      responses[status] = rest
+    }
+  }
+  return { ...get, operationId: `${get.operationId}Head`, summary: `Headers only: ${get.summary}`, responses }
+}
+
+/** Every GET path also answers HEAD (same headers, no body). */
+function withHeadOperations(paths: Record<string, { get: Operation }>): Record<string, Record<string, Operation>> {
+  return Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, { ...item, head: headOf(item.get) }]))
+}
+
 function buildOpenApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
@@ -176,7 +207,7 @@ function buildOpenApiDocument(): Record<string, unknown> {
       { name: 'v2', description: 'Recommended: filters, sort, full text.' },
       { name: 'v1', description: 'Legacy shape; only page and limit are honoured.' },
     ],
-    paths: {
+    paths: withHeadOperations({
       '/api/v1': {
         get: {
           operationId: 'listJobsV1',
@@ -237,7 +268,7 @@ function buildOpenApiDocument(): Record<string, unknown> {
           },
         },
       },
-    },
+    }),
     components: { schemas: componentSchemas(), headers: HEADERS, responses: RESPONSES },
   }
 }

@@ -170,6 +170,19 @@ describe('the served document', () => {
     expect(slugParam).toMatchObject({ in: 'path', required: true })
   })
 
+  it('documents HEAD beside every GET: the same statuses and headers, no body', async () => {
+    for (const path of ['/api/v1', '/api/v2/jobs', '/api/v2/jobs/{slug}']) {
+      const get = at(`/paths/${escapePointer(path)}/get/responses`) as JsonObject
+      const head = at(`/paths/${escapePointer(path)}/head/responses`) as JsonObject
+      expect(Object.keys(head), path).toEqual(Object.keys(get))
+      for (const response of Object.values(head)) expect(response as JsonObject, path).not.toHaveProperty('content')
+    }
+    const res = await fetch(`${base}/api/v2/jobs?limit=1`, { method: 'HEAD' })
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe('')
+    expect(res.headers.get('etag')).not.toBeNull()
+  })
+
   it('documents every v2 query parameter with its type, and page/limit for v1', () => {
     const params = (path: string) =>
       new Map((at(`/paths/${escapePointer(path)}/get/parameters`) as JsonObject[]).map((p) => [p.name as string, p]))
