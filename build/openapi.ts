@@ -268,6 +268,25 @@ function buildOpenApiDocument(): Record<string, unknown> {
           },
         },
       },
+      '/api/v2/filters': {
+        get: {
+          operationId: 'listFilters',
+          tags: ['v2'],
+          summary: 'Every filter value with its live job count',
+          description:
+            'The values GET /api/v2/jobs understands for each filter, each with the total that list returns for that one value, so a client can offer only values that find something. Computed per snapshot and again once a job has expired since. Takes no parameters.',
+          responses: {
+            '200': {
+              description: 'The vocabularies of this snapshot.',
+              headers: successHeaders('v2'),
+              content: { 'application/json': { schema: ref('V2Filters') } },
+            },
+            '304': responseRef('NotModified'),
+            '405': responseRef('MethodNotAllowed'),
+            '429': responseRef('TooManyRequests'),
+          },
+        },
+      },
     }),
     components: { schemas: componentSchemas(), headers: HEADERS, responses: RESPONSES },
   }

@@ -21,6 +21,7 @@ import { sendPayload, withCommonHeaders } from './http/respond.ts'
 import { ResponseCache } from './http/response-cache.ts'
 import type { RestContext } from './routes/context.ts'
 import { handleDocs } from './routes/docs.ts'
+import { handleV2Filters } from './routes/filters.ts'
 import { handleMcpRequest } from './mcp/endpoint.ts'
 import { handleV1List } from './routes/v1.ts'
 import { handleV2Job, handleV2List } from './routes/v2.ts'
@@ -150,6 +151,10 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     rest('v2', (ctx) => handleV2List(ctx)),
   )
   app.all(
+    '/api/v2/filters',
+    rest('v2', (ctx) => handleV2Filters(ctx)),
+  )
+  app.all(
     '/api/v2/jobs/:slug',
     rest('v2', (ctx, event) => handleV2Job(ctx, event.context.params?.slug ?? '')),
   )
@@ -234,6 +239,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
               endpoints: {
                 v2_list: '/api/v2/jobs',
                 v2_job: '/api/v2/jobs/{slug}',
+                v2_filters: '/api/v2/filters',
                 v1_list: '/api/v1',
                 mcp: '/api/mcp',
                 openapi: '/openapi.yaml',

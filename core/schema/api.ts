@@ -192,3 +192,44 @@ export const V2ListResponse = z
   })
   .meta({ id: 'V2List', description: 'v2 list wrapper.' })
 export type V2ListResponse = z.infer<typeof V2ListResponse>
+
+const FilterValue = z
+  .object({
+    value: d(z.string(), 'The value to pass to the filter, as written here.'),
+    jobs: d(z.int().min(0), 'Live jobs GET /api/v2/jobs returns with this one value for this filter.'),
+  })
+  .meta({ id: 'FilterValue', description: 'One value of a filter and its live job count.' })
+
+const LabelledFilterValue = FilterValue.extend({ label: d(z.string(), 'Display name.') }).meta({
+  id: 'LabelledFilterValue',
+  description: 'One value of a filter, its display name and its live job count.',
+})
+
+export const V2FiltersResponse = z
+  .object({
+    snapshot_id: d(z.string(), 'The snapshot these counts are for.'),
+    schedule: d(
+      z.array(
+        LabelledFilterValue.extend({
+          definition: d(z.string(), 'What the schedule type means.'),
+          reduces_hours: d(z.boolean(), 'True when it means fewer weekly hours than a standard week.'),
+          full_pay: d(z.boolean(), 'True when pay is not reduced pro rata.'),
+        }),
+      ),
+      'Every schedule type (the taxonomy), with its definition; a type no live job has counts 0.',
+    ),
+    category: d(z.array(LabelledFilterValue), 'Categories live jobs have, most jobs first.'),
+    level: d(z.array(LabelledFilterValue), 'Seniority levels live jobs have, most jobs first.'),
+    work_arrangement: d(z.array(FilterValue), 'onsite, hybrid and remote.'),
+    skills: d(z.array(FilterValue), 'Skill, stack and tool slugs live jobs list, most jobs first.'),
+    country: d(
+      z.array(LabelledFilterValue),
+      'Countries (ISO code, with the name) live jobs have an office in or allow remote work from, by name; the count is what the country filter returns, remote work from the continent, a region or anywhere included.',
+    ),
+    region: d(
+      z.array(FilterValue),
+      'Regions live jobs allow remote work from (Worldwide included). Not a filter of its own: the country filter includes them.',
+    ),
+  })
+  .meta({ id: 'V2Filters', description: 'Every v2 filter value with its live job count, for one snapshot.' })
+export type V2FiltersResponse = z.infer<typeof V2FiltersResponse>

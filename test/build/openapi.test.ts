@@ -130,7 +130,12 @@ describe('openapi.yaml', () => {
     expect(typeof doc.openapi).toBe('string')
     expect(doc.openapi as string).toMatch(/^3\.1\./)
     expect((doc.info as JsonObject).version).toBe('1.0.0')
-    expect(Object.keys(doc.paths as JsonObject).sort()).toEqual(['/api/v1', '/api/v2/jobs', '/api/v2/jobs/{slug}'])
+    expect(Object.keys(doc.paths as JsonObject).sort()).toEqual([
+      '/api/v1',
+      '/api/v2/filters',
+      '/api/v2/jobs',
+      '/api/v2/jobs/{slug}',
+    ])
   })
 
   it('describes every property of every component schema, nested ones included', () => {

@@ -124,7 +124,7 @@ for (const [code, name] of Object.entries(continents) as [TContinentCode, string
   continentByLower.set(code.toLowerCase(), code)
 }
 
-function countryCode(nameOrCode: string): TCountryCode | undefined {
+export function countryCode(nameOrCode: string): TCountryCode | undefined {
   return countryByLower.get(nameOrCode.trim().toLowerCase())
 }
 

@@ -1,0 +1,23 @@
+/**
+ * GET /api/v2/filters: every v2 filter's values with their live job counts,
+ * one document per snapshot (computed on first demand, again only once a job
+ * has expired since, and served from the response cache meanwhile).
+ */
+import { computedPayload } from '../http/payload.ts'
+import { sendPayload } from '../http/respond.ts'
+import { filterVocabulary } from '../query/filters.ts'
+import type { RestContext } from './context.ts'
+
+export async function handleV2Filters(ctx: RestContext): Promise<Response> {
+  const { snapshot } = ctx
+  const key = `filters|${snapshot.id}|${snapshot.jobs.expiredCount(ctx.now)}`
+  const result = await ctx.responseCache.getOrCompute(key, async () => {
+    const vocabulary = filterVocabulary({ index: snapshot.jobs, text: snapshot.text, now: ctx.now }, snapshot.id)
+    return computedPayload(Buffer.from(JSON.stringify(vocabulary)))
+  })
+  return sendPayload(ctx.request, result!.payload, {
+    cacheStatus: result!.hit ? 'HIT' : 'MISS',
+    maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
+    headers: ctx.headers,
+  })
+}
