@@ -117,6 +117,19 @@ export interface V2ListQuery {
   sort: Sort
 }
 
+/** A query with no filter: its first page of one job, in date order. Spread it and set what a caller filters on. */
+export const NO_FILTER: Readonly<V2ListQuery> = {
+  page: 1,
+  limit: 1,
+  category: [],
+  level: [],
+  schedule: [],
+  work_arrangement: [],
+  skills: [],
+  country: [],
+  sort: 'date',
+}
+
 interface ParamError {
   field: string
   message: string

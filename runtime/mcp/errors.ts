@@ -14,3 +14,6 @@ export class InvalidParamsError extends Error {
 export class ResourceNotFoundError extends Error {
   readonly code = -32002
 }
+
+/** A tool that ran and could not answer: returned as a result with isError, its message saying what to do. */
+export class ToolError extends Error {}

@@ -4,8 +4,9 @@
  * agent pays for tools/list in tokens on every conversation: no `$schema`
  * (MCP reads tool schemas as JSON Schema 2020-12 when none is named), no
  * ±2^53 bounds zod puts on every integer (they say nothing), no `pattern`
- * beside a `format` that already says it, and `additionalProperties: false`
- * only on arguments, where it is the rule, not on results; a shape used twice
+ * beside a `format` that already says it, no `additionalProperties: {}` (the
+ * default), and `additionalProperties: false` only on arguments, where it is
+ * the rule, not on results; a shape used twice
  * is written once, under `$defs`.
  */
 import { z } from 'zod'
@@ -35,6 +36,7 @@ function trim(node: unknown, io: 'input' | 'output', defs: Record<string, unknow
     if (key === 'pattern' && 'format' in (node as Json)) continue
     if (key === 'additionalProperties' && value === false && io === 'output') continue
     if (key === 'propertyNames' && JSON.stringify(value) === '{"type":"string"}') continue
+    if (key === 'additionalProperties' && JSON.stringify(value) === '{}') continue
     out[key] = trim(value, io, defs)
   }
   return out

@@ -8,16 +8,16 @@
 import { livePositions } from '../query/run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 
-/** Memoizes `compute` (given the live positions) per snapshot until another job expires. */
+/** Memoizes `compute` (given the live positions, and the time that made them live) per snapshot until another job expires. */
 export function memoizeUntilExpiry<T>(
-  compute: (snapshot: LoadedSnapshot, live: number[]) => T,
+  compute: (snapshot: LoadedSnapshot, live: number[], now: number) => T,
 ): (snapshot: LoadedSnapshot, now: number) => T {
   const cache = new WeakMap<LoadedSnapshot, { expired: number; value: T }>()
   return (snapshot, now) => {
     const expired = snapshot.jobs.expiredCount(now)
     const cached = cache.get(snapshot)
     if (cached?.expired === expired) return cached.value
-    const value = compute(snapshot, livePositions(snapshot.jobs, now))
+    const value = compute(snapshot, livePositions(snapshot.jobs, now), now)
     cache.set(snapshot, { expired, value })
     return value
   }

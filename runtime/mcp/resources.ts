@@ -8,7 +8,8 @@ import type { ReadResourceResult, ResourceTemplate } from '@modelcontextprotocol
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { type Completion, completeFromSorted } from './complete.ts'
 import { InvalidParamsError, ResourceNotFoundError } from './errors.ts'
-import { getCompany, ToolError } from './tools.ts'
+import { ToolError } from './errors.ts'
+import { getCompany } from './tools.ts'
 
 const JOB_PREFIX = 'jobsnap://jobs/'
 const COMPANY_PREFIX = 'jobsnap://companies/'

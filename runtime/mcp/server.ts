@@ -1,5 +1,5 @@
 /**
- * The MCP server object: the six tools over one snapshot. A fresh one is made
+ * The MCP server object: the eight tools over one snapshot. A fresh one is made
  * per HTTP request (stateless transport), which costs microseconds and leaves
  * no session state to grow or to leak across snapshot swaps.
  *
@@ -30,10 +30,12 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { z } from 'zod'
 import type { LoadedSnapshot } from '../snapshot.ts'
-import { InvalidParamsError } from './errors.ts'
+import { InvalidParamsError, ToolError } from './errors.ts'
 import { toolJsonSchema } from './json-schema.ts'
 import { completePromptArgument, getPrompt, PROMPTS } from './prompts.ts'
+import { ListFiltersInput, ListFiltersOutput, listFilters } from './list-filters.ts'
 import { completeResourceArgument, RESOURCE_TEMPLATES, readResource } from './resources.ts'
+import { SalaryBenchmarksInput, SalaryBenchmarksOutput, salaryBenchmarks } from './salary-benchmarks.ts'
 import {
   ExplainScheduleInput,
   ExplainScheduleOutput,
@@ -53,20 +55,23 @@ import {
   searchCompanies,
   searchJobs,
   TOOL_DESCRIPTIONS,
-  ToolError,
 } from './tools.ts'
 
 const SERVER_INFO = { name: 'jobsnap', title: 'jobsnap job listings', version: '1.0.0' }
 
-/** Read-only (so the destructive and idempotent hints, which apply only to tools that write, are left out) and closed-world. */
-const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const
+/**
+ * Read-only. The destructive and idempotent hints apply only to tools that
+ * write, so they are left out; so is openWorldHint (false: these tools see
+ * only the snapshot), whose ~180 bytes on every tools/list bought less than
+ * the schemas they made room for.
+ */
+const READ_ONLY = { readOnlyHint: true } as const
 
 const INSTRUCTIONS =
   'Read-only access to live job listings and the employers behind them, with a focus on working-hours policies. Use search_jobs / search_companies to find slugs, then get_job / get_company for details. Use explain_schedule_type before describing a schedule to a user: compressed hours is never a four-day week.'
 
 interface ToolDefinition {
   name: keyof typeof TOOL_DESCRIPTIONS
-  title: string
   input: z.ZodObject
   output: z.ZodType
   run(snapshot: LoadedSnapshot, args: never, now: number): object
@@ -75,7 +80,6 @@ interface ToolDefinition {
 /** Typed at each definition, stored untyped: the call handler has validated `args` against `input`. */
 function tool<I extends z.ZodObject>(definition: {
   name: keyof typeof TOOL_DESCRIPTIONS
-  title: string
   input: I
   output: z.ZodType
   run(snapshot: LoadedSnapshot, args: z.infer<I>, now: number): object
@@ -89,42 +93,48 @@ const NO_ARGUMENTS = z.strictObject({})
 const TOOLS: ToolDefinition[] = [
   tool({
     name: 'search_jobs',
-    title: 'Search jobs',
     input: SearchJobsInput,
     output: SearchJobsOutput,
     run: searchJobs,
   }),
   tool({
     name: 'get_job',
-    title: 'Get a job',
     input: GetJobInput,
     output: GetJobOutput,
     run: (snapshot, { slug }, now) => getJob(snapshot, slug, now),
   }),
   tool({
     name: 'search_companies',
-    title: 'Search employers',
     input: SearchCompaniesInput,
     output: SearchCompaniesOutput,
     run: searchCompanies,
   }),
   tool({
     name: 'get_company',
-    title: 'Get an employer',
     input: GetCompanyInput,
     output: GetCompanyOutput,
     run: (snapshot, { slug }, now) => getCompany(snapshot, slug, now),
   }),
   tool({
     name: 'get_market_stats',
-    title: 'Market statistics',
     input: NO_ARGUMENTS,
     output: MarketStatsSchema,
     run: (snapshot, _args, now) => marketStats(snapshot, now),
   }),
   tool({
+    name: 'list_filters',
+    input: ListFiltersInput,
+    output: ListFiltersOutput,
+    run: listFilters,
+  }),
+  tool({
+    name: 'get_salary_benchmarks',
+    input: SalaryBenchmarksInput,
+    output: SalaryBenchmarksOutput,
+    run: salaryBenchmarks,
+  }),
+  tool({
     name: 'explain_schedule_type',
-    title: 'Explain schedule types',
     input: ExplainScheduleInput,
     output: ExplainScheduleOutput,
     run: (_snapshot, args) => explainSchedule(args),
@@ -136,7 +146,6 @@ const TOOLS_BY_NAME = new Map(TOOLS.map((definition) => [definition.name, defini
 /** tools/list, the same for every request and snapshot. */
 const TOOL_LIST: Tool[] = TOOLS.map((definition) => ({
   name: definition.name,
-  title: definition.title,
   description: TOOL_DESCRIPTIONS[definition.name],
   inputSchema: toolJsonSchema(definition.input, 'input') as Tool['inputSchema'],
   outputSchema: toolJsonSchema(definition.output, 'output') as Tool['outputSchema'],

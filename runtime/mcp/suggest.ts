@@ -4,9 +4,13 @@
  * empty result it cannot tell from "no such jobs".
  */
 import { distance } from 'fastest-levenshtein'
+import { allCountryCodes, countryName, resolveCountry } from '../../core/geo.ts'
+import { CATEGORY_LABELS } from '../../core/taxonomy.ts'
+import type { LoadedSnapshot } from '../snapshot.ts'
+import { ToolError } from './errors.ts'
 
 /** Up to `count` entries of `vocabulary` nearest `value` (edit distance, case-insensitive; ties alphabetical). */
-export function closestValues(value: string, vocabulary: Iterable<string>, count = 3): string[] {
+function closestValues(value: string, vocabulary: Iterable<string>, count = 3): string[] {
   const wanted = value.trim().toLowerCase()
   const scored: [number, string][] = []
   for (const known of vocabulary) {
@@ -17,4 +21,28 @@ export function closestValues(value: string, vocabulary: Iterable<string>, count
   }
   scored.sort((a, b) => a[0] - b[0] || a[1].localeCompare(b[1]))
   return scored.slice(0, count).map(([, known]) => known)
+}
+
+/** The tool error for a value of an open vocabulary that this snapshot does not know. */
+function unknownValue(argument: string, value: string, vocabulary: Iterable<string>): ToolError {
+  const closest = closestValues(value, vocabulary)
+  return new ToolError(
+    `${argument}: "${value.slice(0, 100)}" is not a value any live job has. Closest known values: ${closest.map((v) => `"${v}"`).join(', ')}. Retry with one of them, or without ${argument}.`,
+  )
+}
+
+/** A skill slug some job lists, or a tool error naming the nearest ones. */
+export function checkSkill(snapshot: LoadedSnapshot, skill: string): void {
+  if (!snapshot.jobs.postingsFor('tag', skill)) throw unknownValue('skills', skill, snapshot.jobs.valuesOf('tag'))
+}
+
+/** A category of the taxonomy or of some job, or a tool error naming the nearest ones. */
+export function checkCategory(snapshot: LoadedSnapshot, category: string): void {
+  if (!(category.toLowerCase() in CATEGORY_LABELS) && !snapshot.jobs.postingsFor('category', category))
+    throw unknownValue('category', category, Object.keys(CATEGORY_LABELS))
+}
+
+/** A country name or ISO code, or a tool error naming the nearest country names. */
+export function checkCountry(country: string): void {
+  if (!resolveCountry(country)) throw unknownValue('country', country, allCountryCodes().map(countryName))
 }

@@ -1,5 +1,6 @@
 /**
- * The six read-only MCP tools. Each is a strict zod input schema (an unknown
+ * The six seed MCP tools (list_filters and get_salary_benchmarks have files
+ * of their own). Each is a strict zod input schema (an unknown
  * argument or a value outside a closed vocabulary is refused before the tool
  * runs), a zod output schema and a pure function over a loaded snapshot, so
  * the tools can be tested without a server and cannot drift from the REST
@@ -10,13 +11,12 @@
  */
 import { LRUCache } from 'lru-cache'
 import { z } from 'zod'
-import { allCountryCodes, countryName, resolveCountry } from '../../core/geo.ts'
+import { resolveCountry } from '../../core/geo.ts'
 import type { V2ListQuery } from '../../core/query.ts'
 import { formatSalary } from '../../core/salary.ts'
 import type { V2Job } from '../../core/schema/api.ts'
 import type { IndexedCompany } from '../../core/snapshot.ts'
 import {
-  CATEGORY_LABELS,
   LEVEL_LABELS,
   REMOTE_LEVELS,
   REMOTE_LEVEL_VALUES,
@@ -28,14 +28,15 @@ import {
 import { runV2Query } from '../query/run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { liveJobsByCompany } from './live-jobs.ts'
-import { closestValues } from './suggest.ts'
+import { ToolError } from './errors.ts'
+import { checkCategory, checkCountry, checkSkill } from './suggest.ts'
 import { marketStats, MarketStatsSchema } from './market-stats.ts'
 
 const RESULTS_PER_CALL = 25
 const MAX_PAGE = 200
 
 const FOUR_DAY_RULE =
-  'Only 4_day_week is a four-day week; compressed_hours (the same hours in four longer days) never is, so never call it one.'
+  'Only 4_day_week is a four-day week; compressed_hours (the same hours in four longer days) never is.'
 
 const page = z
   .int()
@@ -51,7 +52,12 @@ function scheduleFacts(type: ScheduleType | undefined) {
   const s = SCHEDULE_TYPES[type]
   return { type, reduces_hours: s.reducesHours, full_pay: s.fullPay, is_four_day_week: s.isFourDayWeek }
 }
-/** The schedule facts results carry; `type` is one of the schedule values the inputs list. */
+/**
+ * The schedule facts a job's or an employer's full record carries; `type` is
+ * one of the schedule values the inputs list. Search results carry only the
+ * type and whether it is a four-day week (explain_schedule_type has the rest),
+ * since every agent pays for 25 of them per call.
+ */
 const ScheduleFacts = z.object({
   type: z.string(),
   reduces_hours: z.boolean(),
@@ -66,19 +72,16 @@ export const SearchJobsInput = z.strictObject({
     .string()
     .max(200)
     .optional()
-    .describe('Words that must all match the title, company, skills, locations or description (prefixes too).'),
+    .describe('Words all found in title, company, skills, places or text (prefixes too).'),
   schedule: z.array(scheduleEnum).optional(),
-  category: z.array(z.string()).optional().describe('e.g. engineering, design'),
+  category: z.array(z.string()).optional(),
   level: z.array(levelEnum).optional(),
-  skills: z.array(z.string()).optional().describe('Skill, stack or tool slugs, e.g. python'),
-  country: z
-    .string()
-    .optional()
-    .describe('Country name or ISO code: offices there, or remote work allowed from there.'),
+  skills: z.array(z.string()).optional().describe('Slugs, e.g. python'),
+  country: z.string().optional().describe('Name or ISO code: an office there, or remote from there.'),
   work_arrangement: z.array(z.enum(WORK_ARRANGEMENTS)).optional(),
   min_work_life_score: z.int().min(0).max(100).optional(),
   posted_within_days: z.int().min(1).max(365).optional(),
-  sort: z.enum(['date', 'salary']).default('date').describe('date: newest first; salary: highest annual USD first.'),
+  sort: z.enum(['date', 'salary']).default('date').describe('salary: highest annual USD first.'),
   page,
 })
 
@@ -87,7 +90,8 @@ const JobSummary = z.object({
   title: z.string(),
   company: z.string(),
   company_slug: z.string(),
-  schedule: ScheduleFacts.optional(),
+  schedule: z.string().optional(),
+  is_four_day_week: z.boolean().optional(),
   work_arrangement: z.string(),
   locations: z.string(),
   salary: z.string().optional(),
@@ -147,7 +151,8 @@ function summarise(job: V2Job) {
     title: job.title,
     company: job.company?.name ?? '',
     company_slug: job.company?.slug ?? '',
-    schedule: scheduleFacts(job.schedule_type),
+    schedule: job.schedule_type,
+    is_four_day_week: job.schedule_type && SCHEDULE_TYPES[job.schedule_type].isFourDayWeek,
     work_arrangement: job.work_arrangement,
     locations: locationsText(job),
     salary: formatSalary(job),
@@ -156,24 +161,11 @@ function summarise(job: V2Job) {
   }
 }
 
-/** The tool error for a value of an open vocabulary that this snapshot does not know. */
-function unknownValue(argument: string, value: string, vocabulary: Iterable<string>): ToolError {
-  const closest = closestValues(value, vocabulary)
-  return new ToolError(
-    `${argument}: "${value.slice(0, 100)}" is not a value any live job has. Closest known values: ${closest.map((v) => `"${v}"`).join(', ')}. Retry with one of them, or without ${argument}.`,
-  )
-}
-
-const countryNames = () => allCountryCodes().map(countryName)
-
 /** Refuses values of the open vocabularies (skills, category, country) that would silently match nothing. */
 function checkOpenValues(snapshot: LoadedSnapshot, args: z.infer<typeof SearchJobsInput>): void {
-  for (const skill of args.skills ?? [])
-    if (!snapshot.jobs.postingsFor('tag', skill)) throw unknownValue('skills', skill, snapshot.jobs.valuesOf('tag'))
-  for (const category of args.category ?? [])
-    if (!(category.toLowerCase() in CATEGORY_LABELS) && !snapshot.jobs.postingsFor('category', category))
-      throw unknownValue('category', category, Object.keys(CATEGORY_LABELS))
-  if (args.country?.trim() && !resolveCountry(args.country)) throw unknownValue('country', args.country, countryNames())
+  for (const skill of args.skills ?? []) checkSkill(snapshot, skill)
+  for (const category of args.category ?? []) checkCategory(snapshot, category)
+  if (args.country?.trim()) checkCountry(args.country)
 }
 
 /** The v2 list query a search_jobs call means, so both faces answer alike. */
@@ -219,34 +211,29 @@ export function searchJobs(
 
 // ---------- get_job ----------
 
-export const GetJobInput = z.strictObject({ slug: z.string().min(1).max(200).describe('From search_jobs.') })
+export const GetJobInput = z.strictObject({ slug: z.string().min(1).describe('From search_jobs.') })
 /** The listing's main fields; the rest are there too, exactly as REST returns them (see /openapi.yaml). */
-const Listing = z
-  .looseObject({
-    slug: z.string(),
-    title: z.string(),
-    url: z.string(),
-    posted_at: z.string(),
-    company: z.looseObject({ slug: z.string(), name: z.string() }).optional(),
-  })
-  .describe('As GET /api/v2/jobs/{slug} returns it; salaries in minor units.')
+const Listing = z.looseObject({
+  slug: z.string(),
+  title: z.string(),
+  url: z.string(),
+  posted_at: z.string(),
+})
 
 export const GetJobOutput = z.object({
   job: Listing,
   salary: z.string().optional(),
-  schedule: ScheduleFacts.optional(),
+  schedule: z.string().optional(),
+  is_four_day_week: z.boolean().optional(),
   weekly_hours: z.string().optional(),
   locations: z.string(),
   company_summary: z.string().optional(),
 })
 
-/** A tool that ran and could not answer: returned as a result with isError, its message saying what to do. */
-export class ToolError extends Error {}
-
 export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.infer<typeof GetJobOutput> {
   const position = snapshot.jobs.positionOf(slug)
   if (position === undefined || snapshot.jobs.isExpired(position, now)) {
-    throw new ToolError(`No live job has the slug "${slug}". Call search_jobs to find current slugs.`)
+    throw new ToolError(`No live job has the slug "${slug.slice(0, 200)}". Call search_jobs to find current slugs.`)
   }
   const job = jobAt(snapshot, position)
   const company = snapshot.companyById.get(snapshot.jobs.valueAt('company', position)!)
@@ -263,7 +250,8 @@ export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.i
   return {
     job,
     salary: formatSalary(job),
-    schedule: scheduleFacts(job.schedule_type),
+    schedule: job.schedule_type,
+    is_four_day_week: job.schedule_type && SCHEDULE_TYPES[job.schedule_type].isFourDayWeek,
     weekly_hours: hours,
     locations: locationsText(job),
     company_summary: company
@@ -280,7 +268,7 @@ export const SearchCompaniesInput = z.strictObject({
   remote_level: z
     .array(z.enum(REMOTE_LEVEL_VALUES))
     .optional()
-    .describe('fully_remote: no office; remote_friendly: remote or hybrid offered.'),
+    .describe('fully_remote: no office; remote_friendly: remote or hybrid.'),
   hires_worldwide: z.boolean().optional(),
   query: z.string().max(100).optional().describe('Part of the company name.'),
   page,
@@ -288,7 +276,8 @@ export const SearchCompaniesInput = z.strictObject({
 const CompanySummary = z.object({
   slug: z.string(),
   name: z.string(),
-  schedule: ScheduleFacts,
+  schedule: z.string(),
+  is_four_day_week: z.boolean(),
   hours_full_time: z.int().optional(),
   remote_level: z.string(),
   hires_worldwide: z.boolean(),
@@ -307,7 +296,8 @@ function companySummary(c: IndexedCompany, liveJobs: number): z.infer<typeof Com
   return {
     slug: c.slug,
     name: c.name,
-    schedule: scheduleFacts(c.schedule_type)!,
+    schedule: c.schedule_type,
+    is_four_day_week: SCHEDULE_TYPES[c.schedule_type].isFourDayWeek,
     hours_full_time: c.hours_full_time,
     remote_level: c.remote_level,
     hires_worldwide: c.hires_worldwide,
@@ -325,7 +315,7 @@ export function searchCompanies(
   const live = liveJobsByCompany(snapshot, now)
   const liveJobs = (c: IndexedCompany) => live.get(c.id) ?? 0
   const country = args.country?.trim() ? resolveCountry(args.country) : undefined
-  if (args.country?.trim() && !country) throw unknownValue('country', args.country, countryNames())
+  if (args.country?.trim() && !country) checkCountry(args.country)
   const name = args.query?.trim().toLowerCase()
   const matches = snapshot.companies
     .filter((c) => {
@@ -349,7 +339,7 @@ export function searchCompanies(
 // ---------- get_company ----------
 
 export const GetCompanyInput = z.strictObject({
-  slug: z.string().min(1).max(200).describe('From search_companies or a job.'),
+  slug: z.string().min(1).describe('From search_companies or a job.'),
 })
 export const GetCompanyOutput = z.object({
   slug: z.string(),
@@ -363,14 +353,12 @@ export const GetCompanyOutput = z.object({
   schedule: ScheduleFacts.extend({
     label: z.string(),
     definition: z.string(),
-    policy_text: z.string().optional().describe("The employer's own words."),
+    policy_text: z.string().optional(),
   }),
   hours_full_time: z.int().optional(),
-  office_policy: z.object({
-    remote_level: z.string(),
-    label: z.string(),
-    hires_worldwide: z.boolean(),
-  }),
+  remote_level: z.string(),
+  office_policy: z.string(),
+  hires_worldwide: z.boolean(),
   benefits: z.array(z.string()),
   work_life_score: z.int().optional(),
   day_off: z.string().optional(),
@@ -381,7 +369,10 @@ export const GetCompanyOutput = z.object({
 
 export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number): z.infer<typeof GetCompanyOutput> {
   const c = snapshot.companies.find((company) => company.slug === slug)
-  if (!c) throw new ToolError(`No employer has the slug "${slug}". Call search_companies to find employer slugs.`)
+  if (!c)
+    throw new ToolError(
+      `No employer has the slug "${slug.slice(0, 200)}". Call search_companies to find employer slugs.`,
+    )
   const s = SCHEDULE_TYPES[c.schedule_type]
   const out: z.infer<typeof GetCompanyOutput> = {
     slug: c.slug,
@@ -399,11 +390,9 @@ export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number):
       policy_text: c.schedule_policy_text,
     },
     hours_full_time: c.hours_full_time,
-    office_policy: {
-      remote_level: c.remote_level,
-      label: REMOTE_LEVELS[c.remote_level].label,
-      hires_worldwide: c.hires_worldwide,
-    },
+    remote_level: c.remote_level,
+    office_policy: REMOTE_LEVELS[c.remote_level].label,
+    hires_worldwide: c.hires_worldwide,
     benefits: c.benefits,
     work_life_score: c.work_life_score,
     day_off: c.day_off,
@@ -443,15 +432,18 @@ export function explainSchedule(args: z.infer<typeof ExplainScheduleInput>): z.i
 // ---------- registry ----------
 
 export const TOOL_DESCRIPTIONS = {
-  search_jobs: `Search live jobs. Filters combine with AND; a list matches any of its values. ${RESULTS_PER_CALL} per page, pages 1-${MAX_PAGE}; get_job gives the full listing. ${FOUR_DAY_RULE} explain_schedule_type defines every schedule.`,
-  get_job:
-    'A live listing in full by slug, with the readable salary, weekly hours, schedule facts and an employer summary.',
-  search_companies: `Search employers by schedule type, headquarters country, office policy and worldwide hiring, most live jobs first. ${RESULTS_PER_CALL} per page.`,
+  search_jobs: `Live jobs; filters AND, a list matches any value. ${RESULTS_PER_CALL} a page. get_job has the full listing, list_filters the valid values. ${FOUR_DAY_RULE}`,
+  get_job: 'A live job by slug as REST returns it, plus readable salary, weekly hours, schedule, employer summary.',
+  search_companies: `Employers by schedule, HQ country, office policy, worldwide hiring; most live jobs first, ${RESULTS_PER_CALL} a page.`,
   get_company:
-    "An employer's profile: schedule policy in its own words, hours, office policy, benefits; day off, vacation and awards only when published.",
+    "An employer's profile: schedule policy in its words, hours, office policy, benefits; day off, vacation, awards if published.",
   get_market_stats:
-    'Market figures: schedule shares, four-day-week share, median hours, salary percentiles by category and level, remote share. Pass on its dates and caveats.',
-  explain_schedule_type: `What each schedule type means: fewer hours or not, full pay or not. ${FOUR_DAY_RULE}`,
+    'Employers by schedule type, true four-day-week share, median full-time hours, remote share of jobs. Pass on its date and caveats.',
+  list_filters:
+    'Values each search_jobs filter takes, with live job counts: use a category, skill or country that exists.',
+  get_salary_benchmarks:
+    'Salary percentiles (annual USD) of live jobs by optional category, level, country, schedule; group_by splits them. Pass on dates and caveats.',
+  explain_schedule_type: `Each schedule type: fewer hours or not, full pay or not. ${FOUR_DAY_RULE}`,
 } as const
 
 export { marketStats, MarketStatsSchema }

@@ -5,7 +5,7 @@
  * runs it), so the two cannot disagree.
  */
 import { countryName, resolveCountry, resolveRegion } from '../../core/geo.ts'
-import type { V2ListQuery } from '../../core/query.ts'
+import { NO_FILTER, type V2ListQuery } from '../../core/query.ts'
 import type { V2FiltersResponse } from '../../core/schema/api.ts'
 import {
   categoryLabel,
@@ -16,18 +16,6 @@ import {
 } from '../../core/taxonomy.ts'
 import type { Facet } from './job-index.ts'
 import { type QueryContext, runV2Query } from './run-query.ts'
-
-const NO_FILTER: V2ListQuery = {
-  page: 1,
-  limit: 1,
-  category: [],
-  level: [],
-  schedule: [],
-  work_arrangement: [],
-  skills: [],
-  country: [],
-  sort: 'date',
-}
 
 type Counted = { value: string; jobs: number }
 

@@ -1,5 +1,5 @@
 /**
- * The six MCP tools (README, MCP tools) through the SDK's own Client and
+ * The MCP tools (README, MCP tools) through the SDK's own Client and
  * StreamableHTTPClientTransport against a real server on loopback. Oracles:
  * the v2 REST list and single-job endpoints of the same server, and the
  * dataset files the fixture was built from. Every successful call goes
@@ -48,7 +48,8 @@ interface JobSummary {
   title: string
   company: string
   company_slug: string
-  schedule?: ScheduleFacts
+  schedule?: string
+  is_four_day_week?: boolean
   work_arrangement: string
   locations: string
   salary?: string
@@ -64,7 +65,8 @@ interface SearchJobsResult {
 interface GetJobResult {
   job: V2Job
   salary?: string
-  schedule?: ScheduleFacts
+  schedule?: string
+  is_four_day_week?: boolean
   weekly_hours?: string
   locations: string
   company_summary?: string
@@ -72,7 +74,8 @@ interface GetJobResult {
 interface CompanySummary {
   slug: string
   name: string
-  schedule: ScheduleFacts
+  schedule: string
+  is_four_day_week: boolean
   hours_full_time?: number
   remote_level: string
   hires_worldwide: boolean
@@ -94,7 +97,9 @@ interface GetCompanyResult {
   employees?: number
   schedule: ScheduleFacts & { definition: string; policy_text?: string }
   hours_full_time?: number
-  office_policy: { remote_level: string; label: string; hires_worldwide: boolean }
+  remote_level: string
+  office_policy: string
+  hires_worldwide: boolean
   benefits: string[]
   work_life_score?: number
   day_off?: string
@@ -102,23 +107,14 @@ interface GetCompanyResult {
   awards?: string[]
   live_jobs: number
 }
-interface SalaryRange {
-  jobs_with_salary: number
-  p25_usd: number
-  median_usd: number
-  p75_usd: number
-}
 interface MarketStatsResult {
   as_of: string
-  exchange_rates_as_of: string
   employers_tracked: number
   live_jobs: number
-  employers_by_schedule: { schedule_type: string; label: string; employers: number; share: number }[]
+  employers_by_schedule: { schedule_type: string; employers: number; share: number }[]
   true_four_day_week_employer_share: number
   median_full_time_weekly_hours?: number
   remote_share_of_jobs: { remote: number; hybrid: number; onsite: number }
-  salary_by_category: Record<string, SalaryRange>
-  salary_by_level: Record<string, SalaryRange>
   caveats: string[]
 }
 interface ExplainResult {
@@ -147,7 +143,6 @@ let server: RunningServer
 let mcp: McpSession
 let companies: DatasetCompany[]
 let rawJobs: DatasetJob[]
-let ratesAsOf: string
 /** Every live job, as GET /api/v2/jobs lists them (newest first). */
 let allJobs: V2Job[]
 
@@ -156,7 +151,7 @@ beforeAll(async () => {
   // Rate limits are the subject of rate-limit.test.ts; here they would only get in the way.
   server = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: 100_000, JOBSNAP_MCP_BURST: 100_000 })
   mcp = await connectMcp(server.url)
-  ;({ companies, jobs: rawJobs, ratesAsOf } = await readDataset(fixture.dataDir))
+  ;({ companies, jobs: rawJobs } = await readDataset(fixture.dataDir))
   allJobs = (await allV2Jobs(server.url)).jobs
 })
 
@@ -209,11 +204,10 @@ async function allSearchCompanies(
 const companyBySlug = () => new Map(companies.map((c) => [c.slug, c]))
 
 describe('tools/list', () => {
-  it('lists exactly the six tools, each read-only and closed-world, with input and output schemas', () => {
+  it('lists exactly the eight tools, each read-only, with input and output schemas', () => {
     expect([...mcp.tools.keys()].sort()).toEqual([...TOOL_NAMES].sort())
     for (const tool of mcp.tools.values()) {
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(true)
-      expect(tool.annotations?.openWorldHint, tool.name).toBe(false)
       expect(tool.annotations?.destructiveHint ?? false, tool.name).toBe(false)
       expect(tool.description?.length, tool.name).toBeGreaterThan(20)
       expect(tool.inputSchema.type).toBe('object')
@@ -313,7 +307,7 @@ describe('search_jobs', () => {
         })
         expect(summary.company).toBe(job.company?.name ?? '')
         expect(summary.company_slug).toBe(job.company?.slug ?? '')
-        expect(summary.schedule?.type).toBe(job.schedule_type)
+        expect(summary.schedule).toBe(job.schedule_type)
         expect(summary.salary !== undefined, `${job.slug}: a salary only when published`).toBe(
           job.salary_min !== undefined || job.salary_max !== undefined,
         )
@@ -417,31 +411,25 @@ describe('no compressed schedule is presented as a four-day week', () => {
   it('marks only 4_day_week as a four-day week in every search result', async () => {
     const { jobs } = await allSearchJobs({})
     expect(jobs).toHaveLength(fixture.build.manifest.counts.live_jobs)
-    const compressed = jobs.filter((j) => j.schedule?.type === 'compressed_hours')
+    const compressed = jobs.filter((j) => j.schedule === 'compressed_hours')
     expect(compressed.length, 'the dataset has compressed-hours jobs').toBeGreaterThan(0)
     for (const job of jobs) {
       if (!job.schedule) continue
-      expect(job.schedule.is_four_day_week, job.slug).toBe(job.schedule.type === '4_day_week')
+      expect(job.is_four_day_week, job.slug).toBe(job.schedule === '4_day_week')
     }
-    for (const job of compressed) {
-      expect(job.schedule).toMatchObject({ reduces_hours: false, is_four_day_week: false })
-    }
+    for (const job of compressed) expect(job.is_four_day_week).toBe(false)
   })
 
   it('a four-day-week search returns no compressed-hours job', async () => {
     const { jobs } = await allSearchJobs({ schedule: ['4_day_week'] })
     expect(jobs.length).toBeGreaterThan(0)
-    for (const job of jobs) expect(job.schedule).toMatchObject({ type: '4_day_week', is_four_day_week: true })
+    for (const job of jobs) expect(job).toMatchObject({ schedule: '4_day_week', is_four_day_week: true })
   })
 
   it('get_job and get_company describe compressed hours as the same hours, not a four-day week', async () => {
     const job = allJobs.find((j) => j.schedule_type === 'compressed_hours')!
     const got = await callOk<GetJobResult>(mcp, 'get_job', { slug: job.slug })
-    expect(got.structured.schedule).toMatchObject({
-      type: 'compressed_hours',
-      reduces_hours: false,
-      is_four_day_week: false,
-    })
+    expect(got.structured).toMatchObject({ schedule: 'compressed_hours', is_four_day_week: false })
 
     const company = companies.find((c) => c.schedule_type === 'compressed_hours')!
     const profile = await callOk<GetCompanyResult>(mcp, 'get_company', { slug: company.slug })
@@ -474,7 +462,7 @@ describe('get_job', () => {
       expect(rest.status).toBe(200)
       const { structured, text } = await callOk<GetJobResult>(mcp, 'get_job', { slug: job.slug })
       expect(structured.job, job.slug).toEqual(rest.body)
-      expect(structured.schedule?.type).toBe(job.schedule_type)
+      expect(structured.schedule).toBe(job.schedule_type)
       expect(structured.salary !== undefined, `${job.slug}: a readable salary only when published`).toBe(
         job.salary_min !== undefined || job.salary_max !== undefined,
       )
@@ -554,8 +542,8 @@ describe('search_companies', () => {
           remote_level: raw.remote_level,
           hires_worldwide: raw.hires_worldwide,
         })
-        expect(c.schedule.type).toBe(raw.schedule_type)
-        expect(c.schedule.is_four_day_week).toBe(raw.schedule_type === '4_day_week')
+        expect(c.schedule).toBe(raw.schedule_type)
+        expect(c.is_four_day_week).toBe(raw.schedule_type === '4_day_week')
       }
     },
   )
@@ -639,10 +627,8 @@ describe('get_company', () => {
         is_four_day_week: raw.schedule_type === '4_day_week',
       })
       if (raw.schedule_policy_text) expect(c.schedule.policy_text).toBe(raw.schedule_policy_text)
-      expect(c.office_policy).toMatchObject({
-        remote_level: raw.remote_level,
-        hires_worldwide: raw.hires_worldwide ?? false,
-      })
+      expect(c).toMatchObject({ remote_level: raw.remote_level, hires_worldwide: raw.hires_worldwide ?? false })
+      expect(c.office_policy.length).toBeGreaterThan(3)
       expect(c.live_jobs, `${raw.slug}: live jobs as the v2 list counts them`).toBe(liveJobs.get(raw.slug) ?? 0)
     }
   })
@@ -668,7 +654,6 @@ describe('get_market_stats', () => {
     expect(s.as_of).toBe(fixture.build.manifest.built_at)
     expect(s.as_of.startsWith(FIXTURE_NOW.toISOString().slice(0, 10))).toBe(true)
     expect(text).toContain(s.as_of.slice(0, 10))
-    expect(s.exchange_rates_as_of).toBe(ratesAsOf)
     expect(s.caveats.length).toBeGreaterThan(0)
     for (const caveat of s.caveats) {
       expect(caveat.trim().length).toBeGreaterThan(10)
@@ -699,18 +684,6 @@ describe('get_market_stats', () => {
         round3(allJobs.filter((j) => j.work_arrangement === arrangement).length / allJobs.length),
       )
     }
-    const categories = new Set(allJobs.map((j) => j.category))
-    for (const [category, range] of Object.entries(s.salary_by_category)) {
-      expect(categories.has(category), category).toBe(true)
-      expect(range.jobs_with_salary).toBeGreaterThan(0)
-      expect(range.jobs_with_salary).toBeLessThanOrEqual(
-        allJobs.filter((j) => j.category === category && (j.salary_min !== undefined || j.salary_max !== undefined))
-          .length,
-      )
-      expect(range.p25_usd).toBeLessThanOrEqual(range.median_usd)
-      expect(range.median_usd).toBeLessThanOrEqual(range.p75_usd)
-    }
-    expect(Object.keys(s.salary_by_level).length).toBeGreaterThan(0)
   })
 
   it('takes no arguments, and refuses stray ones rather than ignoring them', async () => {
@@ -840,7 +813,7 @@ describe('resource templates, the find_jobs prompt and completions', () => {
   })
 })
 
-describe('errors outside the six tools', () => {
+describe('errors outside the tools', () => {
   it('an unknown tool is a -32602 protocol error naming the tools there are', async () => {
     const text = await callInvalid(mcp, 'delete_job', { slug: allJobs[0]!.slug })
     expect(text).toMatch(/delete_job/)

@@ -28,6 +28,8 @@ export const TOOL_NAMES = [
   'search_companies',
   'get_company',
   'get_market_stats',
+  'list_filters',
+  'get_salary_benchmarks',
   'explain_schedule_type',
 ] as const
 export type ToolName = (typeof TOOL_NAMES)[number]
@@ -295,13 +297,9 @@ async function readNdjson<T>(file: string): Promise<T[]> {
 }
 
 /** The data team's records, as written to the fixture's data folder (before the build). */
-export async function readDataset(
-  dataDir: string,
-): Promise<{ companies: DatasetCompany[]; jobs: DatasetJob[]; ratesAsOf: string }> {
-  const rates = JSON.parse(await readFile(path.join(dataDir, 'rates.json'), 'utf8')) as { as_of: string }
+export async function readDataset(dataDir: string): Promise<{ companies: DatasetCompany[]; jobs: DatasetJob[] }> {
   return {
     companies: await readNdjson<DatasetCompany>(path.join(dataDir, 'companies.ndjson')),
     jobs: await readNdjson<DatasetJob>(path.join(dataDir, 'jobs.ndjson')),
-    ratesAsOf: rates.as_of,
   }
 }
