@@ -6,6 +6,7 @@
 import { stringify } from 'yaml'
 import { z } from 'zod'
 import '../core/schema/api.ts'
+import { V2_COMPANY_PARAMS } from '../core/company-query.ts'
 import { V1_LIST_PARAMS, V2_LIST_PARAMS } from '../core/query.ts'
 
 type JsonSchema = Record<string, unknown>
@@ -128,7 +129,11 @@ const RESPONSES = {
     headers: errorHeaders,
     content: errorContent,
   },
-  NotFound: { description: 'No live job has this slug.', headers: errorHeaders, content: errorContent },
+  NotFound: {
+    description: 'Nothing live has this slug (a job, or a company with a live job).',
+    headers: errorHeaders,
+    content: errorContent,
+  },
   MethodNotAllowed: {
     description: 'Only GET and HEAD are allowed.',
     headers: { Allow: { schema: { type: 'string' } }, ...errorHeaders },
@@ -156,6 +161,8 @@ Behaviour the contract leaves open, as implemented:
 - Rate limit: 60 requests per rolling minute per client IP across v1 and v2; 429 carries Retry-After in seconds. /openapi.yaml is not limited.
 - Responses are cached 60 s (Cache-Control: public, max-age=60) with a strong ETag; If-None-Match gives 304. Errors carry Cache-Control: no-store.
 - A job is live while it is not closed and its expires_at is absent or in the future.
+- Companies (/api/v2/companies) are the employers with at least one live job; the jobs list takes company=<slug,...>.
+- facets=<filter names> on the jobs list adds per-value counts, each facet counted with every other filter applied but not its own.
 - An agent tool endpoint (Model Context Protocol, streamable HTTP) is served at /api/mcp.
 - Please link back to the public website when you use the API in a public product.`
 
@@ -260,6 +267,54 @@ function buildOpenApiDocument(): Record<string, unknown> {
               description: 'The job.',
               headers: successHeaders('v2'),
               content: { 'application/json': { schema: ref('V2Job') } },
+            },
+            '304': responseRef('NotModified'),
+            '404': responseRef('NotFound'),
+            '405': responseRef('MethodNotAllowed'),
+            '429': responseRef('TooManyRequests'),
+          },
+        },
+      },
+      '/api/v2/companies': {
+        get: {
+          operationId: 'listCompanies',
+          tags: ['v2'],
+          summary: 'List and filter employers with live jobs',
+          description:
+            'Employers with at least one live job now, by name (or most live jobs first with sort=jobs). Each carries its profile, its live job count and jobs_url, the jobs list filtered to it.',
+          parameters: queryParameters(V2_COMPANY_PARAMS),
+          responses: {
+            '200': {
+              description: 'A page of matching companies.',
+              headers: { ...successHeaders('v2'), 'X-Ignored-Parameters': headerRef('X-Ignored-Parameters') },
+              content: { 'application/json': { schema: ref('V2CompanyList') } },
+            },
+            '304': responseRef('NotModified'),
+            '400': responseRef('BadRequest'),
+            '405': responseRef('MethodNotAllowed'),
+            '429': responseRef('TooManyRequests'),
+          },
+        },
+      },
+      '/api/v2/companies/{slug}': {
+        get: {
+          operationId: 'getCompany',
+          tags: ['v2'],
+          summary: 'One employer with live jobs, by slug',
+          parameters: [
+            {
+              name: 'slug',
+              in: 'path',
+              required: true,
+              description: "The company's slug (a job's company.slug).",
+              schema: { type: 'string' },
+            },
+          ],
+          responses: {
+            '200': {
+              description: 'The company profile.',
+              headers: successHeaders('v2'),
+              content: { 'application/json': { schema: ref('V2CompanyProfile') } },
             },
             '304': responseRef('NotModified'),
             '404': responseRef('NotFound'),

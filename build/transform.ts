@@ -4,7 +4,8 @@
  */
 import { compile } from 'html-to-text'
 import type { z } from 'zod'
-import type { V1Company, V1Job, V2Company, V2Job, V2Location } from '../core/schema/api.ts'
+import { compact, toV2Company } from '../core/company.ts'
+import type { V1Company, V1Job, V2Job, V2Location } from '../core/schema/api.ts'
 import type { DatasetCompany, DatasetJob, DatasetLocation } from '../core/schema/dataset.ts'
 import {
   continentName,
@@ -17,7 +18,6 @@ import {
 import { REMOTE_LEVELS, SCHEDULE_TYPES, categoryLabel, levelLabel, scheduleLabel } from '../core/taxonomy.ts'
 
 type V2LocationOut = z.infer<typeof V2Location>
-type V2CompanyOut = z.infer<typeof V2Company>
 type V1CompanyOut = z.infer<typeof V1Company>
 
 // Compiled once: html-to-text's convert() re-parses its selectors on every call, which dominated build time.
@@ -53,12 +53,6 @@ function rfc3339(timestamp: string): string {
   return new Date(timestamp).toISOString().replace('.000Z', 'Z')
 }
 
-/** Removes keys whose value is undefined, so optional fields are omitted rather than null. */
-function compact<T extends object>(value: T): T {
-  for (const key of Object.keys(value) as (keyof T)[]) if (value[key] === undefined) delete value[key]
-  return value
-}
-
 /** Canonical names for a dataset location; an office's continent is derived from its country. */
 function toV2Location(location: DatasetLocation, fillContinent: boolean): V2LocationOut {
   const country = location.country ? resolveCountry(location.country) : undefined
@@ -73,25 +67,6 @@ function toV2Location(location: DatasetLocation, fillContinent: boolean): V2Loca
     country: country ? countryName(country) : undefined,
     continent: continent ? continentName(continent) : undefined,
     region: location.region ? resolveRegion(location.region) : undefined,
-  })
-}
-
-function toV2Company(company: DatasetCompany): V2CompanyOut {
-  const country = company.country ? resolveCountry(company.country) : undefined
-  return compact({
-    id: company.id,
-    slug: company.slug,
-    name: company.name,
-    url: company.url,
-    website: company.website,
-    logo_url: company.logo_url,
-    short_description: company.short_description,
-    country: country ? countryName(country) : undefined,
-    employees: company.employees,
-    schedule_type: company.schedule_type,
-    hours_full_time: company.hours_full_time,
-    remote_level: company.remote_level,
-    work_life_score: company.work_life_score,
   })
 }
 

@@ -10,7 +10,16 @@ export { indexFileHash } from './content-hash.ts'
 export { allCountryCodes, countryName, regionsOfCountry, resolveCountry } from './geo.ts'
 export { PackedBodies } from './packed-bodies.ts'
 export { parseV2ListQuery, V2_LIST_PARAMS } from './query.ts'
-export { ErrorBody, V1Job, V1ListResponse, V2FiltersResponse, V2Job, V2ListResponse } from './schema/api.ts'
+export {
+  ErrorBody,
+  V1Job,
+  V1ListResponse,
+  V2CompanyListResponse,
+  V2CompanyProfile,
+  V2FiltersResponse,
+  V2Job,
+  V2ListResponse,
+} from './schema/api.ts'
 export { DatasetCompany, DatasetJob, ExchangeRates } from './schema/dataset.ts'
 export {
   FUZZY_MIN_TERM_LENGTH,

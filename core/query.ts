@@ -5,44 +5,41 @@
  * the runtime calls them per request, tests call them directly.
  */
 import { z } from 'zod'
+import {
+  clamp,
+  firstValue,
+  integerParam,
+  list,
+  ONE_VALUE,
+  PAGE_SIZE_DEFAULT,
+  PAGE_SIZE_MAX,
+  type ParamSpec,
+  type ParseResult,
+  pagingParams,
+  scalarParam,
+  listValues,
+  strictInteger,
+  truncate,
+} from './params.ts'
 import { WORK_ARRANGEMENTS, type WorkArrangement } from './taxonomy.ts'
 
-export const PAGE_SIZE_DEFAULT = 25
-const PAGE_SIZE_MAX = 100
+export { PAGE_SIZE_DEFAULT }
 const POSTED_AFTER_MAX_DAYS = 365
 const Q_MAX_LENGTH = 200
 const SORTS = ['date', 'salary'] as const
 type Sort = (typeof SORTS)[number]
 
-type ParamKind = 'integer' | 'list' | 'enumList' | 'enum' | 'string'
-interface ParamSpec {
-  kind: ParamKind
-  /** The documented schema, rendered into OpenAPI. */
-  schema: z.ZodType
-  description: string
-}
-
-const list = (description: string, example: string): ParamSpec => ({
-  kind: 'list',
-  schema: z.string().meta({ examples: [example] }),
-  description: `${description} Comma-separated; a job matches any of the values; the parameter may also be repeated. Case-insensitive. An unknown value matches nothing.`,
-})
-
-const pagingParams = {
-  page: {
-    kind: 'integer',
-    schema: z.int().default(1),
-    description: 'Page number, from 1. Values below 1 are clamped to 1. A page past the end returns an empty list.',
-  },
-  limit: {
-    kind: 'integer',
-    schema: z.int().default(PAGE_SIZE_DEFAULT),
-    description: `Page size, 1 to ${PAGE_SIZE_MAX}. Values below 1 become 1 and values above ${PAGE_SIZE_MAX} become ${PAGE_SIZE_MAX}; the response's limit shows the value used.`,
-  },
-} satisfies Record<string, ParamSpec>
-
-/** Appended to each single-valued v2 parameter's description. */
-const ONE_VALUE = ' Given twice with different values: 400.'
+/** The v2 filters `facets` can count, named as the filters are. */
+export const FACET_NAMES = [
+  'category',
+  'level',
+  'schedule',
+  'work_arrangement',
+  'skills',
+  'country',
+  'company',
+] as const
+export type FacetName = (typeof FACET_NAMES)[number]
 
 export const V2_LIST_PARAMS = {
   ...pagingParams,
@@ -57,6 +54,7 @@ export const V2_LIST_PARAMS = {
     description: `Any of ${WORK_ARRANGEMENTS.join(', ')}, comma-separated or repeated; a job matches any value. Another value: 400.`,
   },
   skills: list('Skill slugs, e.g. python,go. Matched against skills, stack and tools.', 'python'),
+  company: list('Company slugs, as /api/v2/companies lists them.', 'acme'),
   country: {
     kind: 'list',
     schema: z.string().meta({ examples: ['Germany', 'DE'] }),
@@ -82,6 +80,11 @@ export const V2_LIST_PARAMS = {
     kind: 'string',
     schema: z.string().max(Q_MAX_LENGTH),
     description: `Full-text search over title, role, company, skills, stack, tools, locations and description. Every term must match; terms match as prefixes, with light typo tolerance on longer terms. At most ${Q_MAX_LENGTH} characters (400 above). Filters only: the order is still sort.${ONE_VALUE}`,
+  },
+  facets: {
+    kind: 'enumList',
+    schema: z.string().meta({ examples: ['category,schedule'] }),
+    description: `Adds "facets" to the response: for each named filter (any of ${FACET_NAMES.join(', ')}), each value with the number of jobs it would match, counted with every other filter of the query applied but not its own, so the alternatives to a chosen value show. Countries by ISO code, companies by slug; values with no job left out; at most 100 values per facet, most jobs first. Comma-separated or repeated. Another name: 400.`,
   },
   sort: {
     kind: 'enum',
@@ -109,12 +112,16 @@ export interface V2ListQuery {
   schedule: string[]
   work_arrangement: WorkArrangement[]
   skills: string[]
+  /** Company slugs. */
+  company: string[]
   country: string[]
   salary_min?: number
   salary_max?: number
   posted_after?: number
   q?: string
   sort: Sort
+  /** Facets to count alongside the page (not a filter). */
+  facets: FacetName[]
 }
 
 /** A query with no filter: its first page of one job, in date order. Spread it and set what a caller filters on. */
@@ -126,85 +133,10 @@ export const NO_FILTER: Readonly<V2ListQuery> = {
   schedule: [],
   work_arrangement: [],
   skills: [],
+  company: [],
   country: [],
   sort: 'date',
-}
-
-interface ParamError {
-  field: string
-  message: string
-}
-
-export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: ParamError }
-
-const INTEGER = /^[+-]?\d+$/
-
-/**
- * Parses an integer parameter strictly: digits only (a sign and surrounding
- * blanks allowed). An integer too large to hold is still an integer: it
- * becomes the largest safe one of its sign, so the clamps apply to it
- * (limit 100, posted_after 365, a page past the end, a salary nothing reaches).
- */
-function strictInteger(raw: string): number | undefined {
-  const trimmed = raw.trim()
-  if (!INTEGER.test(trimmed)) return undefined
-  const value = Number(trimmed)
-  if (!Number.isSafeInteger(value)) return value < 0 ? -Number.MAX_SAFE_INTEGER : Number.MAX_SAFE_INTEGER
-  return Object.is(value, -0) ? 0 : value
-}
-
-const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value))
-
-/** All values of a parameter, repeated keys and commas alike, trimmed, empties dropped. */
-function listValues(params: URLSearchParams, name: string): string[] {
-  return params
-    .getAll(name)
-    .flatMap((value) => value.split(','))
-    .map((value) => value.trim().toLowerCase())
-    .filter((value) => value.length > 0)
-}
-
-/**
- * The value of a single-valued parameter. Given twice with different values
- * it is ambiguous, so it is refused, naming the parameter (the same value
- * twice is just that value).
- */
-function scalarParam(params: URLSearchParams, name: string): ParseResult<string | undefined> {
-  const values = [...new Set(params.getAll(name).filter((value) => value.trim().length > 0))]
-  if (values.length > 1)
-    return {
-      ok: false,
-      error: {
-        field: name,
-        message: `${name} takes one value; got ${values.length}: ${values.map((v) => JSON.stringify(truncate(v))).join(', ')}.`,
-      },
-    }
-  return { ok: true, value: values[0] }
-}
-
-/** The first non-empty value (v1 is lenient: a repeated parameter takes its first value). */
-function firstValue(params: URLSearchParams, name: string): string | undefined {
-  return params.getAll(name).find((value) => value.trim().length > 0)
-}
-
-function integerParam(params: URLSearchParams, name: string, allowNegative: boolean): ParseResult<number | undefined> {
-  const scalar = scalarParam(params, name)
-  if (!scalar.ok) return scalar
-  const raw = scalar.value
-  if (raw === undefined) return { ok: true, value: undefined }
-  const value = strictInteger(raw)
-  if (value === undefined || (!allowNegative && value < 0)) {
-    const allowed = allowNegative ? 'an integer' : 'a whole number, 0 or more'
-    return {
-      ok: false,
-      error: { field: name, message: `${name} must be ${allowed}; got ${JSON.stringify(truncate(raw))}.` },
-    }
-  }
-  return { ok: true, value }
-}
-
-function truncate(raw: string): string {
-  return raw.length > 40 ? `${raw.slice(0, 40)}...` : raw
+  facets: [],
 }
 
 /** Parses `/api/v2/jobs` query parameters (README, API: Parameters (v2)). */
@@ -237,6 +169,18 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
       error: {
         field: 'work_arrangement',
         message: `work_arrangement must be one or more of ${WORK_ARRANGEMENTS.join(', ')}; got ${JSON.stringify(truncate(badArrangement))}.`,
+      },
+    }
+  }
+
+  const facets = listValues(params, 'facets')
+  const badFacet = facets.find((value) => !(FACET_NAMES as readonly string[]).includes(value))
+  if (badFacet !== undefined) {
+    return {
+      ok: false,
+      error: {
+        field: 'facets',
+        message: `facets must be one or more of ${FACET_NAMES.join(', ')}; got ${JSON.stringify(truncate(badFacet))}.`,
       },
     }
   }
@@ -274,12 +218,14 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
       schedule: listValues(params, 'schedule'),
       work_arrangement: arrangements as WorkArrangement[],
       skills: listValues(params, 'skills'),
+      company: listValues(params, 'company'),
       country: listValues(params, 'country'),
       salary_min: salaryMin.value,
       salary_max: salaryMax.value,
       posted_after: postedAfter.value === undefined ? undefined : Math.min(postedAfter.value, POSTED_AFTER_MAX_DAYS),
       q: q || undefined,
       sort: sortRaw as Sort,
+      facets: [...new Set(facets)] as FacetName[],
     },
   }
 }
@@ -310,10 +256,12 @@ export function canonicalV2Query(query: V2ListQuery): string {
     sorted(query.schedule),
     sorted(query.work_arrangement),
     sorted(query.skills),
+    sorted(query.company),
     sorted(query.country),
     query.salary_min ?? '',
     query.salary_max ?? '',
     query.posted_after ?? '',
     query.q?.toLowerCase().replace(/\s+/g, ' ') ?? '',
+    sorted(query.facets),
   ].join('|')
 }

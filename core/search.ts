@@ -27,7 +27,7 @@ const processTerm = MiniSearch.getDefault('processTerm') as (
 ) => string | string[] | null | undefined | false
 
 /** Normalised terms of a text, as MiniSearch would index them. */
-function termsOf(text: string): string[] {
+export function textTerms(text: string): string[] {
   const out: string[] = []
   for (const token of tokenize(text)) {
     const processed = processTerm(token)
@@ -39,7 +39,7 @@ function termsOf(text: string): string[] {
 
 /** Distinct terms of every searchable field of a job. */
 export function documentTerms(doc: SearchDocument): Set<string> {
-  return new Set(termsOf(`${doc.title} ${doc.role} ${doc.company} ${doc.tags} ${doc.places} ${doc.description}`))
+  return new Set(textTerms(`${doc.title} ${doc.role} ${doc.company} ${doc.tags} ${doc.places} ${doc.description}`))
 }
 
 /** Terms shorter than this match exactly: a prefix of one or two letters expands to most of the vocabulary. */
@@ -53,7 +53,7 @@ export const MAX_TERM_EXPANSIONS = 256
 
 /** Distinct query terms in order, at most MAX_QUERY_TERMS of them. */
 export function queryTerms(q: string): string[] {
-  return [...new Set(termsOf(q))].slice(0, MAX_QUERY_TERMS)
+  return [...new Set(textTerms(q))].slice(0, MAX_QUERY_TERMS)
 }
 
 /**

@@ -20,6 +20,7 @@ import { errorResponse, httpError, responseForHttpError } from './http/errors.ts
 import { sendPayload, withCommonHeaders } from './http/respond.ts'
 import { ResponseCache } from './http/response-cache.ts'
 import type { RestContext } from './routes/context.ts'
+import { handleV2Companies, handleV2Company } from './routes/companies.ts'
 import { handleDocs } from './routes/docs.ts'
 import { handleV2Filters } from './routes/filters.ts'
 import { handleMcpRequest } from './mcp/endpoint.ts'
@@ -155,6 +156,14 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     rest('v2', (ctx) => handleV2Filters(ctx)),
   )
   app.all(
+    '/api/v2/companies',
+    rest('v2', (ctx) => handleV2Companies(ctx)),
+  )
+  app.all(
+    '/api/v2/companies/:slug',
+    rest('v2', (ctx, event) => handleV2Company(ctx, event.context.params?.slug ?? '')),
+  )
+  app.all(
     '/api/v2/jobs/:slug',
     rest('v2', (ctx, event) => handleV2Job(ctx, event.context.params?.slug ?? '')),
   )
@@ -240,6 +249,8 @@ export function createApp(deps: AppDependencies): JobsnapApp {
                 v2_list: '/api/v2/jobs',
                 v2_job: '/api/v2/jobs/{slug}',
                 v2_filters: '/api/v2/filters',
+                v2_companies: '/api/v2/companies',
+                v2_company: '/api/v2/companies/{slug}',
                 v1_list: '/api/v1',
                 mcp: '/api/mcp',
                 openapi: '/openapi.yaml',

@@ -31,6 +31,7 @@ import {
 } from '../core/snapshot.ts'
 import { PackedBodies, uint32View } from '../core/packed-bodies.ts'
 import { JobIndex, JobIndexBuilder } from './query/job-index.ts'
+import type { QueryContext } from './query/run-query.ts'
 import { TextIndex } from './query/text-index.ts'
 
 export interface LoadedSnapshot {
@@ -41,6 +42,7 @@ export interface LoadedSnapshot {
   text: TextIndex
   companies: IndexedCompany[]
   companyById: Map<string, IndexedCompany>
+  companyBySlug: Map<string, IndexedCompany>
   /** Every v2 job body by date position, in memory: list pages, single jobs and tool results come from here. */
   v2Bodies: PackedBodies
   /** Every v1 job body by date position, read from the packed file one range per page. */
@@ -349,9 +351,21 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
     text,
     companies,
     companyById: new Map(companies.map((c) => [c.id, c])),
+    companyBySlug: new Map(companies.map((c) => [c.slug, c])),
     v2Bodies,
     v1Bodies,
     close: () => v1Bodies.close(),
     readPublic,
+  }
+}
+
+/** What the query engine needs of a snapshot at one instant. */
+export function queryContext(snapshot: LoadedSnapshot, now: number): QueryContext {
+  return {
+    index: snapshot.jobs,
+    text: snapshot.text,
+    now,
+    companyIdOf: (slug) => snapshot.companyBySlug.get(slug)?.id,
+    companySlugOf: (id) => snapshot.companyById.get(id)?.slug,
   }
 }

@@ -55,6 +55,23 @@ export const V2Company = z
   })
   .meta({ id: 'V2Company', description: 'The employer, trimmed to what a job listing needs.' })
 
+/** An employer's public profile: what a listing carries, plus what only the employer's own page needs. */
+export const V2CompanyProfile = V2Company.extend({
+  category: d(z.string(), 'Industry, e.g. Software.').optional(),
+  description: d(z.string(), 'Plain-text description. HTML is never exposed.').optional(),
+  schedule_type: d(z.enum(SCHEDULE_TYPE_VALUES), 'The employer-wide schedule policy.'),
+  schedule_policy_text: d(z.string(), "The employer's own words on its schedule policy.").optional(),
+  remote_level: d(z.string(), 'Office-presence policy: fully_remote, remote_friendly or onsite.'),
+  hires_worldwide: d(z.boolean(), 'True when the employer hires in any country.'),
+  benefits: d(z.array(z.string()), 'Benefits the employer lists (may be empty).'),
+  day_off: d(z.string(), 'Which day is off, where the employer published it.').optional(),
+  vacation_days: d(z.int().min(0).max(365), 'Paid vacation days a year, where published.').optional(),
+  awards: d(z.array(z.string()), 'Awards, where published.').optional(),
+  live_jobs: d(z.int().min(1), 'Live jobs now; a company is listed only while it has at least one.'),
+  jobs_url: d(z.string(), 'Its live jobs: GET this path (/api/v2/jobs?company=<slug>).'),
+}).meta({ id: 'V2CompanyProfile', description: 'An employer with at least one live job.' })
+export type V2CompanyProfile = z.infer<typeof V2CompanyProfile>
+
 export const V2Job = z
   .object({
     id: d(z.uuid(), 'Job id (UUID).'),
@@ -189,9 +206,25 @@ export const V2ListResponse = z
     limit: d(z.int(), 'Page size used (after clamping).'),
     total: d(z.int(), 'Jobs matching the filters.'),
     has_more: d(z.boolean(), 'True while page * limit < total.'),
+    facets: d(
+      z.record(z.string(), z.record(z.string(), z.int().min(1))),
+      'Only when `facets` was given: per named filter, value -> jobs that value would match with the other filters applied (most first, at most 100).',
+      { examples: [{ schedule: { standard: 412, '4_day_week': 97 } }] },
+    ).optional(),
   })
   .meta({ id: 'V2List', description: 'v2 list wrapper.' })
 export type V2ListResponse = z.infer<typeof V2ListResponse>
+
+export const V2CompanyListResponse = z
+  .object({
+    data: d(z.array(V2CompanyProfile), 'Companies on this page.'),
+    page: d(z.int(), 'Page returned (after clamping).'),
+    limit: d(z.int(), 'Page size used (after clamping).'),
+    total: d(z.int(), 'Companies matching the filters.'),
+    has_more: d(z.boolean(), 'True while page * limit < total.'),
+  })
+  .meta({ id: 'V2CompanyList', description: 'v2 company list wrapper.' })
+export type V2CompanyListResponse = z.infer<typeof V2CompanyListResponse>
 
 const FilterValue = z
   .object({

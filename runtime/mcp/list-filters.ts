@@ -6,8 +6,8 @@
  */
 import { z } from 'zod'
 import { filterVocabulary } from '../query/filters.ts'
-import type { LoadedSnapshot } from '../snapshot.ts'
-import { memoizeUntilExpiry } from './live-jobs.ts'
+import { queryContext, type LoadedSnapshot } from '../snapshot.ts'
+import { memoizeUntilExpiry } from '../query/live-jobs.ts'
 
 const FILTERS = ['schedule', 'category', 'level', 'work_arrangement', 'skills', 'country'] as const
 
@@ -23,7 +23,7 @@ export const ListFiltersOutput = z.object({
 type ListFiltersResult = z.infer<typeof ListFiltersOutput>
 
 const everyFilter = memoizeUntilExpiry((snapshot, _live, now): ListFiltersResult['filters'] => {
-  const vocabulary = filterVocabulary({ index: snapshot.jobs, text: snapshot.text, now }, snapshot.id)
+  const vocabulary = filterVocabulary(queryContext(snapshot, now), snapshot.id)
   const compact = (values: { value: string; label?: string; jobs: number }[]) =>
     values.map(({ value, label, jobs }) => (label === undefined ? { value, jobs } : { value, label, jobs }))
   return Object.fromEntries(FILTERS.map((name) => [name, compact(vocabulary[name])]))

@@ -6,7 +6,7 @@
 import { z } from 'zod'
 import { SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
-import { memoizeUntilExpiry } from './live-jobs.ts'
+import { memoizeUntilExpiry } from '../query/live-jobs.ts'
 import { quantile } from './quantile.ts'
 
 export const MarketStatsSchema = z.object({

@@ -11,7 +11,7 @@ import { resolveCountry } from '../../core/geo.ts'
 import { NO_FILTER, type V2ListQuery } from '../../core/query.ts'
 import { LEVEL_LABELS, SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
 import { runV2Query } from '../query/run-query.ts'
-import type { LoadedSnapshot } from '../snapshot.ts'
+import { queryContext, type LoadedSnapshot } from '../snapshot.ts'
 import { quantile } from './quantile.ts'
 import { checkCategory, checkCountry } from './suggest.ts'
 
@@ -78,7 +78,7 @@ function percentilesOf(
   now: number,
 ): { matched: number; salary: Percentiles } {
   const index = snapshot.jobs
-  const context = { index, text: snapshot.text, now }
+  const context = queryContext(snapshot, now)
   // One page as long as the snapshot: every match, in date order.
   const { total, positions } = runV2Query(context, { ...query, limit: Math.max(index.size, 1) })
   const salaries: number[] = []

@@ -12,7 +12,7 @@
 import { LRUCache } from 'lru-cache'
 import { z } from 'zod'
 import { resolveCountry } from '../../core/geo.ts'
-import type { V2ListQuery } from '../../core/query.ts'
+import { NO_FILTER, type V2ListQuery } from '../../core/query.ts'
 import { formatSalary } from '../../core/salary.ts'
 import type { V2Job } from '../../core/schema/api.ts'
 import type { IndexedCompany } from '../../core/snapshot.ts'
@@ -26,8 +26,8 @@ import {
   type ScheduleType,
 } from '../../core/taxonomy.ts'
 import { runV2Query } from '../query/run-query.ts'
-import type { LoadedSnapshot } from '../snapshot.ts'
-import { liveJobsByCompany } from './live-jobs.ts'
+import { queryContext, type LoadedSnapshot } from '../snapshot.ts'
+import { liveJobsByCompany } from '../query/live-jobs.ts'
 import { ToolError } from './errors.ts'
 import { checkCategory, checkCountry, checkSkill } from './suggest.ts'
 import { marketStats, MarketStatsSchema } from './market-stats.ts'
@@ -171,6 +171,7 @@ function checkOpenValues(snapshot: LoadedSnapshot, args: z.infer<typeof SearchJo
 /** The v2 list query a search_jobs call means, so both faces answer alike. */
 function searchJobsQuery(args: z.infer<typeof SearchJobsInput>): V2ListQuery {
   return {
+    ...NO_FILTER,
     page: args.page,
     limit: RESULTS_PER_CALL,
     category: (args.category ?? []).map((v) => v.toLowerCase()),
@@ -197,7 +198,7 @@ export function searchJobs(
       ? undefined
       : snapshot.companies.filter((c) => (c.work_life_score ?? -1) >= args.min_work_life_score!).map((c) => c.id)
   const { total, positions } = runV2Query(
-    { index: snapshot.jobs, text: snapshot.text, now },
+    queryContext(snapshot, now),
     query,
     companyIds ? [['company', companyIds]] : [],
   )

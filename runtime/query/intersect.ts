@@ -133,6 +133,23 @@ export function clearFrom(bits: Uint32Array, from: number): void {
   bits.fill(0, word + 1)
 }
 
+/** Popcount of `a AND b`, without writing either. */
+export function countBitsAnd(a: Uint32Array, b: Uint32Array): number {
+  let count = 0
+  for (let w = 0; w < a.length; w++) {
+    const word = a[w]! & b[w]!
+    if (word !== 0) count += popcount(word)
+  }
+  return count
+}
+
+/** ORs a posting list into `bits`: through its kept bitset when it has one, else bit by bit. */
+export function orInto(bits: Uint32Array, list: Uint32Array, cache: BitsetCache): void {
+  const kept = cache.bitsOf(list)
+  if (kept) for (let w = 0; w < bits.length; w++) bits[w]! |= kept[w]!
+  else setBits(bits, list)
+}
+
 export function countBits(bits: Uint32Array): number {
   let count = 0
   for (let w = 0; w < bits.length; w++) if (bits[w] !== 0) count += popcount(bits[w]!)

@@ -29,7 +29,7 @@ export interface QueryResult {
 }
 
 /** The location keys a country answers to: itself, its continent, every region containing it (Worldwide too). */
-function placeKeysForCountry(country: string): string[] {
+export function placeKeysForCountry(country: string): string[] {
   const code = resolveCountry(country)
   if (!code) return []
   return [
@@ -45,7 +45,10 @@ function placeKeysForCountry(country: string): string[] {
  * URL repeating one value thousands of times (`country=de,de,de,...`, or many
  * countries sharing a continent and region) costs no more than naming it once.
  */
-export function filterGroups(query: V2ListQuery): [Facet, string[]][] {
+export function filterGroups(
+  query: V2ListQuery,
+  companyIdOf: (slug: string) => string | undefined,
+): [Facet, string[]][] {
   const groups: [Facet, string[]][] = []
   const push = (facet: Facet, values: string[]) => {
     if (values.length) groups.push([facet, [...new Set(values)]])
@@ -55,6 +58,9 @@ export function filterGroups(query: V2ListQuery): [Facet, string[]][] {
   push('schedule', query.schedule)
   push('work_arrangement', query.work_arrangement)
   push('tag', query.skills)
+  // Companies are named by slug and indexed by id; an unknown slug still filters (to nothing).
+  if (query.company.length)
+    groups.push(['company', [...new Set(query.company.flatMap((slug) => companyIdOf(slug) ?? []))]])
   // A country list that resolves to no place still filters (to nothing), as before.
   if (query.country.length)
     groups.push(['place', [...new Set([...new Set(query.country)].flatMap(placeKeysForCountry))]])
@@ -65,6 +71,10 @@ export interface QueryContext {
   index: JobIndex
   text: TextIndex
   now: number
+  /** A company slug's id (the company facet is keyed by id). */
+  companyIdOf(slug: string): string | undefined
+  /** A company id's slug, for facet counts named as the filter takes them. */
+  companySlugOf(id: string): string | undefined
 }
 
 /** A `q` term that matches no vocabulary term: the query matches nothing. */
@@ -72,11 +82,11 @@ const NOTHING = 'nothing'
 
 /** The membership steps of a query (filter groups, then `q` terms); undefined when nothing restricts by membership. */
 function membershipSteps(
-  { index, text }: QueryContext,
+  { index, text, companyIdOf }: QueryContext,
   query: V2ListQuery,
   extraGroups: [Facet, string[]][],
 ): Step[] | undefined | typeof NOTHING {
-  const steps: Step[] = [...filterGroups(query), ...extraGroups].map(([facet, values]) => ({
+  const steps: Step[] = [...filterGroups(query, companyIdOf), ...extraGroups].map(([facet, values]) => ({
     lists: values.flatMap((value) => index.postingsFor(facet, value) ?? []),
   }))
   if (query.q !== undefined) {
@@ -183,13 +193,21 @@ function copyOf(bits: Uint32Array, index: JobIndex): Uint32Array {
   return copy
 }
 
-function matchAndPage(context: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): QueryResult {
+/**
+ * What a query matches: a bitset and its count, or (`bits` undefined) every
+ * position below `below`, when nothing but posted_after restricts a snapshot
+ * where nothing has expired: then no bitset is made at all.
+ */
+interface Matches {
+  bits?: Uint32Array
+  count: number
+  below: number
+}
+
+function match(context: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): Matches {
   const { index, now } = context
-  const start = (query.page - 1) * query.limit
-  const end = start + query.limit
-  const bySalary = query.sort === 'salary'
   const membership = membershipSteps(context, query, extraGroups)
-  if (membership === NOTHING) return { total: 0, positions: [] }
+  if (membership === NOTHING) return { bits: index.bitsets.scratch(), count: 0, below: 0 }
   const steps = membership ?? []
   const salary = salaryBounds(query)
   const salaryAsSteps = salary !== undefined && steps.length === 0
@@ -199,19 +217,7 @@ function matchAndPage(context: QueryContext, query: V2ListQuery, extraGroups: [F
   const below = since === undefined ? index.size : firstFailing(index.size, (p) => index.postedAt[p]! >= since)
   // Nothing in a fresh snapshot has expired: until the first expiry nothing is checked.
   const live = now >= index.firstExpiry ? index.liveBits(now) : undefined
-
-  const positions: number[] = []
-  if (steps.length === 0 && live === undefined) {
-    // Every job up to `below` matches: the page is a slice of the order.
-    if (!bySalary) {
-      for (let p = start; p < Math.min(end, below); p++) positions.push(p)
-      return { total: below, positions }
-    }
-    if (below === index.size) {
-      for (let rank = start; rank < Math.min(end, index.size); rank++) positions.push(index.salaryOrder[rank]!)
-      return { total: index.size, positions }
-    }
-  }
+  if (steps.length === 0 && live === undefined) return { count: below, below }
 
   const bits =
     steps.length > 0
@@ -229,16 +235,48 @@ function matchAndPage(context: QueryContext, query: V2ListQuery, extraGroups: [F
     else andInto(bits, matchEveryStep(prefixes, index.bitsets))
     count = countBits(bits)
   }
+  return { bits, count, below }
+}
 
+/**
+ * Every position `query` matches, as a bitset lent from the index's scratch
+ * (valid until `index.bitsets.returnScratch()`, which the caller owes).
+ */
+export function matchingBits(context: QueryContext, query: V2ListQuery): { bits: Uint32Array; count: number } {
+  const { bits, count, below } = match(context, query, [])
+  return { bits: bits ?? setBelow(context.index.bitsets.scratch(), below), count }
+}
+
+function matchAndPage(context: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): QueryResult {
+  const { index } = context
+  const start = (query.page - 1) * query.limit
+  const end = start + query.limit
+  const bySalary = query.sort === 'salary'
+  const matches = match(context, query, extraGroups)
+  const positions: number[] = []
+  if (matches.bits === undefined) {
+    // Every job up to `below` matches: the page is a slice of the order.
+    const { below } = matches
+    if (!bySalary) {
+      for (let p = start; p < Math.min(end, below); p++) positions.push(p)
+      return { total: below, positions }
+    }
+    if (below === index.size) {
+      for (let rank = start; rank < Math.min(end, index.size); rank++) positions.push(index.salaryOrder[rank]!)
+      return { total: index.size, positions }
+    }
+  }
+  const bits = matches.bits ?? setBelow(index.bitsets.scratch(), matches.below)
+  const count = matches.count
   const wanted = Math.min(end, count)
   if (!bySalary) return { total: count, positions: setPositionsInRange(bits, start, wanted) }
   // Walking the salary order visits about wanted * size / count ranks (matches spread evenly); sorting
   // the matches' ranks costs about count * log2(count). Few matches far apart: sort; otherwise walk.
   if (wanted * (index.size / count) > count * Math.log2(count + 1)) {
-    const matches = setPositionsInRange(bits, 0, count)
+    const matched = setPositionsInRange(bits, 0, count)
     // A plain loop: Uint32Array.from with a map function goes through the iterator protocol, ~10x slower.
     const ranks = new Uint32Array(count)
-    for (let i = 0; i < count; i++) ranks[i] = index.salaryRank[matches[i]!]!
+    for (let i = 0; i < count; i++) ranks[i] = index.salaryRank[matched[i]!]!
     ranks.sort()
     for (let i = start; i < wanted; i++) positions.push(index.salaryOrder[ranks[i]!]!)
     return { total: count, positions }

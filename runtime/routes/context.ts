@@ -15,3 +15,13 @@ export interface RestContext {
   /** Rate-limit and version headers every response of this request carries. */
   headers: HeaderList
 }
+
+/**
+ * Names back the query parameters an endpoint does not take (X-Ignored-Parameters),
+ * so a misspelt filter is seen instead of silently widening the answer.
+ */
+export function nameIgnoredParameters(ctx: RestContext, taken: object): void {
+  const ignored = [...new Set(ctx.url.searchParams.keys())].filter((name) => !Object.hasOwn(taken, name))
+  if (ignored.length)
+    ctx.headers.push(['x-ignored-parameters', ignored.map((name) => encodeURIComponent(name.slice(0, 100))).join(', ')])
+}

@@ -6,13 +6,14 @@
 import { computedPayload } from '../http/payload.ts'
 import { sendPayload } from '../http/respond.ts'
 import { filterVocabulary } from '../query/filters.ts'
+import { queryContext } from '../snapshot.ts'
 import type { RestContext } from './context.ts'
 
 export async function handleV2Filters(ctx: RestContext): Promise<Response> {
   const { snapshot } = ctx
   const key = `filters|${snapshot.id}|${snapshot.jobs.expiredCount(ctx.now)}`
   const result = await ctx.responseCache.getOrCompute(key, async () => {
-    const vocabulary = filterVocabulary({ index: snapshot.jobs, text: snapshot.text, now: ctx.now }, snapshot.id)
+    const vocabulary = filterVocabulary(queryContext(snapshot, ctx.now), snapshot.id)
     return computedPayload(Buffer.from(JSON.stringify(vocabulary)))
   })
   return sendPayload(ctx.request, result!.payload, {

@@ -9,8 +9,10 @@ import { SLUG_PATTERN } from '../../core/schema/dataset.ts'
 import { computedPayload, storedPayload } from '../http/payload.ts'
 import { httpError } from '../http/errors.ts'
 import { sendPayload } from '../http/respond.ts'
+import { facetCounts } from '../query/facets.ts'
 import { runV2Query } from '../query/run-query.ts'
-import type { RestContext } from './context.ts'
+import { queryContext } from '../snapshot.ts'
+import { nameIgnoredParameters, type RestContext } from './context.ts'
 
 const LIST_HEAD = Buffer.from('{"data":[')
 
@@ -32,23 +34,18 @@ export async function handleV2Job(ctx: RestContext, slug: string): Promise<Respo
   })
 }
 
-/** Query parameters the v2 list does not take, named back so a misspelt filter is seen, not silently dropped. */
-function ignoredParameters(params: URLSearchParams): string | undefined {
-  const ignored = [...new Set(params.keys())].filter((name) => !Object.hasOwn(V2_LIST_PARAMS, name))
-  return ignored.length ? ignored.map((name) => encodeURIComponent(name.slice(0, 100))).join(', ') : undefined
-}
-
 export async function handleV2List(ctx: RestContext): Promise<Response> {
-  const ignored = ignoredParameters(ctx.url.searchParams)
-  if (ignored) ctx.headers.push(['x-ignored-parameters', ignored])
+  nameIgnoredParameters(ctx, V2_LIST_PARAMS)
   const parsed = parseV2ListQuery(ctx.url.searchParams)
   if (!parsed.ok) throw httpError(400, parsed.error.message, { field: parsed.error.field, headers: ctx.headers })
   const query = parsed.value
   const { snapshot } = ctx
   const key = `v2|${snapshot.id}|${snapshot.jobs.expiredCount(ctx.now)}|${canonicalV2Query(query)}`
   const result = await ctx.responseCache.getOrCompute(key, async () => {
-    const { total, positions } = runV2Query({ index: snapshot.jobs, text: snapshot.text, now: ctx.now }, query)
-    const tail = `],"page":${query.page},"limit":${query.limit},"total":${total},"has_more":${query.page * query.limit < total}}`
+    const context = queryContext(snapshot, ctx.now)
+    const { total, positions } = runV2Query(context, query)
+    const facets = query.facets.length ? `,"facets":${JSON.stringify(facetCounts(context, query, query.facets))}` : ''
+    const tail = `],"page":${query.page},"limit":${query.limit},"total":${total},"has_more":${query.page * query.limit < total}${facets}}`
     return computedPayload(Buffer.concat([LIST_HEAD, snapshot.v2Bodies.join(positions), Buffer.from(tail)]))
   })
   return sendPayload(ctx.request, result!.payload, {

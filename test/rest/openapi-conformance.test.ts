@@ -223,6 +223,8 @@ describe('responses conform to the document', () => {
       'q=engineer&limit=50',
       'category=astronaut',
       'page=999',
+      'facets=category,level,schedule,work_arrangement,skills,country,company&limit=3',
+      'company=no-such-company&facets=schedule',
     ]
     let seen = 0
     for (const query of queries) {
@@ -232,6 +234,21 @@ describe('responses conform to the document', () => {
       if (query.startsWith('limit=100&page=')) seen += res.body.data.length
     }
     expect(seen).toBe(fixture.oracle.live(NOW).length)
+  })
+
+  it('company lists and every company profile, 404 and 400 on companies', async () => {
+    const slugs = new Set<string>()
+    for (const query of ['', 'limit=100&sort=jobs', 'schedule=4_day_week&hires_worldwide=true', 'q=zzzz', 'page=99']) {
+      const res = await request<{ data: { slug: string }[] }>(`${base}/api/v2/companies?${query}`)
+      expect(res.status, query).toBe(200)
+      await expectConforms('/api/v2/companies', res)
+      for (const company of res.body.data) slugs.add(company.slug)
+    }
+    expect(slugs.size).toBeGreaterThan(10)
+    for (const slug of slugs)
+      await expectConforms('/api/v2/companies/{slug}', await request(`${base}/api/v2/companies/${slug}`))
+    await expectConforms('/api/v2/companies/{slug}', await request(`${base}/api/v2/companies/no-such-company`))
+    await expectConforms('/api/v2/companies', await request(`${base}/api/v2/companies?remote_level=moon`))
   })
 
   it('every single job', async () => {

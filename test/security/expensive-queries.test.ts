@@ -149,17 +149,23 @@ describe('the limits that bound the cost', () => {
       if (!parsed.ok) throw new Error(parsed.error.message)
       return parsed.value
     }
+    const companyIdOf = (slug: string) => (slug === 'acme' ? 'id-of-acme' : undefined)
     const groups = filterGroups(
       parse(
-        `country=${Array(3_000).fill('de').join(',')}&work_arrangement=${Array(2_000).fill('remote').join(',')}&${Array(500).fill('skills=python').join('&')}`,
+        `country=${Array(3_000).fill('de').join(',')}&work_arrangement=${Array(2_000).fill('remote').join(',')}&${Array(500).fill('skills=python').join('&')}&company=${Array(2_000).fill('acme').join(',')}`,
       ),
+      companyIdOf,
     )
     const sizes = Object.fromEntries(groups.map(([facet, values]) => [facet, values.length]))
     expect(sizes.work_arrangement).toBe(1)
     expect(sizes.tag).toBe(1)
+    expect(sizes.company).toBe(1)
     // Germany: the country, its continent, and the regions containing it (EMEA, Worldwide).
     expect(sizes.place).toBeLessThanOrEqual(4)
-    const everyCountry = filterGroups(parse(`country=${Array(10).fill('de,fr,it,es,pt,nl,be,at,ch,pl').join(',')}`))
+    const everyCountry = filterGroups(
+      parse(`country=${Array(10).fill('de,fr,it,es,pt,nl,be,at,ch,pl').join(',')}`),
+      companyIdOf,
+    )
     expect(new Set(everyCountry[0]![1]).size).toBe(everyCountry[0]![1].length)
   })
 })

@@ -29,7 +29,7 @@ function tweakJobs(jobs: RawJob[]): RawJob[] {
   if (candidates.length < 30) throw new Error('fixture too small for the hand-made edge records')
   const take = (() => {
     let next = 0
-    return () => candidates[next++]!
+    return Object.assign(() => candidates[next++]!, { count: () => next })
   })()
 
   // Four jobs posted at one instant: sort=date orders them by id.
@@ -89,6 +89,12 @@ function tweakJobs(jobs: RawJob[]): RawJob[] {
   turkey.work_arrangement = 'onsite'
   turkey.office_locations = [{ city: 'Ankara', country: 'TR' }]
   delete turkey.remote_allowed
+
+  // One employer with no live job left (every job closed), none of whose jobs was edited above:
+  // a company is listed only while it has a live job.
+  const edited = new Set(candidates.slice(0, take.count()).map((job) => job.company_id))
+  const gone = jobs.find((job) => !edited.has(job.company_id))!.company_id
+  for (const job of jobs) if (job.company_id === gone) job.status = 'closed'
   return jobs
 }
 

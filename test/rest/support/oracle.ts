@@ -97,6 +97,8 @@ export interface FilterSpec {
   schedule?: string[]
   work_arrangement?: string[]
   skills?: string[]
+  /** Company slugs. */
+  company?: string[]
   /** Country name or ISO code, any case. */
   country?: string
   salary_min?: number
@@ -236,6 +238,7 @@ export class Oracle {
     const schedule = lower(spec.schedule)
     const arrangement = lower(spec.work_arrangement)
     const skills = lower(spec.skills)
+    const company = lower(spec.company)
     const country = spec.country?.trim() ? spec.country : undefined
     const code = country === undefined ? undefined : countryCode(country)
     const postedAfter = spec.posted_after ? Math.min(spec.posted_after, 365) : 0
@@ -246,6 +249,7 @@ export class Oracle {
       if (!anyOf(schedule, job.schedule)) return false
       if (!anyOf(arrangement, job.raw.work_arrangement)) return false
       if (skills !== undefined && skills.length > 0 && !skills.some((s) => job.tags.has(s))) return false
+      if (!anyOf(company, job.company.slug)) return false
       if (country !== undefined && (code === undefined || !jobMatchesCountry(job.raw, code))) return false
       if (postedAfter > 0 && job.postedMs < now - postedAfter * DAY_MS) return false
       if (hasSalaryFilter) {

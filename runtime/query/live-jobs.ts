@@ -1,11 +1,11 @@
 /**
- * Figures over a snapshot's live jobs for the MCP tools. A job whose
+ * Figures over a snapshot's live jobs (the MCP tools, the company endpoints). A job whose
  * expires_at passes before the next build stops being live at once
  * (README, API: Live), so such figures are recomputed whenever
  * another job has expired (the rule the response cache keys on): once per
  * change, not once per call.
  */
-import { livePositions } from '../query/run-query.ts'
+import { livePositions } from './run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 
 /** Memoizes `compute` (given the live positions, and the time that made them live) per snapshot until another job expires. */

@@ -1,0 +1,122 @@
+/**
+ * The parameter rules every REST list shares (README, API): their documented
+ * form (rendered into `/openapi.yaml`) and strict parsing helpers: integers,
+ * comma lists, single-valued parameters refused when given twice with
+ * different values, paging clamps. Pure functions.
+ */
+import { z } from 'zod'
+
+export const PAGE_SIZE_DEFAULT = 25
+export const PAGE_SIZE_MAX = 100
+
+type ParamKind = 'integer' | 'list' | 'enumList' | 'enum' | 'string'
+export interface ParamSpec {
+  kind: ParamKind
+  /** The documented schema, rendered into OpenAPI. */
+  schema: z.ZodType
+  description: string
+}
+
+/** A comma-separated, repeatable, case-insensitive list filter; `item` is what it keeps (a job, a company). */
+export const list = (description: string, example: string, item = 'job'): ParamSpec => ({
+  kind: 'list',
+  schema: z.string().meta({ examples: [example] }),
+  description: `${description} Comma-separated; a ${item} matches any of the values; the parameter may also be repeated. Case-insensitive. An unknown value matches nothing.`,
+})
+
+export const pagingParams = {
+  page: {
+    kind: 'integer',
+    schema: z.int().default(1),
+    description: 'Page number, from 1. Values below 1 are clamped to 1. A page past the end returns an empty list.',
+  },
+  limit: {
+    kind: 'integer',
+    schema: z.int().default(PAGE_SIZE_DEFAULT),
+    description: `Page size, 1 to ${PAGE_SIZE_MAX}. Values below 1 become 1 and values above ${PAGE_SIZE_MAX} become ${PAGE_SIZE_MAX}; the response's limit shows the value used.`,
+  },
+} satisfies Record<string, ParamSpec>
+
+/** Appended to each single-valued v2 parameter's description. */
+export const ONE_VALUE = ' Given twice with different values: 400.'
+
+interface ParamError {
+  field: string
+  message: string
+}
+
+export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: ParamError }
+
+const INTEGER = /^[+-]?\d+$/
+
+/**
+ * Parses an integer parameter strictly: digits only (a sign and surrounding
+ * blanks allowed). An integer too large to hold is still an integer: it
+ * becomes the largest safe one of its sign, so the clamps apply to it
+ * (limit 100, posted_after 365, a page past the end, a salary nothing reaches).
+ */
+export function strictInteger(raw: string): number | undefined {
+  const trimmed = raw.trim()
+  if (!INTEGER.test(trimmed)) return undefined
+  const value = Number(trimmed)
+  if (!Number.isSafeInteger(value)) return value < 0 ? -Number.MAX_SAFE_INTEGER : Number.MAX_SAFE_INTEGER
+  return Object.is(value, -0) ? 0 : value
+}
+
+export const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value))
+
+/** All values of a parameter, repeated keys and commas alike, trimmed, empties dropped. */
+export function listValues(params: URLSearchParams, name: string): string[] {
+  return params
+    .getAll(name)
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim().toLowerCase())
+    .filter((value) => value.length > 0)
+}
+
+/**
+ * The value of a single-valued parameter. Given twice with different values
+ * it is ambiguous, so it is refused, naming the parameter (the same value
+ * twice is just that value).
+ */
+export function scalarParam(params: URLSearchParams, name: string): ParseResult<string | undefined> {
+  const values = [...new Set(params.getAll(name).filter((value) => value.trim().length > 0))]
+  if (values.length > 1)
+    return {
+      ok: false,
+      error: {
+        field: name,
+        message: `${name} takes one value; got ${values.length}: ${values.map((v) => JSON.stringify(truncate(v))).join(', ')}.`,
+      },
+    }
+  return { ok: true, value: values[0] }
+}
+
+/** The first non-empty value (v1 is lenient: a repeated parameter takes its first value). */
+export function firstValue(params: URLSearchParams, name: string): string | undefined {
+  return params.getAll(name).find((value) => value.trim().length > 0)
+}
+
+export function integerParam(
+  params: URLSearchParams,
+  name: string,
+  allowNegative: boolean,
+): ParseResult<number | undefined> {
+  const scalar = scalarParam(params, name)
+  if (!scalar.ok) return scalar
+  const raw = scalar.value
+  if (raw === undefined) return { ok: true, value: undefined }
+  const value = strictInteger(raw)
+  if (value === undefined || (!allowNegative && value < 0)) {
+    const allowed = allowNegative ? 'an integer' : 'a whole number, 0 or more'
+    return {
+      ok: false,
+      error: { field: name, message: `${name} must be ${allowed}; got ${JSON.stringify(truncate(raw))}.` },
+    }
+  }
+  return { ok: true, value }
+}
+
+export function truncate(raw: string): string {
+  return raw.length > 40 ? `${raw.slice(0, 40)}...` : raw
+}

@@ -1,0 +1,82 @@
+/**
+ * Executes a /api/v2/companies query over a snapshot's companies. Pure: the
+ * live job counts come in (counted once per snapshot and again only after an
+ * expiry), so a company with no live job left is never listed.
+ */
+import type { V2CompanyQuery } from '../../core/company-query.ts'
+import { resolveCountry } from '../../core/geo.ts'
+import { PREFIX_MIN_TERM_LENGTH, queryTerms, textTerms } from '../../core/search.ts'
+import type { IndexedCompany } from '../../core/snapshot.ts'
+
+export interface CompanyQueryResult {
+  total: number
+  /** The requested page, in order, with each one's live job count. */
+  page: { company: IndexedCompany; liveJobs: number }[]
+}
+
+const byName = new Intl.Collator('en', { sensitivity: 'base' })
+/** Name order, ties by slug: the default order, and the tie-break of sort=jobs. */
+const nameOrder = (a: IndexedCompany, b: IndexedCompany) =>
+  byName.compare(a.name, b.name) || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0)
+
+/** Companies in name order, sorted once per companies array (a snapshot's). */
+const sortedByName = new WeakMap<readonly IndexedCompany[], IndexedCompany[]>()
+function inNameOrder(companies: readonly IndexedCompany[]): IndexedCompany[] {
+  let sorted = sortedByName.get(companies)
+  if (!sorted) {
+    sorted = [...companies].sort(nameOrder)
+    sortedByName.set(companies, sorted)
+  }
+  return sorted
+}
+
+/** The words `q` searches in a company (name, one-line description), made once per company. */
+const termsOf = new WeakMap<IndexedCompany, string[]>()
+function companyTerms(company: IndexedCompany): string[] {
+  let terms = termsOf.get(company)
+  if (!terms) {
+    terms = [...new Set(textTerms(`${company.name} ${company.short_description ?? ''}`))]
+    termsOf.set(company, terms)
+  }
+  return terms
+}
+
+/** Every query word begins a word of the company's (short words must be whole words). */
+function matchesText(company: IndexedCompany, words: string[]): boolean {
+  const terms = companyTerms(company)
+  return words.every((word) =>
+    word.length < PREFIX_MIN_TERM_LENGTH ? terms.includes(word) : terms.some((term) => term.startsWith(word)),
+  )
+}
+
+export function runCompanyQuery(
+  companies: readonly IndexedCompany[],
+  liveJobs: ReadonlyMap<string, number>,
+  query: V2CompanyQuery,
+): CompanyQueryResult {
+  // Unknown countries resolve to nothing: a country filter naming only those matches no company.
+  const countries = query.country.length
+    ? new Set<string>(query.country.flatMap((c) => resolveCountry(c) ?? []))
+    : undefined
+  const schedules = query.schedule.length ? new Set(query.schedule) : undefined
+  const levels = query.remote_level.length ? new Set<string>(query.remote_level) : undefined
+  const words = query.q === undefined ? undefined : queryTerms(query.q)
+  const matches = inNameOrder(companies).filter((c) => {
+    if (!liveJobs.get(c.id)) return false
+    if (countries && !(c.country && countries.has(resolveCountry(c.country) ?? ''))) return false
+    if (schedules && !schedules.has(c.schedule_type)) return false
+    if (levels && !levels.has(c.remote_level)) return false
+    if (query.hires_worldwide !== undefined && c.hires_worldwide !== query.hires_worldwide) return false
+    if (words && !matchesText(c, words)) return false
+    return true
+  })
+  // Stable sort: equal job counts keep name order.
+  if (query.sort === 'jobs') matches.sort((a, b) => liveJobs.get(b.id)! - liveJobs.get(a.id)!)
+  const start = (query.page - 1) * query.limit
+  return {
+    total: matches.length,
+    page: matches
+      .slice(start, start + query.limit)
+      .map((company) => ({ company, liveJobs: liveJobs.get(company.id)! })),
+  }
+}

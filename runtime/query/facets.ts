@@ -1,0 +1,99 @@
+/**
+ * Facet counts for the v2 list (`facets=category,skills,...`): for each named
+ * filter, how many jobs each of its values would leave. Disjunctive, as
+ * faceted-search engines count: a facet is counted with every other filter
+ * of the query applied but not its own, so a UI can offer the alternatives to
+ * what is already chosen. Counts are bit operations on the matches of the
+ * query (or of the query without that facet's filter), never a walk of jobs.
+ */
+import { FACET_NAMES, type FacetName, type V2ListQuery } from '../../core/query.ts'
+import { resolveCountry } from '../../core/geo.ts'
+import { SCHEDULE_TYPE_VALUES, WORK_ARRANGEMENTS } from '../../core/taxonomy.ts'
+import { countBitsAnd, hasBit, orInto } from './intersect.ts'
+import type { Facet } from './job-index.ts'
+import { matchingBits, placeKeysForCountry, type QueryContext } from './run-query.ts'
+
+/** Values listed per facet, most jobs first: a company or skill facet could otherwise run to thousands. */
+const FACET_VALUES_MAX = 100
+
+export type FacetCounts = Partial<Record<FacetName, Record<string, number>>>
+
+/** Each value the facet can take, as the filter is written, with the posting lists whose union is its jobs. */
+function valuesOf(context: QueryContext, name: FacetName): { value: string; lists: Uint32Array[] }[] {
+  const { index } = context
+  const single = (facet: Facet, values: readonly string[], shown: (value: string) => string | undefined = (v) => v) =>
+    values.flatMap((value) => {
+      const list = index.postingsFor(facet, value)
+      const label = shown(value)
+      return list && label !== undefined ? [{ value: label, lists: [list] }] : []
+    })
+  switch (name) {
+    case 'category':
+    case 'level':
+      return single(name, index.valuesOf(name))
+    case 'schedule':
+      return single('schedule', SCHEDULE_TYPE_VALUES)
+    case 'work_arrangement':
+      return single('work_arrangement', WORK_ARRANGEMENTS)
+    case 'skills':
+      return single('tag', index.valuesOf('tag'))
+    case 'company':
+      return single('company', index.valuesOf('company'), context.companySlugOf)
+    case 'country':
+      return index.valuesOf('place').flatMap((key) => {
+        const code = key.startsWith('c:') ? resolveCountry(key.slice(2)) : undefined
+        if (!code) return []
+        const lists = placeKeysForCountry(code).flatMap((k) => index.postingsFor('place', k) ?? [])
+        return [{ value: code, lists }]
+      })
+  }
+}
+
+/** |base ∩ union(lists)|, by the cheapest route: a kept bitset, a walk of one short list, or a union. */
+function countIn(context: QueryContext, base: Uint32Array, lists: Uint32Array[], union: Uint32Array): number {
+  const { bitsets } = context.index
+  if (lists.length === 1) {
+    const list = lists[0]!
+    const kept = bitsets.bitsOf(list)
+    if (kept) return countBitsAnd(base, kept)
+    let count = 0
+    for (let k = 0; k < list.length; k++) if (hasBit(base, list[k]!)) count++
+    return count
+  }
+  union.fill(0)
+  for (const list of lists) orInto(union, list, bitsets)
+  return countBitsAnd(base, union)
+}
+
+/**
+ * Counts for each named facet over the jobs `query` matches (its own filter
+ * on that facet left out). Values with no job are left out; at most
+ * FACET_VALUES_MAX per facet, most jobs first, ties by value.
+ */
+export function facetCounts(context: QueryContext, query: V2ListQuery, names: readonly FacetName[]): FacetCounts {
+  const { bitsets } = context.index
+  const out: FacetCounts = {}
+  try {
+    let shared: Uint32Array | undefined
+    const union = bitsets.scratch()
+    for (const name of FACET_NAMES) {
+      if (!names.includes(name)) continue
+      // Facets the query does not filter on share one base: the query's own matches.
+      let base: Uint32Array
+      if (query[name].length > 0) base = matchingBits(context, { ...query, [name]: [] }).bits
+      else {
+        shared ??= matchingBits(context, query).bits
+        base = shared
+      }
+      const counted = valuesOf(context, name)
+        .map(({ value, lists }) => ({ value, count: countIn(context, base, lists, union) }))
+        .filter((entry) => entry.count > 0)
+        .sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0))
+        .slice(0, FACET_VALUES_MAX)
+      out[name] = Object.fromEntries(counted.map(({ value, count }) => [value, count]))
+    }
+  } finally {
+    bitsets.returnScratch()
+  }
+  return out
+}

@@ -1,0 +1,61 @@
+/**
+ * GET /api/v2/companies and /api/v2/companies/{slug}: employers with at least
+ * one live job, from the snapshot's company index in memory. Answers are
+ * computed on first demand and kept in the response cache (keyed, like the
+ * jobs list, by snapshot, expiries since the build, and canonical query).
+ */
+import { canonicalCompanyQuery, parseV2CompanyQuery, V2_COMPANY_PARAMS } from '../../core/company-query.ts'
+import { toV2CompanyProfile } from '../../core/company.ts'
+import { httpError } from '../http/errors.ts'
+import { computedPayload } from '../http/payload.ts'
+import { sendPayload } from '../http/respond.ts'
+import { runCompanyQuery } from '../query/companies.ts'
+import { liveJobsByCompany } from '../query/live-jobs.ts'
+import { nameIgnoredParameters, type RestContext } from './context.ts'
+
+export async function handleV2Companies(ctx: RestContext): Promise<Response> {
+  nameIgnoredParameters(ctx, V2_COMPANY_PARAMS)
+  const parsed = parseV2CompanyQuery(ctx.url.searchParams)
+  if (!parsed.ok) throw httpError(400, parsed.error.message, { field: parsed.error.field, headers: ctx.headers })
+  const query = parsed.value
+  const { snapshot, now } = ctx
+  const key = `companies|${snapshot.id}|${snapshot.jobs.expiredCount(now)}|${canonicalCompanyQuery(query)}`
+  const result = await ctx.responseCache.getOrCompute(key, async () => {
+    const { total, page } = runCompanyQuery(snapshot.companies, liveJobsByCompany(snapshot, now), query)
+    const body = {
+      data: page.map(({ company, liveJobs }) => toV2CompanyProfile(company, liveJobs)),
+      page: query.page,
+      limit: query.limit,
+      total,
+      has_more: query.page * query.limit < total,
+    }
+    return computedPayload(Buffer.from(JSON.stringify(body)))
+  })
+  return sendPayload(ctx.request, result!.payload, {
+    cacheStatus: result!.hit ? 'HIT' : 'MISS',
+    maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
+    headers: ctx.headers,
+  })
+}
+
+export async function handleV2Company(ctx: RestContext, slug: string): Promise<Response> {
+  const { snapshot, now } = ctx
+  const company = snapshot.companyBySlug.get(slug)
+  const liveJobs = company ? (liveJobsByCompany(snapshot, now).get(company.id) ?? 0) : 0
+  if (!company || liveJobs === 0) {
+    throw httpError(
+      404,
+      `No company with a live job has the slug ${JSON.stringify(slug.slice(0, 100))}. List companies at /api/v2/companies.`,
+      { headers: ctx.headers },
+    )
+  }
+  const key = `company|${snapshot.id}|${snapshot.jobs.expiredCount(now)}|${slug}`
+  const result = await ctx.responseCache.getOrCompute(key, async () =>
+    computedPayload(Buffer.from(JSON.stringify(toV2CompanyProfile(company, liveJobs)))),
+  )
+  return sendPayload(ctx.request, result!.payload, {
+    cacheStatus: result!.hit ? 'HIT' : 'MISS',
+    maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
+    headers: ctx.headers,
+  })
+}
