@@ -36,7 +36,7 @@ import {
   type SnapshotManifest,
 } from '../core/snapshot.ts'
 import { BufferedFileWriter } from './buffered-file.ts'
-import { diffSnapshots, type SnapshotChanges } from './changes.ts'
+import { diffSnapshots, jobChanges, type SnapshotChanges } from './changes.ts'
 import { SnapshotFileWriter, type PreviousSnapshot } from './file-writer.ts'
 import { salaryOrder, TermPostingsBuilder } from './index-jobs.ts'
 import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './issues.ts'
@@ -98,15 +98,10 @@ async function previousSnapshot(distDir: string): Promise<PreviousSnapshot | und
     const { files, ...head } = JSON.parse(await readFile(path.join(dir, snapshotPaths.manifest), 'utf8')) as {
       files?: unknown
     }
-    if (
-      !SnapshotManifestHead.safeParse(head).success ||
-      typeof files !== 'object' ||
-      files === null ||
-      Array.isArray(files)
-    )
-      return undefined
+    const parsedHead = SnapshotManifestHead.safeParse(head)
+    if (!parsedHead.success || typeof files !== 'object' || files === null || Array.isArray(files)) return undefined
     for (const hash of Object.values(files)) if (typeof hash !== 'string') return undefined
-    return { dir, hashes: files as Record<string, string> }
+    return { id: parsedHead.data.snapshot_id, dir, hashes: files as Record<string, string> }
   } catch {
     return undefined
   }
@@ -311,6 +306,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     }
     const changes = diffSnapshots(previous?.hashes, writer.hashes)
     await writer.writePrivate(CHANGED_PATHS_FILE, changes.purge.join('\n') + (changes.purge.length ? '\n' : ''))
+    await writer.writePrivate(snapshotPaths.changes, JSON.stringify(jobChanges(changes, previous, writer.hashes)))
     // The manifest goes last: a snapshot folder without one is incomplete by definition.
     await writer.writePrivate(snapshotPaths.manifest, serializeManifest(manifest))
     const snapshotDir = await publishSnapshot(options.distDir, stagingDir, snapshotId)

@@ -2,7 +2,7 @@
  * What a new snapshot changed, as public URL paths: the list an operator
  * purges from a CDN after a refresh (written to `changed-paths.txt`).
  */
-import { snapshotPaths } from '../core/snapshot.ts'
+import { type SnapshotJobChanges, snapshotPaths } from '../core/snapshot.ts'
 import { PAGE_SIZE_DEFAULT } from '../core/query.ts'
 
 /** Public URL paths that serve a snapshot file. v1 pages have several spellings; all are listed. */
@@ -52,4 +52,30 @@ export function diffSnapshots(
     purge.push('/api/v2/jobs', '/api/v2/jobs?*', '/api/v1?*')
   }
   return { added, changed, removed, purge: [...new Set(purge)] }
+}
+
+const JOB_FILE = /^v2\/jobs\/(.+)\.json$/
+
+/** The same diff by job: slugs whose v2 file appeared, changed or went, with both hashes (index/changes.json). */
+export function jobChanges(
+  changes: SnapshotChanges,
+  previous: { id: string; hashes: Record<string, string> } | undefined,
+  next: Record<string, string>,
+): SnapshotJobChanges {
+  const hashes: SnapshotJobChanges['hashes'] = {}
+  const slugs = (files: string[]) =>
+    files
+      .flatMap((file) => {
+        const slug = JOB_FILE.exec(file)?.[1]
+        if (slug !== undefined) hashes[slug] = [previous?.hashes[file] ?? null, next[file] ?? null]
+        return slug ?? []
+      })
+      .sort()
+  return {
+    previous: previous?.id ?? null,
+    added: slugs(changes.added),
+    updated: slugs(changes.changed),
+    removed: slugs(changes.removed),
+    hashes,
+  }
 }

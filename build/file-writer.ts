@@ -18,6 +18,8 @@ import { CompressPool, type PublicFile } from './compress-pool.ts'
 
 /** The published snapshot a build can reuse unchanged files from. */
 export interface PreviousSnapshot {
+  /** The published snapshot's id. */
+  id: string
   dir: string
   hashes: Record<string, string>
 }

@@ -8,6 +8,7 @@ import { z } from 'zod'
 import '../core/schema/api.ts'
 import { V2_COMPANY_PARAMS } from '../core/company-query.ts'
 import { V1_LIST_PARAMS, V2_LIST_PARAMS } from '../core/query.ts'
+import { SNAPSHOT_ID_PATTERN } from '../core/snapshot.ts'
 
 type JsonSchema = Record<string, unknown>
 
@@ -162,6 +163,7 @@ Behaviour the contract leaves open, as implemented:
 - Responses are cached 60 s (Cache-Control: public, max-age=60) with a strong ETag; If-None-Match gives 304. Errors carry Cache-Control: no-store.
 - A job is live while it is not closed and its expires_at is absent or in the future.
 - Companies (/api/v2/companies) are the employers with at least one live job; the jobs list takes company=<slug,...>.
+- /api/v2/changes?since=<snapshot id> lists the jobs added, updated and removed since that snapshot, for mirrors that sync by polling.
 - facets=<filter names> on the jobs list adds per-value counts, each facet counted with every other filter applied but not its own.
 - An agent tool endpoint (Model Context Protocol, streamable HTTP) is served at /api/mcp.
 - Please link back to the public website when you use the API in a public product.`
@@ -271,6 +273,57 @@ function buildOpenApiDocument(): Record<string, unknown> {
             '304': responseRef('NotModified'),
             '404': responseRef('NotFound'),
             '405': responseRef('MethodNotAllowed'),
+            '429': responseRef('TooManyRequests'),
+          },
+        },
+      },
+      '/api/v2/changes': {
+        get: {
+          operationId: 'listChanges',
+          tags: ['v2'],
+          summary: 'The jobs added, updated and removed since a snapshot',
+          description:
+            'For mirrors: keep the X-Snapshot-Id of your last full read, poll this with since=<that id>, fetch the added and updated jobs and drop the removed ones, then keep `until`. Changes are between published snapshots (a job whose expires_at passes leaves in the next one). Republishing an older snapshot is followed too.',
+          parameters: [
+            {
+              name: 'since',
+              in: 'query',
+              required: true,
+              description:
+                'A snapshot id, as X-Snapshot-Id names it. Missing, malformed or given twice with different values: 400. Older than the oldest snapshot still linked: 410. Never built: 404.',
+              schema: {
+                type: 'string',
+                pattern: SNAPSHOT_ID_PATTERN.source,
+                examples: ['20261124T182512983Z-140529c3'],
+              },
+            },
+          ],
+          responses: {
+            '200': {
+              description: 'The changes from `since` to the live snapshot.',
+              headers: { ...successHeaders('v2'), 'X-Ignored-Parameters': headerRef('X-Ignored-Parameters') },
+              content: { 'application/json': { schema: ref('V2Changes') } },
+            },
+            '304': responseRef('NotModified'),
+            '400': responseRef('BadRequest'),
+            '404': {
+              description: 'No snapshot has this id.',
+              headers: errorHeaders,
+              content: errorContent,
+            },
+            '405': responseRef('MethodNotAllowed'),
+            '410': {
+              description:
+                'Changes since that snapshot are no longer kept: read the full list again. The message and X-Oldest-Snapshot-Id name the oldest id to sync from.',
+              headers: {
+                'X-Oldest-Snapshot-Id': {
+                  description: 'The oldest snapshot id changes can be asked since.',
+                  schema: { type: 'string' },
+                },
+                ...errorHeaders,
+              },
+              content: errorContent,
+            },
             '429': responseRef('TooManyRequests'),
           },
         },

@@ -14,6 +14,7 @@ export {
   ErrorBody,
   V1Job,
   V1ListResponse,
+  V2ChangesResponse,
   V2CompanyListResponse,
   V2CompanyProfile,
   V2FiltersResponse,

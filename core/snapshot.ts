@@ -83,6 +83,25 @@ export type SnapshotManifest = z.infer<typeof SnapshotManifest>
 /** The manifest without its (large) file map, which the runtime checks with a plain loop. */
 export const SnapshotManifestHead = SnapshotManifest.omit({ files: true })
 
+/** A snapshot id: the build time (UTC, to the millisecond) and a content digest, e.g. 20261124T182512983Z-140529c3. */
+export const SNAPSHOT_ID_PATTERN = /^\d{8}T\d{9}Z-[0-9a-f]{8}(-\d{2,})?$/
+
+/**
+ * index/changes.json: the jobs (by slug) a snapshot changed against `previous`,
+ * the snapshot published when it was built (null for a first build: then
+ * every job is added). Snapshots chain through `previous`; the change feed
+ * composes the links between two of them.
+ */
+export const SnapshotJobChanges = z.object({
+  previous: z.string().nullable(),
+  added: z.array(z.string()),
+  updated: z.array(z.string()),
+  removed: z.array(z.string()),
+  /** Each listed slug's file hash before and after (null where it did not exist): a job edited and edited back is no change. */
+  hashes: z.record(z.string(), z.tuple([z.string().nullable(), z.string().nullable()])),
+})
+export type SnapshotJobChanges = z.infer<typeof SnapshotJobChanges>
+
 /** One live job as the query engine sees it. Kept small: it is held in memory for every job. */
 export const IndexedJob = z.object({
   id: z.string(),
@@ -267,6 +286,8 @@ export const snapshotPaths = {
   v1Bodies: { bodies: 'index/v1-jobs.bin', lengths: 'index/v1-jobs.len' } satisfies PackedBodiesPaths,
   /** The build's memory of each record (build/record-cache.ts); the runtime never reads it. */
   buildCache: 'index/build-cache.txt',
+  /** Which jobs this snapshot added, updated and removed against the one it was built over. */
+  changes: 'index/changes.json',
   v1Page: (limit: number, page: number) => `v1/${limit}/${page}.json`,
   v2Job: (slug: string) => `v2/jobs/${slug}.json`,
 }

@@ -20,6 +20,7 @@ import { errorResponse, httpError, responseForHttpError } from './http/errors.ts
 import { sendPayload, withCommonHeaders } from './http/respond.ts'
 import { ResponseCache } from './http/response-cache.ts'
 import type { RestContext } from './routes/context.ts'
+import { handleV2Changes } from './routes/changes.ts'
 import { handleV2Companies, handleV2Company } from './routes/companies.ts'
 import { handleDocs } from './routes/docs.ts'
 import { handleV2Filters } from './routes/filters.ts'
@@ -156,6 +157,10 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     rest('v2', (ctx) => handleV2Filters(ctx)),
   )
   app.all(
+    '/api/v2/changes',
+    rest('v2', (ctx) => handleV2Changes(ctx)),
+  )
+  app.all(
     '/api/v2/companies',
     rest('v2', (ctx) => handleV2Companies(ctx)),
   )
@@ -249,6 +254,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
                 v2_list: '/api/v2/jobs',
                 v2_job: '/api/v2/jobs/{slug}',
                 v2_filters: '/api/v2/filters',
+                v2_changes: '/api/v2/changes?since={snapshot_id}',
                 v2_companies: '/api/v2/companies',
                 v2_company: '/api/v2/companies/{slug}',
                 v1_list: '/api/v1',

@@ -226,6 +226,29 @@ export const V2CompanyListResponse = z
   .meta({ id: 'V2CompanyList', description: 'v2 company list wrapper.' })
 export type V2CompanyListResponse = z.infer<typeof V2CompanyListResponse>
 
+export const V2ChangesResponse = z
+  .object({
+    since: d(z.string(), 'The snapshot id asked about.'),
+    until: d(z.string(), 'The live snapshot id (also in X-Snapshot-Id): poll with it next time.'),
+    added: d(z.array(z.string()), 'Slugs of jobs live now that were not in `since`, sorted.'),
+    updated: d(z.array(z.string()), 'Slugs of jobs in both whose content differs, sorted.'),
+    removed: d(z.array(z.string()), 'Slugs of jobs in `since` that are gone now, sorted.'),
+  })
+  .meta({
+    id: 'V2Changes',
+    description:
+      'The jobs that changed between two snapshots; fetch the added and updated ones at /api/v2/jobs/{slug}.',
+    examples: [
+      {
+        since: '20261124T182512983Z-140529c3',
+        until: '20261124T184706413Z-8e4a1a19',
+        added: ['senior-data-engineer-acme-1a'],
+        updated: [],
+        removed: ['junior-designer-globex-2b'],
+      },
+    ],
+  })
+
 const FilterValue = z
   .object({
     value: d(z.string(), 'The value to pass to the filter, as written here.'),

@@ -134,6 +134,20 @@ describe('incremental build', () => {
       ]
       expect([...listed].sort()).toEqual([...expected].sort())
       expect(next.changes.purge).toEqual(listed)
+      // index/changes.json, the change feed's link: the one job, by slug, against the snapshot built over.
+      const jobChanges = JSON.parse(await readFile(path.join(next.snapshotDir, 'index/changes.json'), 'utf8'))
+      expect(jobChanges).toEqual({
+        previous: before.snapshotId,
+        added: [],
+        updated: [job.slug],
+        removed: [],
+        hashes: {
+          [job.slug]: [
+            before.manifest.files[snapshotPaths.v2Job(job.slug)],
+            next.manifest.files[snapshotPaths.v2Job(job.slug)],
+          ],
+        },
+      })
 
       // Each listed concrete path really serves changed content: the new snapshot's file, unlike the previous one's.
       const server: RunningServer = await startFixtureServer(dataset.distDir, { JOBSNAP_REST_LIMIT: 1_000_000 }, () =>

@@ -251,6 +251,16 @@ describe('responses conform to the document', () => {
     await expectConforms('/api/v2/companies', await request(`${base}/api/v2/companies?remote_level=moon`))
   })
 
+  it('the change feed: 200, 400, 404 and 410', async () => {
+    const live = (await request<unknown>(`${base}/api/v2/jobs?limit=1`)).headers.get('x-snapshot-id')!
+    await expectConforms('/api/v2/changes', await request(`${base}/api/v2/changes?since=${live}`))
+    await expectConforms('/api/v2/changes', await request(`${base}/api/v2/changes?since=junk`))
+    await expectConforms('/api/v2/changes', await request(`${base}/api/v2/changes?since=29991231T235959999Z-0123abcd`))
+    const gone = await request(`${base}/api/v2/changes?since=20200101T000000000Z-0123abcd`)
+    expect(gone.status).toBe(410)
+    await expectConforms('/api/v2/changes', gone)
+  })
+
   it('every single job', async () => {
     for (const job of fixture.oracle.live(NOW)) {
       const res = await request<V2Job>(`${base}/api/v2/jobs/${job.raw.slug}`)

@@ -17,7 +17,17 @@ const tally = new Tally()
 
 const V2_PARAMS = Object.keys(V2_LIST_PARAMS)
 /** The v2 parameters that can be invalid (the open vocabularies never are). */
-const VALIDATED = ['page', 'limit', 'salary_min', 'salary_max', 'posted_after', 'work_arrangement', 'sort', 'q', 'facets']
+const VALIDATED = [
+  'page',
+  'limit',
+  'salary_min',
+  'salary_max',
+  'posted_after',
+  'work_arrangement',
+  'sort',
+  'q',
+  'facets',
+]
 const INTEGER_PARAMS = ['page', 'limit', 'salary_min', 'salary_max', 'posted_after'] as const
 const NON_NEGATIVE = new Set(['salary_min', 'salary_max', 'posted_after'])
 
