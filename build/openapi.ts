@@ -7,7 +7,7 @@ import { stringify } from 'yaml'
 import { z } from 'zod'
 import '../core/schema/api.ts'
 import { V2_COMPANY_PARAMS } from '../core/company-query.ts'
-import { V1_LIST_PARAMS, V2_LIST_PARAMS } from '../core/query.ts'
+import { FEED_PARAMS, V1_LIST_PARAMS, V2_LIST_PARAMS } from '../core/query.ts'
 import { SNAPSHOT_ID_PATTERN } from '../core/snapshot.ts'
 
 type JsonSchema = Record<string, unknown>
@@ -163,6 +163,7 @@ Behaviour the contract leaves open, as implemented:
 - Responses are cached 60 s (Cache-Control: public, max-age=60) with a strong ETag; If-None-Match gives 304. Errors carry Cache-Control: no-store.
 - A job is live while it is not closed and its expires_at is absent or in the future.
 - Companies (/api/v2/companies) are the employers with at least one live job; the jobs list takes company=<slug,...>.
+- /feeds/jobs.rss, /feeds/jobs.atom and /feeds/jobs.json take the v2 filters and list the newest 50 matching jobs.
 - /api/v2/changes?since=<snapshot id> lists the jobs added, updated and removed since that snapshot, for mirrors that sync by polling.
 - facets=<filter names> on the jobs list adds per-value counts, each facet counted with every other filter applied but not its own.
 - An agent tool endpoint (Model Context Protocol, streamable HTTP) is served at /api/mcp.
@@ -199,6 +200,55 @@ function withHeadOperations(paths: Record<string, { get: Operation }>): Record<s
   return Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, { ...item, head: headOf(item.get) }]))
 }
 
+const FEEDS = {
+  rss: { name: 'RSS 2.0', mediaType: 'application/rss+xml', schema: { type: 'string' } },
+  atom: { name: 'Atom 1.0', mediaType: 'application/atom+xml', schema: { type: 'string' } },
+  json: {
+    name: 'JSON Feed 1.1',
+    mediaType: 'application/feed+json',
+    schema: {
+      type: 'object',
+      description: 'A JSON Feed 1.1 document (https://www.jsonfeed.org/version/1.1/).',
+      properties: {
+        version: { type: 'string', const: 'https://jsonfeed.org/version/1.1', description: 'The format version.' },
+        title: { type: 'string', description: 'What the filters select.' },
+        items: { type: 'array', items: { type: 'object' }, description: 'The jobs, newest first (at most 50).' },
+      },
+      required: ['version', 'title', 'items'],
+    },
+  },
+} as const
+
+/** /feeds/jobs.rss, .atom and .json: one operation each, the v2 filters as parameters. */
+function feedPaths(): Record<string, { get: Operation }> {
+  return Object.fromEntries(
+    Object.entries(FEEDS).map(([format, feed]) => [
+      `/feeds/jobs.${format}`,
+      {
+        get: {
+          operationId: `jobsFeed${format[0]!.toUpperCase()}${format.slice(1)}`,
+          tags: ['feeds'],
+          summary: `The newest 50 matching jobs as ${feed.name}`,
+          description:
+            'The v2 list filters select the jobs; the newest 50 are listed, newest first. page, limit, sort and facets do not apply (named in X-Ignored-Parameters). Cached, ETagged and rate limited like the v2 list.',
+          parameters: queryParameters(FEED_PARAMS),
+          responses: {
+            '200': {
+              description: `The feed (${feed.name}).`,
+              headers: { ...successHeaders('v2'), 'X-Ignored-Parameters': headerRef('X-Ignored-Parameters') },
+              content: { [feed.mediaType]: { schema: feed.schema } },
+            },
+            '304': responseRef('NotModified'),
+            '400': responseRef('BadRequest'),
+            '405': responseRef('MethodNotAllowed'),
+            '429': responseRef('TooManyRequests'),
+          },
+        },
+      },
+    ]),
+  )
+}
+
 function buildOpenApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
@@ -215,6 +265,7 @@ function buildOpenApiDocument(): Record<string, unknown> {
     tags: [
       { name: 'v2', description: 'Recommended: filters, sort, full text.' },
       { name: 'v1', description: 'Legacy shape; only page and limit are honoured.' },
+      { name: 'feeds', description: 'RSS, Atom and JSON Feed of any v2 filter.' },
     ],
     paths: withHeadOperations({
       '/api/v1': {
@@ -376,6 +427,7 @@ function buildOpenApiDocument(): Record<string, unknown> {
           },
         },
       },
+      ...feedPaths(),
       '/api/v2/filters': {
         get: {
           operationId: 'listFilters',

@@ -93,6 +93,9 @@ export const V2_LIST_PARAMS = {
   },
 } satisfies Record<string, ParamSpec>
 
+/** The parameters a job feed takes: the v2 list's filters (a feed has no paging, sort or facets). */
+export const FEED_PARAMS = (({ page: _p, limit: _l, sort: _s, facets: _f, ...filters }) => filters)(V2_LIST_PARAMS)
+
 export const V1_LIST_PARAMS = {
   page: {
     ...pagingParams.page,

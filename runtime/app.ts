@@ -23,6 +23,7 @@ import type { RestContext } from './routes/context.ts'
 import { handleV2Changes } from './routes/changes.ts'
 import { handleV2Companies, handleV2Company } from './routes/companies.ts'
 import { handleDocs } from './routes/docs.ts'
+import { handleFeed } from './routes/feeds.ts'
 import { handleV2Filters } from './routes/filters.ts'
 import { handleMcpRequest } from './mcp/endpoint.ts'
 import { handleV1List } from './routes/v1.ts'
@@ -173,6 +174,12 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     rest('v2', (ctx, event) => handleV2Job(ctx, event.context.params?.slug ?? '')),
   )
 
+  for (const format of ['rss', 'atom', 'json'] as const)
+    app.all(
+      `/feeds/jobs.${format}`,
+      rest('v2', (ctx) => handleFeed(ctx, format)),
+    )
+
   app.all('/api/mcp', (event) =>
     handleMcpRequest(event.req, {
       config,
@@ -255,6 +262,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
                 v2_job: '/api/v2/jobs/{slug}',
                 v2_filters: '/api/v2/filters',
                 v2_changes: '/api/v2/changes?since={snapshot_id}',
+                feeds: ['/feeds/jobs.rss', '/feeds/jobs.atom', '/feeds/jobs.json'],
                 v2_companies: '/api/v2/companies',
                 v2_company: '/api/v2/companies/{slug}',
                 v1_list: '/api/v1',

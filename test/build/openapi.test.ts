@@ -132,9 +132,15 @@ describe('openapi.yaml', () => {
     expect((doc.info as JsonObject).version).toBe('1.0.0')
     expect(Object.keys(doc.paths as JsonObject).sort()).toEqual([
       '/api/v1',
+      '/api/v2/changes',
+      '/api/v2/companies',
+      '/api/v2/companies/{slug}',
       '/api/v2/filters',
       '/api/v2/jobs',
       '/api/v2/jobs/{slug}',
+      '/feeds/jobs.atom',
+      '/feeds/jobs.json',
+      '/feeds/jobs.rss',
     ])
   })
 

@@ -261,6 +261,11 @@ describe('responses conform to the document', () => {
     await expectConforms('/api/v2/changes', gone)
   })
 
+  it('the JSON feed, and a feed refusing a bad filter', async () => {
+    await expectConforms('/feeds/jobs.json', await request(`${base}/feeds/jobs.json?category=engineering`))
+    await expectConforms('/feeds/jobs.rss', await request(`${base}/feeds/jobs.rss?sort=salary&salary_min=-1`))
+  })
+
   it('every single job', async () => {
     for (const job of fixture.oracle.live(NOW)) {
       const res = await request<V2Job>(`${base}/api/v2/jobs/${job.raw.slug}`)

@@ -1,0 +1,122 @@
+/**
+ * Job feeds (README, API: Feeds): RSS 2.0 and Atom read back with an
+ * independent parser (@rowanmanning/feed-parser), JSON Feed validated
+ * against the published JSON Feed 1.1 schema (jsonfeed-schema, with ajv),
+ * and every feed's entries checked against the REST oracle: the newest 50
+ * live jobs matching the filters.
+ */
+import { parseFeed } from '@rowanmanning/feed-parser'
+import { Ajv } from 'ajv'
+import addFormats from 'ajv-formats'
+import jsonFeedSchema from 'jsonfeed-schema/schema-v1.1.json' with { type: 'json' }
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RunningServer } from '../../runtime/index.ts'
+import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
+import { buildRestFixture, type RestFixture } from './support/fixture.ts'
+import type { FilterSpec, OracleJob } from './support/oracle.ts'
+
+let fixture: RestFixture
+let server: RunningServer
+const now = FIXTURE_NOW.getTime()
+
+beforeAll(async () => {
+  fixture = await buildRestFixture({ jobs: 600, companies: 80, seed: 7 })
+  server = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: 100_000 })
+})
+
+afterAll(async () => {
+  await server?.close()
+  await fixture?.cleanup()
+})
+
+const SPECS: [string, FilterSpec][] = [
+  ['', {}],
+  ['category=engineering', { category: ['engineering'] }],
+  ['country=DE&work_arrangement=remote,hybrid', { country: 'DE', work_arrangement: ['remote', 'hybrid'] }],
+  ['schedule=4_day_week&salary_min=40000', { schedule: ['4_day_week'], salary_min: 40_000 }],
+  ['category=astronaut', { category: ['astronaut'] }],
+]
+
+const newest50 = (spec: FilterSpec): OracleJob[] => fixture.oracle.query(spec, now).slice(0, 50)
+
+async function get(path: string, headers: Record<string, string> = {}) {
+  const response = await fetch(`${server.url}${path}`, { headers })
+  return { response, text: await response.text() }
+}
+
+describe('RSS and Atom', () => {
+  it.each(['rss', 'atom'] as const)(
+    '%s: the newest 50 matching jobs, newest first, read back by an independent parser',
+    async (format) => {
+      for (const [query, spec] of SPECS) {
+        const { response, text } = await get(`/feeds/jobs.${format}${query ? `?${query}` : ''}`)
+        expect(response.status, query).toBe(200)
+        expect(response.headers.get('content-type')).toBe(`application/${format}+xml; charset=utf-8`)
+        const feed = parseFeed(text)
+        const expected = newest50(spec)
+        expect(
+          feed.items.map((item) => item.url),
+          `${format}?${query}`,
+        ).toEqual(expected.map((job) => job.raw.url))
+        feed.items.forEach((item, i) => {
+          const job = expected[i]!
+          expect(item.title).toBe(`${job.raw.title} at ${job.company.name}`)
+          expect(item.published?.getTime()).toBe(job.postedMs - (job.postedMs % 1000))
+          expect(item.id).toBe(job.raw.url)
+        })
+        expect(feed.title).toMatch(/^jobsnap: /)
+        expect(feed.self).toContain(`/feeds/jobs.${format}`)
+      }
+    },
+  )
+})
+
+describe('JSON Feed', () => {
+  const ajv = new Ajv({ allErrors: true, strict: false })
+  addFormats.default(ajv)
+  const validate = ajv.compile(jsonFeedSchema)
+
+  it('is valid JSON Feed 1.1 and lists the newest 50 matching jobs', async () => {
+    for (const [query, spec] of SPECS) {
+      const { response, text } = await get(`/feeds/jobs.json${query ? `?${query}` : ''}`)
+      expect(response.status).toBe(200)
+      expect(response.headers.get('content-type')).toBe('application/feed+json; charset=utf-8')
+      const feed = JSON.parse(text) as {
+        version: string
+        items: { url: string; date_published: string; authors?: { name: string }[] }[]
+      }
+      expect(validate(feed), JSON.stringify(validate.errors)).toBe(true)
+      expect(feed.version).toBe('https://jsonfeed.org/version/1.1')
+      const expected = newest50(spec)
+      expect(feed.items.map((item) => item.url)).toEqual(expected.map((job) => job.raw.url))
+      feed.items.forEach((item, i) => expect(item.authors?.[0]?.name).toBe(expected[i]!.company.name))
+    }
+  })
+
+  it('the validator really validates: a feed without items or with a bad version fails', () => {
+    expect(validate({ version: 'https://jsonfeed.org/version/1.1', title: 'x' })).toBe(false)
+    expect(validate({ version: 'rss', title: 'x', items: [] })).toBe(false)
+  })
+})
+
+describe('feeds follow the REST rules', () => {
+  it('answers If-None-Match with 304, caches, limits, and names parameters a feed does not take', async () => {
+    const first = await get('/feeds/jobs.rss?category=engineering&page=2&sort=salary&limit=5&locaton=DE')
+    expect(first.response.status).toBe(200)
+    expect(first.response.headers.get('x-ignored-parameters')).toBe('page, sort, limit, locaton')
+    expect(first.response.headers.get('cache-control')).toBe('public, max-age=60')
+    expect(first.response.headers.get('x-ratelimit-limit')).toBeTruthy()
+    const etag = first.response.headers.get('etag')!
+    const again = await get('/feeds/jobs.rss?category=engineering', { 'if-none-match': etag })
+    expect(again.response.status).toBe(304)
+    expect(again.response.headers.get('x-cache')).toBe('HIT')
+  })
+
+  it('refuses a bad filter with the v2 error body, and other methods with 405', async () => {
+    const bad = await get('/feeds/jobs.atom?work_arrangement=moon')
+    expect(bad.response.status).toBe(400)
+    expect(JSON.parse(bad.text).error.field).toBe('work_arrangement')
+    const post = await fetch(`${server.url}/feeds/jobs.json`, { method: 'POST' })
+    expect(post.status).toBe(405)
+  })
+})
