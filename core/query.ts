@@ -79,7 +79,7 @@ export const V2_LIST_PARAMS = {
   q: {
     kind: 'string',
     schema: z.string().max(Q_MAX_LENGTH),
-    description: `Full-text search over title, role, company, skills, stack, tools, locations and description. Every term must match; terms match as prefixes, with light typo tolerance on longer terms. At most ${Q_MAX_LENGTH} characters (400 above). Filters only: the order is still sort.${ONE_VALUE}`,
+    description: `Full-text search over title, role, company, skills, stack, tools, locations and description. Every term must match; terms of 3+ characters match as prefixes; a term of 5+ characters that matches no word that way matches words one typo away (a letter added, dropped or replaced, or two neighbouring letters swapped). At most ${Q_MAX_LENGTH} characters (400 above). Filters only: the order is still sort.${ONE_VALUE}`,
   },
   facets: {
     kind: 'enumList',

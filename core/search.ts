@@ -44,7 +44,7 @@ export function documentTerms(doc: SearchDocument): Set<string> {
 
 /** Terms shorter than this match exactly: a prefix of one or two letters expands to most of the vocabulary. */
 export const PREFIX_MIN_TERM_LENGTH = 3
-/** Terms at least this long tolerate one typo. */
+/** Terms at least this long that match no word exactly or as a prefix match words one typo away. */
 export const FUZZY_MIN_TERM_LENGTH = 5
 /** Query terms beyond this many are ignored; each adds a full pass over its postings. */
 export const MAX_QUERY_TERMS = 12

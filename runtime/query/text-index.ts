@@ -1,6 +1,7 @@
 /**
  * Full-text matching for `q`: every query term must match some vocabulary
- * term exactly, as a prefix (3+ characters) or with one typo (5+), through
+ * term exactly, as a prefix (3+ characters), or, only when it matches none
+ * of those, with one typo (5+ characters), through
  * MiniSearch's SearchableMap; the positions of the expansions are unioned per
  * query term and intersected across terms. Cost is bounded by the terms
  * (MAX_QUERY_TERMS), the expansions per term (MAX_TERM_EXPANSIONS) and the
@@ -42,7 +43,13 @@ export class TextIndex {
     this.vocabulary = SearchableMap.from(serialized.terms.map((term, i) => [term, i] as [string, number]))
   }
 
-  /** Vocabulary ids a query term stands for: itself, its completions, its one-typo neighbours. */
+  /**
+   * Vocabulary ids a query term stands for: itself and its completions; its
+   * one-typo neighbours (a letter added, dropped or replaced, or two
+   * neighbouring letters swapped) only when it has neither (the typo threshold
+   * Typesense uses), so a correctly spelled word stays exact ("miller" does
+   * not also find "killer") and a misspelt one still finds something.
+   */
   expand(term: string): number[] {
     const ids = new Set<number>()
     const exact = this.vocabulary.get(term)
@@ -53,10 +60,17 @@ export class TextIndex {
         ids.add(id)
       }
     }
-    if (term.length >= FUZZY_MIN_TERM_LENGTH && ids.size < MAX_TERM_EXPANSIONS) {
+    if (term.length >= FUZZY_MIN_TERM_LENGTH && ids.size === 0) {
       for (const [id] of this.vocabulary.fuzzyGet(term, 1).values()) {
         if (ids.size >= MAX_TERM_EXPANSIONS) break
         ids.add(id)
+      }
+      // Two neighbouring letters swapped is one typo to a person, two edits to Levenshtein: looked up directly.
+      for (let i = 0; i + 1 < term.length && ids.size < MAX_TERM_EXPANSIONS; i++) {
+        if (term[i] === term[i + 1]) continue
+        const swapped = term.slice(0, i) + term[i + 1] + term[i] + term.slice(i + 2)
+        const id = this.vocabulary.get(swapped)
+        if (id !== undefined) ids.add(id)
       }
     }
     return [...ids]
