@@ -89,7 +89,7 @@ describe('JSON Feed', () => {
       expect(feed.version).toBe('https://jsonfeed.org/version/1.1')
       const expected = newest50(spec)
       expect(feed.items.map((item) => item.url)).toEqual(expected.map((job) => job.raw.url))
-      feed.items.forEach((item, i) => expect(item.authors?.[0]?.name).toBe(expected[i]!.company.name))
+      expect(feed.items.map((item) => item.authors?.[0]?.name)).toEqual(expected.map((job) => job.company.name))
     }
   })
 
