@@ -20,7 +20,9 @@ import { availableParallelism } from 'node:os'
 import { mkdir, readFile, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { PackedBodies, uint32View } from '../core/packed-bodies.ts'
+import type { V1Job, V2Job } from '../core/schema/api.ts'
 import type { DatasetCompany } from '../core/schema/dataset.ts'
+import { toV2CompanyProfile } from '../core/company.ts'
 import { indexFileHash } from '../core/content-hash.ts'
 import {
   CURRENT_LINK,
@@ -43,7 +45,7 @@ import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './iss
 import { isLiveAt, parseMeta, type RecordSummary } from './job-record.ts'
 import { loadDatasetContext, UniqueKeys } from './load-dataset.ts'
 import { PackedBodiesWriter } from './packed-bodies.ts'
-import { buildOpenApiYaml } from './openapi.ts'
+import { buildOpenApiYaml, type OpenApiExamples } from './openapi.ts'
 import { createProgress, type Progress } from './progress.ts'
 import { createStagingDir, publishSnapshot, pruneSnapshots, unusedSnapshotId } from './publish.ts'
 import { BuildCacheReader, buildContextHash, cacheHeader, cacheLine, companyHash, recordKey } from './record-cache.ts'
@@ -209,6 +211,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     const v1Pages = new V1PageWriter(writer, v1UsageNotice(options.siteUrl), live.length)
     const textIndex = new TermPostingsBuilder()
     const liveByCompany = new Uint32Array(companies.length)
+    let newest: { v2: V2Job; v1: V1Job; company: number } | undefined
 
     jobIndexFile.write(
       `{"salary_order":${JSON.stringify(salaryOrder(live.map((ordinal) => records.salaryHigh[ordinal])))},"jobs":${live.length === 0 ? '[]' : '[\n'}`,
@@ -217,6 +220,13 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     for (const [position, ordinal] of live.entries()) {
       const { summaryAndMeta, meta, v2, v1 } = records.outputsOf(ordinal, cache, previousBodies, pool)
       const { indexedJson, hash, terms } = parseMeta(meta)
+      // The newest job (and its employer, below) are the OpenAPI document's examples.
+      if (position === 0)
+        newest = {
+          v2: JSON.parse(Buffer.from(v2).toString('utf8')),
+          v1: JSON.parse(Buffer.from(v1).toString('utf8')),
+          company: records.company[ordinal]!,
+        }
       // The bodies are views of reused read buffers, valid until the next job's: each writer copies what it keeps.
       await writer.writePublic(snapshotPaths.v2Job(records.slugs[ordinal]!), v2, {
         hash,
@@ -250,7 +260,18 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
         ),
       )
     }
-    await writer.writePublic(snapshotPaths.openapi, buildOpenApiYaml(), { precompress: true })
+    const examples: OpenApiExamples | undefined = newest && {
+      v2Job: newest.v2,
+      v1Job: newest.v1,
+      company: toV2CompanyProfile(
+        publishedCompany(companies[newest.company]!, liveByCompany[newest.company]!),
+        liveByCompany[newest.company]!,
+      ),
+      v1Usage: v1UsageNotice(options.siteUrl),
+      liveJobs: live.length,
+      liveCompanies: liveByCompany.reduce((count, jobs) => count + (jobs > 0 ? 1 : 0), 0),
+    }
+    await writer.writePublic(snapshotPaths.openapi, buildOpenApiYaml(options.siteUrl, examples), { precompress: true })
 
     const indexHashes: Record<string, string> = {}
     const writeIndexFile = async (relativePath: string, body: string | Buffer) => {

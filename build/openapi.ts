@@ -5,9 +5,20 @@
  */
 import { stringify } from 'yaml'
 import { z } from 'zod'
-import '../core/schema/api.ts'
 import { V2_COMPANY_PARAMS } from '../core/company-query.ts'
 import { FEED_PARAMS, V1_LIST_PARAMS, V2_LIST_PARAMS } from '../core/query.ts'
+import type { ParamSpec } from '../core/params.ts'
+import { parseV2ListQuery } from '../core/query.ts'
+import '../core/schema/api.ts'
+import type {
+  ErrorBody,
+  V1Job,
+  V1ListResponse,
+  V2CompanyListResponse,
+  V2CompanyProfile,
+  V2Job,
+  V2ListResponse,
+} from '../core/schema/api.ts'
 import { SNAPSHOT_ID_PATTERN } from '../core/snapshot.ts'
 
 type JsonSchema = Record<string, unknown>
@@ -23,17 +34,94 @@ function componentSchemas(): Record<string, JsonSchema> {
     target: 'draft-2020-12',
     uri: (id) => `#/components/schemas/${id}`,
   })
-  return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, withoutDialect(schema as JsonSchema)]))
+  return Object.fromEntries(
+    Object.entries(schemas).map(([id, schema]) => [id, withoutSafeIntegerBounds(withoutDialect(schema as JsonSchema))]),
+  )
 }
 
-function queryParameters(params: Record<string, { schema: z.ZodType; description: string; kind: string }>) {
+/**
+ * zod writes every `z.int()` with the safe-integer range as its bounds. Those are
+ * JavaScript's limits, not the contract's: dropped, so only real bounds show
+ * (and Swagger UI stops inventing -9007199254740991 as an example).
+ */
+function withoutSafeIntegerBounds<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutSafeIntegerBounds) as T
+  if (typeof value !== 'object' || value === null) return value
+  const out: Record<string, unknown> = {}
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === 'minimum' && inner === Number.MIN_SAFE_INTEGER) continue
+    if (key === 'maximum' && inner === Number.MAX_SAFE_INTEGER) continue
+    out[key] = withoutSafeIntegerBounds(inner)
+  }
+  return out as T
+}
+
+const toSchema = (schema: z.ZodType, io: 'input' | 'output' = 'output') =>
+  withoutSafeIntegerBounds(withoutDialect(z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema))
+
+/** A regular expression matching any of `values` in any letter case, blanks around allowed, or nothing. */
+function anyCase(values: readonly string[]): string {
+  const letters = (value: string) =>
+    [...value]
+      .map((c) =>
+        c.toLowerCase() === c.toUpperCase()
+          ? c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+          : `[${c.toLowerCase()}${c.toUpperCase()}]`,
+      )
+      .join('')
+  return `^\\s*(?:${values.map(letters).join('|')})?\\s*$`
+}
+
+/**
+ * The schema a query parameter is documented with: exactly what the server
+ * accepts, so a validating proxy in front of it refuses what it refuses.
+ * Lists are arrays (the parameter may be repeated; each value may itself be a
+ * comma list); enums take any letter case, as the server does; v1's lenient
+ * integers take any string.
+ */
+function parameterSchema(spec: ParamSpec): JsonSchema {
+  const schema = toSchema(spec.schema, 'input')
+  if (spec.kind === 'list' || spec.kind === 'enumList') {
+    const { examples, ...item } = schema
+    return { type: 'array', items: item, ...(Array.isArray(examples) ? { examples: examples.map((e) => [e]) } : {}) }
+  }
+  if (spec.kind === 'enum' && Array.isArray(schema.enum)) {
+    const { enum: values, default: fallback } = schema
+    return {
+      ...(fallback === undefined ? {} : { default: fallback }),
+      anyOf: [
+        { type: 'string', enum: values },
+        {
+          type: 'string',
+          pattern: anyCase(values as string[]),
+          description: 'The same values in any letter case; empty means the default.',
+        },
+      ],
+    }
+  }
+  if (spec.kind === 'lenientInteger') {
+    return {
+      ...(schema.default === undefined ? {} : { default: schema.default }),
+      anyOf: [
+        { type: 'integer' },
+        { type: 'string', description: 'Not an integer: the default is used.' },
+        { type: 'array', items: { type: 'string' }, description: 'Given more than once: the first value counts.' },
+      ],
+    }
+  }
+  return schema
+}
+
+function queryParameters(params: Record<string, ParamSpec>) {
   return Object.entries(params).map(([name, spec]) => ({
     name,
     in: 'query',
     required: false,
     description: spec.description,
-    schema: withoutDialect(z.toJSONSchema(spec.schema, { target: 'draft-2020-12', io: 'input' }) as JsonSchema),
-    ...(spec.kind === 'list' || spec.kind === 'enumList' ? { style: 'form', explode: true } : {}),
+    schema: parameterSchema(spec),
+    ...(spec.kind === 'list' || spec.kind === 'enumList' || spec.kind === 'lenientInteger'
+      ? { style: 'form', explode: true }
+      : {}),
   }))
 }
 
@@ -130,14 +218,14 @@ const RESPONSES = {
     headers: errorHeaders,
     content: errorContent,
   },
+  UndecodablePath: {
+    description: 'The path cannot be percent-decoded (a malformed escape such as %E0%A4%A).',
+    headers: { 'Cache-Control': headerRef('Cache-Control') },
+    content: errorContent,
+  },
   NotFound: {
     description: 'Nothing live has this slug (a job, or a company with a live job).',
     headers: errorHeaders,
-    content: errorContent,
-  },
-  MethodNotAllowed: {
-    description: 'Only GET and HEAD are allowed.',
-    headers: { Allow: { schema: { type: 'string' } }, ...errorHeaders },
     content: errorContent,
   },
   TooManyRequests: {
@@ -195,9 +283,53 @@ function headOf(get: Operation): Operation {
   return { ...get, operationId: `${get.operationId}Head`, summary: `Headers only: ${get.summary}`, responses }
 }
 
-/** Every GET path also answers HEAD (same headers, no body). */
+/** Sent back from a response's ETag: an unchanged representation is then a bodiless 304. */
+const IF_NONE_MATCH = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description:
+    'The ETag of a copy you hold (or several, comma-separated, or *): when it still matches, the answer is 304 with no body.',
+  schema: { type: 'string' },
+}
+
+/** The CORS preflight every path answers: not rate limited, no body. */
+function preflightOf(get: Operation): Operation {
+  const header = (description: string) => ({ description, schema: { type: 'string' } })
+  const pathParameters = ((get.parameters as { in: string }[] | undefined) ?? []).filter((p) => p.in === 'path')
+  return {
+    operationId: `${get.operationId}Preflight`,
+    tags: get.tags,
+    ...(pathParameters.length > 0 ? { parameters: pathParameters } : {}),
+    summary: 'CORS preflight',
+    description:
+      'Any origin may read this API. Methods other than GET, HEAD and OPTIONS are answered 405 with an Allow header and the error body, and count against the rate limit.',
+    responses: {
+      '204': {
+        description: 'Which methods and headers a cross-origin request may use.',
+        headers: {
+          'Access-Control-Allow-Origin': header('Always `*`.'),
+          'Access-Control-Allow-Methods': header('`GET, HEAD, OPTIONS`.'),
+          'Access-Control-Allow-Headers': header('`*`: any request header.'),
+          'Access-Control-Max-Age': header('Seconds a browser may keep this answer: 86400.'),
+        },
+      },
+      ...(pathParameters.length > 0 ? { '400': responseRef('UndecodablePath') } : {}),
+    },
+  }
+}
+
+/**
+ * Every GET path also answers HEAD (same headers, no body) and OPTIONS, and
+ * every GET takes If-None-Match.
+ */
 function withHeadOperations(paths: Record<string, { get: Operation }>): Record<string, Record<string, Operation>> {
-  return Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, { ...item, head: headOf(item.get) }]))
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => {
+      const get = { ...item.get, parameters: [...((item.get.parameters as unknown[]) ?? []), IF_NONE_MATCH] }
+      return [path, { get, head: headOf(get), options: preflightOf(get) }]
+    }),
+  )
 }
 
 const FEEDS = {
@@ -240,7 +372,6 @@ function feedPaths(): Record<string, { get: Operation }> {
             },
             '304': responseRef('NotModified'),
             '400': responseRef('BadRequest'),
-            '405': responseRef('MethodNotAllowed'),
             '429': responseRef('TooManyRequests'),
           },
         },
@@ -249,7 +380,7 @@ function feedPaths(): Record<string, { get: Operation }> {
   )
 }
 
-function buildOpenApiDocument(): Record<string, unknown> {
+function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: {
@@ -257,6 +388,7 @@ function buildOpenApiDocument(): Record<string, unknown> {
       version: '1.0.0',
       description: DESCRIPTION,
       license: { name: 'Free to use; link back requested', identifier: 'CC-BY-4.0' },
+      contact: { name: 'jobsnap', url: siteUrl },
     },
     servers: [{ url: '/', description: 'This server' }],
     // No authentication anywhere: a public, read-only API. Said explicitly (an empty requirement list), so
@@ -283,7 +415,6 @@ function buildOpenApiDocument(): Record<string, unknown> {
               content: { 'application/json': { schema: ref('V1List') } },
             },
             '304': responseRef('NotModified'),
-            '405': responseRef('MethodNotAllowed'),
             '429': responseRef('TooManyRequests'),
           },
         },
@@ -293,6 +424,8 @@ function buildOpenApiDocument(): Record<string, unknown> {
           operationId: 'listJobs',
           tags: ['v2'],
           summary: 'List, filter and search live jobs',
+          description:
+            'Newest first (or by salary). Filters combine with AND; the values of one filter with OR. Iterate page=1..N while has_more is true. GET /api/v2/filters lists every value each filter understands, with its count.',
           parameters: queryParameters(V2_LIST_PARAMS),
           responses: {
             '200': {
@@ -302,7 +435,6 @@ function buildOpenApiDocument(): Record<string, unknown> {
             },
             '304': responseRef('NotModified'),
             '400': responseRef('BadRequest'),
-            '405': responseRef('MethodNotAllowed'),
             '429': responseRef('TooManyRequests'),
           },
         },
@@ -312,6 +444,8 @@ function buildOpenApiDocument(): Record<string, unknown> {
           operationId: 'getJob',
           tags: ['v2'],
           summary: 'One live job by slug',
+          description:
+            'The job exactly as the list shows it. A job that has closed or expired is gone: 404, even if it was listed a minute ago.',
           parameters: [
             { name: 'slug', in: 'path', required: true, description: "The job's slug.", schema: { type: 'string' } },
           ],
@@ -322,8 +456,8 @@ function buildOpenApiDocument(): Record<string, unknown> {
               content: { 'application/json': { schema: ref('V2Job') } },
             },
             '304': responseRef('NotModified'),
+            '400': responseRef('UndecodablePath'),
             '404': responseRef('NotFound'),
-            '405': responseRef('MethodNotAllowed'),
             '429': responseRef('TooManyRequests'),
           },
         },
@@ -362,7 +496,6 @@ function buildOpenApiDocument(): Record<string, unknown> {
               headers: errorHeaders,
               content: errorContent,
             },
-            '405': responseRef('MethodNotAllowed'),
             '410': {
               description:
                 'Changes since that snapshot are no longer kept: read the full list again. The message and X-Oldest-Snapshot-Id name the oldest id to sync from.',
@@ -395,7 +528,6 @@ function buildOpenApiDocument(): Record<string, unknown> {
             },
             '304': responseRef('NotModified'),
             '400': responseRef('BadRequest'),
-            '405': responseRef('MethodNotAllowed'),
             '429': responseRef('TooManyRequests'),
           },
         },
@@ -405,6 +537,8 @@ function buildOpenApiDocument(): Record<string, unknown> {
           operationId: 'getCompany',
           tags: ['v2'],
           summary: 'One employer with live jobs, by slug',
+          description:
+            'The full profile, with its live job count and jobs_url. An employer with no live job now is 404.',
           parameters: [
             {
               name: 'slug',
@@ -421,8 +555,8 @@ function buildOpenApiDocument(): Record<string, unknown> {
               content: { 'application/json': { schema: ref('V2CompanyProfile') } },
             },
             '304': responseRef('NotModified'),
+            '400': responseRef('UndecodablePath'),
             '404': responseRef('NotFound'),
-            '405': responseRef('MethodNotAllowed'),
             '429': responseRef('TooManyRequests'),
           },
         },
@@ -442,7 +576,6 @@ function buildOpenApiDocument(): Record<string, unknown> {
               content: { 'application/json': { schema: ref('V2Filters') } },
             },
             '304': responseRef('NotModified'),
-            '405': responseRef('MethodNotAllowed'),
             '429': responseRef('TooManyRequests'),
           },
         },
@@ -452,6 +585,116 @@ function buildOpenApiDocument(): Record<string, unknown> {
   }
 }
 
-export function buildOpenApiYaml(): string {
-  return stringify(buildOpenApiDocument(), { lineWidth: 0 })
+/** Real answers from the dataset being built: the document's examples, so readers and try-it see real data. */
+export interface OpenApiExamples {
+  /** The newest live job, as GET /api/v2/jobs/{slug} serves it. */
+  v2Job: V2Job
+  /** The same job in the v1 shape. */
+  v1Job: V1Job
+  /** Its employer's profile. */
+  company: V2CompanyProfile
+  /** v1's usage notice, as every v1 page carries it. */
+  v1Usage: string
+  liveJobs: number
+  liveCompanies: number
+}
+
+type JsonObject = Record<string, unknown>
+
+const mediaExample = (summary: string, value: unknown) => ({ summary, value })
+
+/** Puts one example on a schema, operation response or parameter of `doc`, in place. */
+function addExamples(doc: JsonObject, ex: OpenApiExamples): void {
+  const { v2Job, v1Job, company } = ex
+  const schemas = (doc.components as JsonObject).schemas as Record<string, JsonObject>
+  const badLimit = parseV2ListQuery(new URLSearchParams('limit=ten'))
+  const errorExample: ErrorBody = {
+    error: { code: 400, ...(badLimit.ok ? { message: 'Invalid query parameter.' } : badLimit.error) },
+  }
+  const v2List: V2ListResponse = { data: [v2Job], page: 1, limit: 1, total: ex.liveJobs, has_more: ex.liveJobs > 1 }
+  const v1List: V1ListResponse = {
+    usage: ex.v1Usage,
+    page: 1,
+    total: ex.liveJobs,
+    has_more: ex.liveJobs > 1,
+    jobs: [v1Job],
+  }
+  const companyList: V2CompanyListResponse = {
+    data: [company],
+    page: 1,
+    limit: 1,
+    total: ex.liveCompanies,
+    has_more: ex.liveCompanies > 1,
+  }
+  const tag = v2Job.skills?.[0] ?? v2Job.stack?.[0] ?? v2Job.tools?.[0]
+  const place = v2Job.office_locations?.[0] ?? v2Job.remote_allowed?.[0]
+  const bySchema: Record<string, unknown> = {
+    V2Job: v2Job,
+    V2Company: v2Job.company,
+    V2Location: place,
+    V2Tag: tag,
+    V2CompanyProfile: company,
+    V1Job: v1Job,
+    V1Company: v1Job.company,
+    V1Tag: v1Job.filters[0],
+    V1List: v1List,
+    V2List: v2List,
+    V2CompanyList: companyList,
+    Error: errorExample,
+  }
+  for (const [name, value] of Object.entries(bySchema))
+    if (value !== undefined && schemas[name]) schemas[name].examples = [value]
+
+  const byOperation: Record<string, { summary: string; value: unknown }> = {
+    listJobsV1: mediaExample('GET /api/v1?limit=1', v1List),
+    listJobs: mediaExample('GET /api/v2/jobs?limit=1', v2List),
+    getJob: mediaExample(`GET /api/v2/jobs/${v2Job.slug}`, v2Job),
+    listCompanies: mediaExample('GET /api/v2/companies?limit=1', companyList),
+    getCompany: mediaExample(`GET /api/v2/companies/${company.slug}`, company),
+  }
+  const country = place?.country
+  const byParameter: Record<string, Record<string, unknown>> = {
+    listJobs: {
+      category: v2Job.category,
+      level: v2Job.level,
+      schedule: v2Job.schedule_type,
+      skills: tag?.slug,
+      company: v2Job.company?.slug,
+      country,
+    },
+    getJob: { slug: v2Job.slug },
+    listCompanies: { country: company.country, schedule: company.schedule_type },
+    getCompany: { slug: company.slug },
+  }
+  for (const item of Object.values(doc.paths as Record<string, Record<string, JsonObject>>)) {
+    for (const operation of Object.values(item)) {
+      const id = String(operation.operationId).replace(/Head$/, '')
+      const example = byOperation[id]
+      const ok = (operation.responses as Record<string, JsonObject>)['200']
+      const json = (ok?.content as Record<string, JsonObject> | undefined)?.['application/json']
+      if (example && json) json.examples = { newest: example }
+      const values = byParameter[id] ?? (id.startsWith('jobsFeed') ? byParameter.listJobs : undefined)
+      for (const parameter of (operation.parameters as JsonObject[] | undefined) ?? []) {
+        const value = values?.[String(parameter.name)]
+        if (typeof value === 'string') parameter.example = parameter.style === 'form' ? [value] : value
+      }
+    }
+  }
+  const badRequest = (doc.components as { responses: Record<string, JsonObject> }).responses.BadRequest!
+  ;(badRequest.content as Record<string, JsonObject>)['application/json']!.examples = {
+    notAnInteger: mediaExample('GET /api/v2/jobs?limit=ten', errorExample),
+  }
+}
+
+/**
+ * The document, as YAML. With `examples` (the build passes the newest live
+ * job and its employer), every response schema and operation shows real data;
+ * without (an empty dataset), schemas only.
+ */
+export function buildOpenApiYaml(siteUrl: string, examples?: OpenApiExamples): string {
+  // A plain tree: the document shares objects (headers, error content) that examples must not leak through,
+  // and YAML anchors for them would trip readers that do not resolve aliases.
+  const doc = JSON.parse(JSON.stringify(buildOpenApiDocument(siteUrl))) as JsonObject
+  if (examples) addExamples(doc, examples)
+  return stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })
 }

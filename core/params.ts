@@ -9,7 +9,8 @@ import { z } from 'zod'
 export const PAGE_SIZE_DEFAULT = 25
 export const PAGE_SIZE_MAX = 100
 
-type ParamKind = 'integer' | 'list' | 'enumList' | 'enum' | 'string'
+/** `lenientInteger`: an integer, but any other value falls back to the default rather than being refused (v1). */
+type ParamKind = 'integer' | 'lenientInteger' | 'list' | 'enumList' | 'enum' | 'string'
 export interface ParamSpec {
   kind: ParamKind
   /** The documented schema, rendered into OpenAPI. */

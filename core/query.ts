@@ -99,10 +99,12 @@ export const FEED_PARAMS = (({ page: _p, limit: _l, sort: _s, facets: _f, ...fil
 export const V1_LIST_PARAMS = {
   page: {
     ...pagingParams.page,
+    kind: 'lenientInteger',
     description: `${pagingParams.page.description} Lenient: a value that is not an integer falls back to 1; given twice, the first value counts.`,
   },
   limit: {
     ...pagingParams.limit,
+    kind: 'lenientInteger',
     description: `Page size, 1 to ${PAGE_SIZE_MAX}: values below 1 become 1, values above ${PAGE_SIZE_MAX} become ${PAGE_SIZE_MAX}. Lenient: a value that is not an integer falls back to ${PAGE_SIZE_DEFAULT}; given twice, the first value counts.`,
   },
 } satisfies Record<string, ParamSpec>

@@ -9,7 +9,14 @@ import { CONTRACT_TYPES, SALARY_PERIODS, SCHEDULE_TYPE_VALUES, WORK_ARRANGEMENTS
 const d = <T extends z.ZodType>(schema: T, description: string, extra: Record<string, unknown> = {}): T =>
   schema.meta({ description, ...extra })
 
-const int64 = (description: string) => d(z.int(), description, { format: 'int64' })
+const int64 = (description: string, min?: number) =>
+  d(min === undefined ? z.int() : z.int().min(min), description, { format: 'int64' })
+/** Weekly hours: a week has 168. */
+const weeklyHours = (description: string) => d(z.int().min(1).max(168), description)
+/** A page number or a count of results: what clients loop on, so its bounds are part of the contract. */
+const page = (description: string) => d(z.int().min(1), description)
+const pageSize = (description: string) => d(z.int().min(1).max(100), description)
+const total = (description: string) => d(z.int().min(0), description)
 const uri = (description: string) => d(z.url(), description)
 const dateTime = (description: string) => d(z.iso.datetime(), description)
 
@@ -44,12 +51,12 @@ export const V2Company = z
     logo_url: uri('Logo image address.').optional(),
     short_description: d(z.string(), 'One-line description.').optional(),
     country: d(z.string(), 'Headquarters country.').optional(),
-    employees: int64('Number of employees.').optional(),
+    employees: int64('Number of employees.', 1).optional(),
     schedule_type: d(z.enum(SCHEDULE_TYPE_VALUES), 'The employer-wide schedule policy.').optional(),
-    hours_full_time: int64('Weekly hours of a full-time employee.').optional(),
+    hours_full_time: weeklyHours('Weekly hours of a full-time employee.').optional(),
     remote_level: d(z.string(), 'Office-presence policy: fully_remote, remote_friendly or onsite.').optional(),
     work_life_score: d(
-      z.int(),
+      z.int().min(0).max(100),
       'Work-life score from 0 to 100 (self-reported data, normalised by jobsnap).',
     ).optional(),
   })
@@ -87,8 +94,8 @@ export const V2Job = z
       z.enum(SCHEDULE_TYPE_VALUES),
       'Schedule type, e.g. 4_day_week or 9_day_fortnight. compressed_hours (same hours in fewer days) is not a four-day week.',
     ).optional(),
-    hours_per_week_min: d(z.int(), 'Lowest weekly hours.').optional(),
-    hours_per_week_max: d(z.int(), 'Highest weekly hours.').optional(),
+    hours_per_week_min: weeklyHours('Lowest weekly hours.').optional(),
+    hours_per_week_max: weeklyHours('Highest weekly hours.').optional(),
     work_arrangement: d(z.enum(WORK_ARRANGEMENTS), 'Where the work happens.'),
     is_remote: d(z.boolean(), 'True when work_arrangement is not onsite.'),
     office_locations: d(z.array(V2Location), 'Offices the job is attached to.').optional(),
@@ -97,8 +104,8 @@ export const V2Job = z
       'Where a remote worker may live: countries, continents, regions or Worldwide.',
     ).optional(),
     timezones: d(z.array(z.string()), 'Time zone names (IANA).').optional(),
-    salary_min: int64('Lowest salary in the smallest currency unit (cents for USD).').optional(),
-    salary_max: int64('Highest salary in the smallest currency unit.').optional(),
+    salary_min: int64('Lowest salary in the smallest currency unit (cents for USD).', 0).optional(),
+    salary_max: int64('Highest salary in the smallest currency unit.', 0).optional(),
     salary_currency: d(z.string(), 'ISO 4217 currency code.').optional(),
     salary_period: d(z.enum(SALARY_PERIODS), 'Period the salary is paid for.').optional(),
     skills: d(z.array(V2Tag), 'Skills asked for.').optional(),
@@ -128,7 +135,7 @@ export const V1Company = z
     short_description: d(z.string(), 'One-line description.'),
     description: d(z.string(), 'Plain-text description.'),
     country: d(z.string(), 'Headquarters country.'),
-    employees: int64('Number of employees.'),
+    employees: int64('Number of employees.', 1),
     logo_url: uri('Logo image address.'),
     company_url: uri("Company's own website."),
     reduced_hours: d(z.string(), 'Schedule policy as readable text, e.g. "4 day week".'),
@@ -152,8 +159,7 @@ export const V1Job = z
     category: d(z.string(), 'Human-readable category, e.g. Engineering (empty when unknown).'),
     role: d(z.string(), 'Role name (empty when unknown).'),
     level: d(z.string(), 'Human-readable level, e.g. Senior or Mid-level (empty when unknown).'),
-    hours: d(
-      z.int(),
+    hours: weeklyHours(
       'Weekly hours: the job maximum, else the employer full-time hours, else the typical hours of the schedule.',
     ),
     reduced_hours: d(z.string(), 'Schedule as readable text, e.g. "4 day week".'),
@@ -178,7 +184,7 @@ export const ErrorBody = z
   .object({
     error: d(
       z.object({
-        code: d(z.int(), 'Mirrors the HTTP status.'),
+        code: d(z.int().min(400).max(599), 'Mirrors the HTTP status.'),
         message: d(z.string(), 'What went wrong and what is allowed.'),
         field: d(z.string(), 'The offending query parameter, when there is one.').optional(),
       }),
@@ -191,8 +197,8 @@ export type ErrorBody = z.infer<typeof ErrorBody>
 export const V1ListResponse = z
   .object({
     usage: d(z.string(), 'Courtesy notice: the API is free; please link back to the public website.'),
-    page: d(z.int(), 'Page returned.'),
-    total: d(z.int(), 'Total live jobs.'),
+    page: page('Page returned.'),
+    total: total('Total live jobs.'),
     has_more: d(z.boolean(), 'True while page * limit < total.'),
     jobs: d(z.array(V1Job), 'Jobs on this page, newest first.'),
   })
@@ -202,9 +208,9 @@ export type V1ListResponse = z.infer<typeof V1ListResponse>
 export const V2ListResponse = z
   .object({
     data: d(z.array(V2Job), 'Jobs on this page.'),
-    page: d(z.int(), 'Page returned (after clamping).'),
-    limit: d(z.int(), 'Page size used (after clamping).'),
-    total: d(z.int(), 'Jobs matching the filters.'),
+    page: page('Page returned (after clamping).'),
+    limit: pageSize('Page size used (after clamping).'),
+    total: total('Jobs matching the filters.'),
     has_more: d(z.boolean(), 'True while page * limit < total.'),
     facets: d(
       z.record(z.string(), z.record(z.string(), z.int().min(1))),
@@ -218,9 +224,9 @@ export type V2ListResponse = z.infer<typeof V2ListResponse>
 export const V2CompanyListResponse = z
   .object({
     data: d(z.array(V2CompanyProfile), 'Companies on this page.'),
-    page: d(z.int(), 'Page returned (after clamping).'),
-    limit: d(z.int(), 'Page size used (after clamping).'),
-    total: d(z.int(), 'Companies matching the filters.'),
+    page: page('Page returned (after clamping).'),
+    limit: pageSize('Page size used (after clamping).'),
+    total: total('Companies matching the filters.'),
     has_more: d(z.boolean(), 'True while page * limit < total.'),
   })
   .meta({ id: 'V2CompanyList', description: 'v2 company list wrapper.' })

@@ -195,10 +195,11 @@ describe('the served document', () => {
     const schemaOf = (name: string) => v2.get(name)!.schema as JsonObject
     for (const name of ['page', 'limit', 'salary_min', 'salary_max', 'posted_after'])
       expect(schemaOf(name).type, name).toBe('integer')
-    expect(schemaOf('sort').enum).toEqual(['date', 'salary'])
+    expect((schemaOf('sort').anyOf as JsonObject[])[0]!.enum).toEqual(['date', 'salary'])
     expect(schemaOf('q').maxLength).toBe(200)
     const v1 = params('/api/v1')
-    expect([...v1.keys()].sort()).toEqual(['limit', 'page'])
+    // If-None-Match is a header parameter every GET documents.
+    expect([...v1.keys()].sort()).toEqual(['If-None-Match', 'limit', 'page'])
   })
 })
 
@@ -297,11 +298,11 @@ describe('responses conform to the document', () => {
     const missing = await request(`${base}/api/v2/jobs/no-such-job`)
     expect(missing.status).toBe(404)
     await expectConforms('/api/v2/jobs/{slug}', missing)
-    const pointer = deref('/components/responses/MethodNotAllowed')
+    // Any method but GET, HEAD and OPTIONS: 405 with the error body (said in each OPTIONS operation).
     for (const path of ['/api/v1', '/api/v2/jobs']) {
       const res = await request(`${base}${path}`, { method: 'POST', body: '{}' })
       expect(res.status).toBe(405)
-      const result = await validateAt(`${pointer}/content/application~1json/schema`, res.body)
+      const result = await validateAt('/components/schemas/Error', res.body)
       expect(result.valid, result.message).toBe(true)
       expect(res.headers.get('allow')).not.toBeNull()
     }
