@@ -21,6 +21,7 @@ const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>jobsnap API reference</title>
+<link rel="icon" type="image/svg+xml" href="/docs/assets/favicon.svg">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 </head>
 <body>
@@ -33,6 +34,11 @@ const PAGE = `<!doctype html>
 
 const INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.yaml', dom_id: '#docs', deepLinking: true, tryItOutEnabled: true });\n`
 
+// Linked from the page so a browser does not ask for /favicon.ico, get a 404 and log it as a console error.
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1f6feb"/>' +
+  '<path d="M9 11h14v12H9z" fill="none" stroke="#fff" stroke-width="2.5"/><path d="M13 11V8h6v3" fill="none" stroke="#fff" stroke-width="2.5"/></svg>\n'
+
 interface Asset {
   body: Buffer
   type: string
@@ -44,6 +50,7 @@ let assets: Map<string, Asset> | undefined
 function docsAssets(): Map<string, Asset> {
   assets ??= new Map([
     ['/docs', { body: Buffer.from(PAGE), type: 'text/html; charset=utf-8' }],
+    ['/docs/assets/favicon.svg', { body: Buffer.from(FAVICON), type: 'image/svg+xml' }],
     ['/docs/assets/init.js', { body: Buffer.from(INIT), type: 'text/javascript; charset=utf-8' }],
     [
       '/docs/assets/swagger-ui.css',
