@@ -92,7 +92,8 @@ async function visitDocs(): Promise<DocsVisit> {
   })
   page.on('request', (req) => {
     const url = new URL(req.url())
-    if (url.protocol !== 'data:' && url.protocol !== 'blob:' && url.hostname !== '127.0.0.1') visit.blocked.push(url.href)
+    if (url.protocol !== 'data:' && url.protocol !== 'blob:' && url.hostname !== '127.0.0.1')
+      visit.blocked.push(url.href)
   })
   page.on('response', (response) => {
     if (response.status() >= 400) visit.failedResponses.push(`${response.status()} ${response.url()}`)
@@ -149,11 +150,11 @@ describe('/docs in a real browser', () => {
       expect(count).toBeGreaterThan(10)
       // One click each inside the page: Playwright's own click scrolls and waits per element, ~2 s each here.
       await page.$$eval('.opblock-summary-control', (buttons) => {
-        for (const button of buttons) (button as HTMLElement).click()
+        for (const button of buttons) (button as unknown as { click(): void }).click()
       })
       await page.waitForFunction(
-        (n) => document.querySelectorAll('.opblock.is-open .opblock-body').length >= n,
-        count,
+        `document.querySelectorAll('.opblock.is-open .opblock-body').length >= ${count}`,
+        undefined,
         { timeout: 30_000 },
       )
 
