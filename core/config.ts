@@ -65,6 +65,17 @@ const ConfigSchema = z.object({
   JOBSNAP_REDIS_URL: z.string().default(''),
   /** Log format: pretty on a terminal, json otherwise. */
   JOBSNAP_LOG: z.enum(['pretty', 'json', 'silent']).optional(),
+  /** One log line per request (method, path, status, bytes, duration, client, cache, request id). */
+  JOBSNAP_ACCESS_LOG: z.stringbool().default(true),
+  /** Prometheus metrics at /metrics; false removes the endpoint and the per-request counting. */
+  JOBSNAP_METRICS: z.stringbool().default(true),
+  /** Peers allowed to read /metrics: addresses or CIDRs, comma-separated (the TCP peer, never X-Forwarded-For). */
+  JOBSNAP_METRICS_ALLOW: csv.default(['127.0.0.0/8', '::1']),
+  /**
+   * After SIGTERM, keep serving this many milliseconds with /ready answering
+   * 503, so a load balancer stops sending new requests before the port closes.
+   */
+  JOBSNAP_DRAIN_MS: intFromEnv(0).default(5_000),
 })
 export type Config = z.infer<typeof ConfigSchema>
 

@@ -6,7 +6,7 @@
 import { H3, type H3Event } from 'h3'
 import { type Config, REST_WINDOW_SECONDS } from '../core/config.ts'
 import { snapshotPaths } from '../core/snapshot.ts'
-import { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
+import { addressMatcher, peerMatches, resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { filePayload } from './http/payload.ts'
 import { PrimaryLimiter, type PrimaryLimitClient } from './http/primary-limiter.ts'
 import { limitersFor, rateLimitHeaders, type SlidingWindowLimiter, type TokenBucketLimiter } from './http/rate-limit.ts'
@@ -29,6 +29,7 @@ import { handleMcpRequest } from './mcp/endpoint.ts'
 import { handleV1List } from './routes/v1.ts'
 import { handleV2Job, handleV2List } from './routes/v2.ts'
 import type { GcPauses } from './gc-pauses.ts'
+import type { Logger } from './log.ts'
 import type { SnapshotHolder } from './snapshot-holder.ts'
 import { FastResponse } from 'srvx'
 
@@ -40,13 +41,17 @@ export interface AppDependencies {
   snapshots: SnapshotHolder
   /** Injectable clock for tests of expiry and rate windows. */
   clock?: () => number
-  log?: (message: string, fields?: Record<string, unknown>) => void
+  log?: Logger
   /** When set, both rate buckets live in Redis (shared by every replica). */
   sharedLimits?: SharedLimitStore
   /** When set (a cluster worker without Redis), both rate buckets live in the cluster's primary. */
   primaryLimits?: PrimaryLimitClient
   /** The process's garbage-collection pauses, reported on /health when given. */
   gcPauses?: GcPauses
+  /** Serves /metrics when given: the Prometheus text (the whole cluster's, in a worker). */
+  metrics?: { text(): Promise<string>; contentType: string }
+  /** True once SIGTERM has started the drain: /ready answers 503 so load balancers stop sending. */
+  draining?: () => boolean
 }
 
 export interface JobsnapApp {
@@ -94,10 +99,11 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     onError(error, event) {
       // A typed error a handler threw says what the client did wrong: answered as it is.
       if (!error.unhandled) return responseForHttpError(event.req, error)
-      log('request failed', {
-        path: event.url.pathname,
-        error: error.cause instanceof Error ? error.cause.stack : error.stack,
-      })
+      log(
+        'request failed',
+        { path: event.url.pathname, error: error.cause instanceof Error ? error.cause.stack : error.stack },
+        'error',
+      )
       // h3's own refusals (a malformed URL, say) keep their 4xx; anything unexpected is a bare 500.
       const status = error.status >= 400 && error.status < 500 ? error.status : 500
       const message = status === 500 ? 'Internal error; it has been logged.' : error.message
@@ -209,7 +215,23 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     return sendPayload(request, payload, { cacheStatus: 'HIT', maxAgeSeconds: config.JOBSNAP_CACHE_TTL })
   })
 
+  /** A small JSON answer for the operational endpoints: never cached, HEAD announces GET's length. */
+  const operational = (request: Request, status: number, body: unknown, extra: [string, string][] = []) => {
+    const bytes = Buffer.from(JSON.stringify(body))
+    return new FastResponse(request.method === 'HEAD' ? null : bytes, {
+      status,
+      headers: withCommonHeaders([
+        ['content-type', 'application/json; charset=utf-8'],
+        ['content-length', String(bytes.length)],
+        ['cache-control', 'no-store'],
+        ...extra,
+      ]),
+    })
+  }
+
+  // Liveness: 200 whenever the process answers, `starting` until the first snapshot has loaded.
   app.all('/health', (event) => {
+    if (!snapshots.loaded) return operational(event.req, 200, { status: 'starting', pid: process.pid })
     const snapshot = snapshots.current
     const now = clock()
     const body = {
@@ -230,16 +252,44 @@ export function createApp(deps: AppDependencies): JobsnapApp {
           }
         : {}),
     }
-    const bytes = Buffer.from(JSON.stringify(body))
-    // An explicit Content-Length, so HEAD announces the length GET sends.
-    return new FastResponse(event.req.method === 'HEAD' ? null : bytes, {
-      headers: withCommonHeaders([
-        ['content-type', 'application/json; charset=utf-8'],
-        ['content-length', String(bytes.length)],
-        ['cache-control', 'no-store'],
-      ]),
-    })
+    return operational(event.req, 200, body)
   })
+
+  // Readiness, for a load balancer: 503 until the first snapshot has loaded and from SIGTERM on (the drain).
+  app.all('/ready', (event) => {
+    const unready = !snapshots.loaded
+      ? 'starting: the first snapshot is still loading'
+      : deps.draining?.()
+        ? 'draining: shutting down after SIGTERM; send new requests elsewhere'
+        : undefined
+    if (unready)
+      return operational(event.req, 503, { error: { code: 503, message: `Not ready: ${unready}.` } }, [
+        ['retry-after', '2'],
+        ['x-cache', 'BYPASS'],
+      ])
+    return operational(event.req, 200, { status: 'ready', snapshot_id: snapshots.current.id, pid: process.pid })
+  })
+
+  const { metrics } = deps
+  if (metrics) {
+    const allowed = addressMatcher('JOBSNAP_METRICS_ALLOW', config.JOBSNAP_METRICS_ALLOW)
+    // The TCP peer, never X-Forwarded-For: a proxy in front must not open metrics to the world (see deploy/nginx.conf).
+    app.all('/metrics', async (event) => {
+      const request = event.req
+      if (!peerMatches((request as Request & { ip?: string }).ip, allowed))
+        throw httpError(403, 'Metrics are served only to the addresses in JOBSNAP_METRICS_ALLOW.')
+      if (!READ_METHODS.has(request.method))
+        throw httpError(405, 'Only GET and HEAD are allowed.', { headers: [['allow', 'GET, HEAD']] })
+      const text = Buffer.from(await metrics.text())
+      return new FastResponse(request.method === 'HEAD' ? null : text, {
+        headers: withCommonHeaders([
+          ['content-type', metrics.contentType],
+          ['content-length', String(text.length)],
+          ['cache-control', 'no-store'],
+        ]),
+      })
+    })
+  }
 
   app.all('/docs/**', (event) => {
     const response = handleDocs(event.req, event.url.pathname)
@@ -270,6 +320,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
                 openapi: '/openapi.yaml',
                 docs: '/docs',
                 health: '/health',
+                ready: '/ready',
               },
             }),
         {

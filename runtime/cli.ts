@@ -4,29 +4,18 @@
  * runs the server below.
  */
 import cluster from 'node:cluster'
+import { setTimeout } from 'node:timers/promises'
 import type { Config } from '../core/config.ts'
 import { runPrimary, type WorkerReady } from './cluster.ts'
 import { PrimaryLimitClient } from './http/primary-limiter.ts'
-import { startServer, type Logger } from './server.ts'
-
-function createLogger(config: Config): Logger {
-  const format = config.JOBSNAP_LOG ?? (process.stdout.isTTY ? 'pretty' : 'json')
-  if (format === 'silent') return () => {}
-  const worker = cluster.isWorker ? { worker: process.pid } : undefined
-  if (format === 'json')
-    return (message, fields) =>
-      console.log(JSON.stringify({ time: new Date().toISOString(), message, ...worker, ...fields }))
-  return (message, fields) => {
-    const all = { ...worker, ...fields }
-    const pairs = Object.entries(all).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
-    console.log(`${message}${pairs.length ? ` ${pairs.join(' ')}` : ''}`)
-  }
-}
+import { createLogs } from './log.ts'
+import { startServer } from './server.ts'
 
 export async function runServeCommand(config: Config): Promise<void> {
-  const log = createLogger(config)
+  const logs = createLogs(config)
+  const { log } = logs
   const clustered = config.JOBSNAP_WORKERS > 1
-  if (clustered && cluster.isPrimary) return runPrimary(config, log)
+  if (clustered && cluster.isPrimary) return runPrimary(config, logs)
 
   const primaryLimits =
     cluster.isWorker && !config.JOBSNAP_REDIS_URL
@@ -35,7 +24,7 @@ export async function runServeCommand(config: Config): Promise<void> {
           log,
         )
       : undefined
-  const server = await startServer({ config, log, primaryLimits })
+  const server = await startServer({ config, log, access: logs.access, primaryLimits })
   const snapshot = server.snapshots.current
   if (cluster.isWorker) {
     const ready: WorkerReady = {
@@ -53,11 +42,23 @@ export async function runServeCommand(config: Config): Promise<void> {
       docs: `${server.url}/docs`,
     })
   process.on('SIGHUP', () => void server.reload())
-  const stop = (signal: string) => {
-    log('shutting down', { signal })
-    void server.close().then(() => process.exit(0))
+  const exit = () => {
+    logs.flush()
+    process.exit(0)
   }
-  process.once('SIGTERM', () => stop('SIGTERM'))
-  // A worker leaves Ctrl-C to its primary, which sends SIGTERM to every worker.
-  process.once('SIGINT', () => (cluster.isWorker ? undefined : stop('SIGINT')))
+  // SIGTERM (an orchestrator, a deploy): drain first, so the load balancer has stopped sending when the port closes.
+  process.once('SIGTERM', async () => {
+    server.startDraining()
+    log('draining', { signal: 'SIGTERM', drain_ms: config.JOBSNAP_DRAIN_MS })
+    await setTimeout(config.JOBSNAP_DRAIN_MS)
+    log('shutting down', { signal: 'SIGTERM' })
+    await server.close()
+    exit()
+  })
+  // Ctrl-C at a terminal: no load balancer to wait for. A worker leaves it to its primary, which sends SIGTERM.
+  process.once('SIGINT', () => {
+    if (cluster.isWorker) return
+    log('shutting down', { signal: 'SIGINT' })
+    void server.close().then(exit)
+  })
 }

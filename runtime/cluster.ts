@@ -14,7 +14,8 @@ import cluster, { type Worker } from 'node:cluster'
 import type { Config } from '../core/config.ts'
 import { answerLimitAsks } from './http/primary-limiter.ts'
 import { limitersFor } from './http/rate-limit.ts'
-import type { Logger } from './server.ts'
+import { metricsAnswerer } from './cluster-metrics.ts'
+import type { Logs } from './log.ts'
 
 /** Worker -> primary, once its server listens. */
 export interface WorkerReady {
@@ -31,7 +32,9 @@ function isWorkerReady(message: unknown): message is WorkerReady {
 }
 
 /** Runs the primary until SIGTERM/SIGINT has drained every worker; then the process exits 0. */
-export function runPrimary(config: Config, log: Logger): void {
+export function runPrimary(config: Config, logs: Logs): void {
+  const { log } = logs
+  const answerMetrics = config.JOBSNAP_METRICS ? metricsAnswerer() : undefined
   const count = config.JOBSNAP_WORKERS
   // With Redis every worker counts there (as replicas on other machines do); otherwise here, once.
   const limiters = config.JOBSNAP_REDIS_URL ? undefined : limitersFor(config)
@@ -44,6 +47,7 @@ export function runPrimary(config: Config, log: Logger): void {
     const worker = cluster.fork()
     worker.on('message', (message: unknown) => {
       if (limiters && answerLimitAsks(limiters, message, (answer) => worker.send(answer))) return
+      if (answerMetrics?.(message, (answer) => worker.isConnected() && worker.send(answer))) return
       if (isWorkerReady(message)) {
         ready.set(worker.id, message)
         log('worker ready', {
@@ -74,7 +78,10 @@ export function runPrimary(config: Config, log: Logger): void {
   cluster.on('exit', (worker, code, signal) => {
     const wasReady = ready.delete(worker.id)
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0)
+      if (Object.keys(cluster.workers ?? {}).length === 0) {
+        logs.flush()
+        process.exit(failed ? 1 : 0)
+      }
       return
     }
     if (!wasReady) {
@@ -83,7 +90,10 @@ export function runPrimary(config: Config, log: Logger): void {
       stopping = true
       failed = true
       toWorkers('SIGTERM')
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(1)
+      if (Object.keys(cluster.workers ?? {}).length === 0) {
+        logs.flush()
+        process.exit(1)
+      }
       return
     }
     log('worker exited; starting another', { pid: worker.process.pid, code, signal })

@@ -5,6 +5,7 @@
  * The command line (runtime/cli.ts) is composed by the top-level cli.ts;
  * tests, the benchmark and support helpers import the runtime from here only.
  */
+export { createApp } from './app.ts'
 export { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 export { computedPayload } from './http/payload.ts'
 export { SlidingWindowLimiter, TokenBucketLimiter } from './http/rate-limit.ts'
@@ -15,3 +16,4 @@ export { filterGroups, runV2Query } from './query/run-query.ts'
 export { TextIndex } from './query/text-index.ts'
 export { type RunningServer, startServer } from './server.ts'
 export { createFileCache, loadSnapshot, queryContext } from './snapshot.ts'
+export { SnapshotHolder } from './snapshot-holder.ts'

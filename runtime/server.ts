@@ -12,15 +12,18 @@ import { serve } from 'h3'
 import type { Config } from '../core/config.ts'
 import { CURRENT_LINK } from '../core/snapshot.ts'
 import { createApp, type JobsnapApp } from './app.ts'
+import { clusterMetricsAsker } from './cluster-metrics.ts'
+import { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { errorBody, errorHeaders } from './http/errors.ts'
+import { observeRequest } from './http/observe.ts'
 import type { HeaderList } from './http/respond.ts'
 import { watchGcPauses } from './gc-pauses.ts'
 import type { PrimaryLimitClient } from './http/primary-limiter.ts'
 import { SharedLimitStore } from './http/redis-limiter.ts'
 import { createFileCache } from './snapshot.ts'
 import { SnapshotHolder } from './snapshot-holder.ts'
-
-export type Logger = (message: string, fields?: Record<string, unknown>) => void
+import type { AccessLine, Logger } from './log.ts'
+import { Metrics } from './metrics.ts'
 
 export interface RunningServer {
   url: string
@@ -30,11 +33,20 @@ export interface RunningServer {
   reload(): Promise<void>
   /** Stops accepting, lets in-flight requests finish, then resolves. */
   close(): Promise<void>
+  /**
+   * From now on /ready answers 503 while everything else is still served, so
+   * a load balancer stops sending before `close()` (what SIGTERM does).
+   */
+  startDraining(): void
+  /** Present unless JOBSNAP_METRICS=false. */
+  metrics?: Metrics
 }
 
 export interface StartOptions {
   config: Config
   log?: Logger
+  /** One line per finished request, when given. */
+  access?: (line: AccessLine) => void
   clock?: () => number
   /** Follow `<dist>/current` and reload on change (default true). */
   watch?: boolean
@@ -115,11 +127,35 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const { config } = options
   const log: Logger = options.log ?? (() => {})
   const fileCache = createFileCache(config.JOBSNAP_FILE_CACHE_MB * 1024 * 1024)
-  const snapshots = await SnapshotHolder.open(config.JOBSNAP_DIST, fileCache)
+  // Not loaded yet: the port opens first, so /health and /ready answer while a large snapshot loads.
+  const snapshots = new SnapshotHolder(config.JOBSNAP_DIST, fileCache)
   const sharedLimits = config.JOBSNAP_REDIS_URL ? await SharedLimitStore.open(config.JOBSNAP_REDIS_URL, log) : undefined
   // Counting locally while Redis connects would let a client past the shared limit; wait briefly.
   await sharedLimits?.waitUntilReady(2000)
   const gcPauses = watchGcPauses()
+  let draining = false
+  const metrics = config.JOBSNAP_METRICS
+    ? new Metrics({
+        snapshot: () =>
+          snapshots.loaded
+            ? {
+                id: snapshots.current.id,
+                builtAt: snapshots.current.manifest.built_at,
+                liveJobs: snapshots.current.jobs.size,
+              }
+            : undefined,
+        ready: () => snapshots.loaded && !draining,
+        redisConnected: sharedLimits ? () => sharedLimits.redis.status === 'ready' : undefined,
+      })
+    : undefined
+  // In a cluster worker a scrape covers every worker: the primary gathers them.
+  const clusterText =
+    metrics && cluster.isWorker && process.send
+      ? clusterMetricsAsker({
+          send: (message) => process.send!(message),
+          on: (event, listener) => process.on(event, listener),
+        })
+      : undefined
   const jobsnap = createApp({
     config,
     snapshots,
@@ -128,7 +164,26 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     sharedLimits,
     primaryLimits: sharedLimits ? undefined : options.primaryLimits,
     gcPauses,
+    metrics: metrics && {
+      text: clusterText ?? (() => metrics.text()),
+      contentType: metrics.contentType,
+    },
+    draining: () => draining,
   })
+  const isTrusted = trustedProxyMatcher(config.JOBSNAP_TRUST_PROXY)
+  const observer =
+    metrics || options.access
+      ? {
+          metrics,
+          access: options.access,
+          clientOf: (request: IncomingMessage) =>
+            resolveClient(
+              request.socket.remoteAddress,
+              (request.headers['x-forwarded-for'] as string | undefined) ?? null,
+              isTrusted,
+            ),
+        }
+      : undefined
 
   // Slow clients cannot hold a connection open: headers and the whole request must arrive in time
   // (else 408). Node only checks those deadlines every `connectionsCheckingInterval` (30 s by
@@ -167,6 +222,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     if (handler) {
       nodeServer.removeAllListeners('request')
       nodeServer.on('request', (request: IncomingMessage, response: ServerResponse) => {
+        if (observer) observeRequest(request, response, observer)
         const refusal = refuseBeforeRouting(request)
         if (refusal === undefined) return handler(request, response)
         const { body, headers } = errorParts(400, refusal)
@@ -180,14 +236,18 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       (result) => {
         if (result.changed) {
           jobsnap.responseCache.clear()
+          metrics?.snapshotLoaded(true)
           log('snapshot loaded', { snapshot_id: result.id })
         }
       },
-      (error: Error) =>
-        log('snapshot refused; still serving the previous one', {
-          snapshot_id: snapshots.current.id,
-          error: error.message,
-        }),
+      (error: Error) => {
+        metrics?.snapshotLoaded(false)
+        log(
+          'snapshot refused; still serving the previous one',
+          { snapshot_id: snapshots.current.id, error: error.message },
+          'warn',
+        )
+      },
     )
   // One reload at a time; a change that arrives while one runs (it may have read `current` before
   // the change) is not dropped: the reload runs again, so the server ends on what `current` names last.
@@ -210,6 +270,22 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
 
   let watcher: FSWatcher | undefined
+  const close = async () => {
+    watcher?.close()
+    gcPauses.stop()
+    await server.close()
+    await sharedLimits?.close()
+  }
+
+  // The first snapshot: a server that cannot load one does not stay up half-started.
+  try {
+    await snapshots.reload()
+    metrics?.snapshotLoaded(true)
+  } catch (error) {
+    await close()
+    throw error
+  }
+
   if (options.watch !== false) {
     watcher = watch(config.JOBSNAP_DIST, (_event, file) => {
       if (file === CURRENT_LINK) void reload()
@@ -221,11 +297,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     snapshots,
     jobsnap,
     reload,
-    async close() {
-      watcher?.close()
-      gcPauses.stop()
-      await server.close()
-      await sharedLimits?.close()
+    close,
+    metrics,
+    startDraining() {
+      draining = true
     },
   }
 }

@@ -2,22 +2,43 @@
  * The snapshot currently served. Requests read `current` once and keep that
  * object for their whole life; `reload` replaces it in one assignment after the
  * new snapshot has loaded and verified completely.
+ *
+ * The server listens before the first snapshot has loaded (at a million jobs
+ * that takes seconds), so /health and /ready can answer: until then,
+ * anything that reads `current` answers 503 with Retry-After.
  */
+import { httpError } from './http/errors.ts'
 import { loadSnapshot, resolveCurrentSnapshot, type FileCache, type LoadedSnapshot } from './snapshot.ts'
 
 /** Longer than any request may take (the request timeout's default is 30 s). */
 const RELEASE_AFTER_MS = 120_000
 
 export class SnapshotHolder {
+  private served: LoadedSnapshot | undefined
+
   constructor(
-    public current: LoadedSnapshot,
     private readonly distDir: string,
     private readonly fileCache: FileCache,
   ) {}
 
+  /** A holder with `current` already loaded. */
   static async open(distDir: string, fileCache: FileCache): Promise<SnapshotHolder> {
-    const dir = await resolveCurrentSnapshot(distDir)
-    return new SnapshotHolder(await loadSnapshot(dir, fileCache), distDir, fileCache)
+    const holder = new SnapshotHolder(distDir, fileCache)
+    await holder.reload()
+    return holder
+  }
+
+  /** Whether the first snapshot has loaded. */
+  get loaded(): boolean {
+    return this.served !== undefined
+  }
+
+  /** The snapshot to answer from; throws a 503 HTTP error while the first one is still loading. */
+  get current(): LoadedSnapshot {
+    if (this.served) return this.served
+    throw httpError(503, 'The server is starting: its first snapshot is still loading. Retry in a few seconds.', {
+      headers: [['retry-after', '2']],
+    })
   }
 
   /**
@@ -26,13 +47,13 @@ export class SnapshotHolder {
    */
   async reload(): Promise<{ changed: boolean; id: string }> {
     const dir = await resolveCurrentSnapshot(this.distDir)
-    if (dir === this.current.dir) return { changed: false, id: this.current.id }
+    const previous = this.served
+    if (dir === previous?.dir) return { changed: false, id: previous.id }
     const next = await loadSnapshot(dir, this.fileCache)
+    this.served = next
     // Requests that took the previous snapshot may still read from it; none outlives this grace.
     // Only its close function waits, so its memory goes as soon as those requests do.
-    const releasePrevious = this.current.close
-    this.current = next
-    setTimeout(releasePrevious, RELEASE_AFTER_MS).unref()
+    if (previous) setTimeout(previous.close, RELEASE_AFTER_MS).unref()
     return { changed: true, id: next.id }
   }
 }

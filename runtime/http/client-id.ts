@@ -13,6 +13,11 @@ const NO_PROXIES: TrustedProxies = () => false
 
 /** Compiles `JOBSNAP_TRUST_PROXY` entries (addresses or CIDRs) into a matcher. Throws on a bad entry. */
 export function trustedProxyMatcher(entries: string[]): TrustedProxies {
+  return addressMatcher('JOBSNAP_TRUST_PROXY', entries)
+}
+
+/** Compiles a setting's addresses or CIDRs into a matcher; the error names `setting` and the bad entry. */
+export function addressMatcher(setting: string, entries: string[]): TrustedProxies {
   const ranges = entries.map((entry) => {
     try {
       return entry.includes('/')
@@ -22,11 +27,17 @@ export function trustedProxyMatcher(entries: string[]): TrustedProxies {
             number,
           ])
     } catch {
-      throw new Error(`JOBSNAP_TRUST_PROXY: ${JSON.stringify(entry)} is not an IP address or CIDR`)
+      throw new Error(`${setting}: ${JSON.stringify(entry)} is not an IP address or CIDR`)
     }
   })
   if (ranges.length === 0) return NO_PROXIES
   return (address) => ranges.some(([range, bits]) => range.kind() === address.kind() && address.match(range, bits))
+}
+
+/** Whether a TCP peer address (as Node reports it) is one `matches` accepts. */
+export function peerMatches(peer: string | undefined, matches: TrustedProxies): boolean {
+  const address = parse(peer)
+  return address !== undefined && matches(address)
 }
 
 function parse(address: string | undefined): ipaddr.IPv4 | ipaddr.IPv6 | undefined {

@@ -19,7 +19,7 @@ export interface Payload {
 type CacheStatus = 'HIT' | 'MISS' | 'BYPASS'
 
 const EXPOSED_HEADERS =
-  'ETag, X-API-Version, X-Cache, X-Snapshot-Id, X-Ignored-Parameters, X-Oldest-Snapshot-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, Retry-After'
+  'ETag, X-API-Version, X-Cache, X-Snapshot-Id, X-Ignored-Parameters, X-Oldest-Snapshot-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id'
 
 /**
  * Response headers as a list of pairs, not an object: srvx hands pairs to

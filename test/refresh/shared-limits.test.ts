@@ -176,6 +176,11 @@ describe('two servers sharing one Redis', () => {
       expect(server.logs.slice(logsFrom[i]).filter((l) => l.message.startsWith('redis unavailable'))).toHaveLength(1)
     }
 
+    // What an operator's dashboard sees meanwhile.
+    const redisGauge = async (server: ServerProcess) =>
+      /^jobsnap_redis_connected (\d)$/m.exec((await get(`${server.url}/metrics`)).body.toString('utf8'))?.[1]
+    expect(await redisGauge(servers[0]!)).toBe('0')
+
     // While Redis is away each replica counts alone: a client alternating between them gets past 60.
     const alone = freshClient()
     for (let i = 0; i < 62; i++)
@@ -187,6 +192,7 @@ describe('two servers sharing one Redis', () => {
     await Promise.all(
       servers.map((s, i) => s.waitForLog((l) => l.message.startsWith('redis is back'), 15_000, backFrom[i])),
     )
+    expect(await redisGauge(servers[1]!)).toBe('1')
     await expectSharedRestLimit(freshClient())
   })
 })

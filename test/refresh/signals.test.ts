@@ -151,7 +151,8 @@ function refusesConnections(port: number): Promise<boolean> {
 describe('SIGTERM', () => {
   it('stops accepting, lets requests in flight finish, and exits 0', async () => {
     const built = await build(dataset)
-    const server = await ServerProcess.start({ distDir: dataset.distDir })
+    // No drain period (test/refresh/operations.test.ts covers it): the port closes at once.
+    const server = await ServerProcess.start({ distDir: dataset.distDir, env: { JOBSNAP_DRAIN_MS: '0' } })
     try {
       // An idle keep-alive connection, and requests whose heads have started to arrive.
       const keepAlive = new http.Agent({ keepAlive: true })

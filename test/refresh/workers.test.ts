@@ -60,7 +60,7 @@ beforeAll(async () => {
   server = await ServerProcess.start({
     distDir: dataset.distDir,
     args: ['--workers', '2'],
-    env: { JOBSNAP_TRUST_PROXY: '127.0.0.1' },
+    env: { JOBSNAP_TRUST_PROXY: '127.0.0.1', JOBSNAP_DRAIN_MS: '500' },
   })
   pinned = await connectionsToBothWorkers()
 })
@@ -146,6 +146,34 @@ describe('jobsnap serve --workers 2', () => {
     for (const [agent] of pinned) agent.destroy()
     pinned = await connectionsToBothWorkers()
     expect(pinned.map(([, pid]) => pid)).not.toContain(victim)
+  })
+
+  it('answers one /metrics scrape for both workers, whichever worker gets it', async () => {
+    const counted = (text: string) =>
+      text
+        .split('\n')
+        .filter((line) => line.startsWith('jobsnap_http_requests_total{route="/api/v1",method="GET",status="200"}'))
+        .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0)
+    const scrapeOver = async (agent: http.Agent) => {
+      const response = await get(`${server.url}/metrics`, { agent })
+      expect(response.status).toBe(200)
+      return response.body.toString('utf8')
+    }
+    const before = counted(await scrapeOver(pinned[0]![0]))
+    // Three v1 requests on each worker's connection.
+    for (let i = 0; i < 6; i++) {
+      const response = await get(`${server.url}/api/v1`, {
+        agent: pinned[i % 2]![0],
+        headers: { 'x-forwarded-for': freshClient() },
+      })
+      expect(response.status).toBe(200)
+    }
+    for (const [agent] of pinned) {
+      const text = await scrapeOver(agent)
+      expect(counted(text) - before, "both workers' requests in one scrape").toBe(6)
+      // Each worker is ready: the gauge sums to the number of workers.
+      expect(text).toMatch(/^jobsnap_ready 2$/m)
+    }
   })
 
   it('SIGTERM drains both workers and the primary exits 0', async () => {

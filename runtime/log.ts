@@ -1,0 +1,77 @@
+/**
+ * The server's logs, with pino: JSON lines (one object per line, `time` and
+ * `message` first) for log shippers, pino-pretty on a terminal. Events
+ * (started, snapshot loaded, shutting down) and one access line per request
+ * go through the same logger, so they interleave in order.
+ */
+import cluster from 'node:cluster'
+import pino from 'pino'
+import pretty from 'pino-pretty'
+import type { Config } from '../core/config.ts'
+
+type LogLevel = 'info' | 'warn' | 'error'
+
+/** An event: a message and its fields (errors carry their stack in `error`, in the log only). */
+export type Logger = (message: string, fields?: Record<string, unknown>, level?: LogLevel) => void
+
+/** What the access line says about one request. */
+export interface AccessLine {
+  method: string
+  path: string
+  status: number
+  /** Bytes written to the socket for this response, head and body. */
+  bytes: number
+  duration_ms: number
+  client: string
+  /** X-Cache of the response (HIT, MISS, BYPASS), when it has one. */
+  cache?: string
+  request_id: string
+  /** The client went away before the whole response was written. */
+  aborted?: true
+}
+
+export interface Logs {
+  log: Logger
+  /** Absent when access lines are off (JOBSNAP_ACCESS_LOG=false, or JOBSNAP_LOG=silent). */
+  access?: (line: AccessLine) => void
+  /** Writes out what is buffered; call before the process exits. */
+  flush(): void
+}
+
+const SILENT_LOGS: Logs = { log: () => {}, flush: () => {} }
+
+export function createLogs(config: Config): Logs {
+  const format = config.JOBSNAP_LOG ?? (process.stdout.isTTY ? 'pretty' : 'json')
+  if (format === 'silent') return SILENT_LOGS
+  // JSON lines go through an asynchronous buffer (a write per line would cost every request a syscall);
+  // flush() empties it on the way out.
+  const destination =
+    format === 'pretty'
+      ? pretty({ messageKey: 'message', translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true })
+      : pino.destination({ sync: false, minLength: 4096 })
+  const logger = pino(
+    {
+      messageKey: 'message',
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // Which process wrote the line, with --workers N; a single process adds nothing.
+      base: cluster.isWorker ? { worker: process.pid } : undefined,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  )
+  // A short-lived process (a test, a crash) must not leave lines in the buffer.
+  const flush = () => {
+    if ('flushSync' in destination) destination.flushSync()
+  }
+  const flushSoon = setInterval(() => logger.flush(), 1000)
+  flushSoon.unref()
+  return {
+    // Events are rare and tests and operators wait for them: each is written out at once.
+    log: (message, fields, level = 'info') => {
+      logger[level](fields ?? {}, message)
+      logger.flush()
+    },
+    access: config.JOBSNAP_ACCESS_LOG ? (line) => logger.info(line, 'request') : undefined,
+    flush,
+  }
+}
