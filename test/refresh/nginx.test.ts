@@ -1,0 +1,277 @@
+/**
+ * deploy/nginx.conf in front of a real `jobsnap serve`, with Debian's
+ * nginx-light: the file is used as shipped, with only its deployment paths
+ * (listen, root, upstream, log, temp folders) pointed at this test's. Through
+ * the front a client gets the same bodies, statuses and caching headers as
+ * from the server direct; single jobs and v1 pages come from the snapshot's
+ * files (no jobsnap rate-limit headers, nginx's limit_req instead); every
+ * other request is proxied with X-Forwarded-For, so jobsnap's limits still
+ * count each client; a hot swap is seen through it; /metrics is not.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import http from 'node:http'
+import path from 'node:path'
+import { gunzipSync } from 'node:zlib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort, REPO_ROOT } from '../../support/processes.ts'
+import { build, createDataset, readJobIndex, retitleAll, type RefreshDataset } from './support/dataset.ts'
+import { get, header, mcpPing, type HttpResult } from './support/http.ts'
+import { eventually, killAll, ServerProcess } from './support/processes.ts'
+
+const NGINX = '/usr/sbin/nginx'
+
+let dataset: RefreshDataset
+let server: ServerProcess
+let nginx: ChildProcess | undefined
+let front: string
+let snapshotId: string
+let slugs: string[]
+
+async function startNginx(upstreamPort: number): Promise<string> {
+  if (!existsSync(NGINX))
+    throw new Error(
+      `${NGINX} is missing: this test runs deploy/nginx.conf in Debian's nginx-light. Install it with \`apt-get install nginx-light\` (CI's .ci/run does).`,
+    )
+  const dir = path.join(dataset.root, 'nginx')
+  await mkdir(dir, { recursive: true })
+  const port = await freePort()
+  const shipped = await readFile(path.join(REPO_ROOT, 'deploy/nginx.conf'), 'utf8')
+  const replace = (text: string, from: string, to: string) => {
+    if (!text.includes(from)) throw new Error(`deploy/nginx.conf no longer contains ${JSON.stringify(from)}`)
+    return text.replace(from, to)
+  }
+  let config = shipped
+  // Workers must read the test's private folders: as root they stay root; otherwise nginx cannot switch user.
+  config = replace(config, 'user www-data;', process.getuid?.() === 0 ? 'user root;' : '')
+  config = replace(config, 'listen 80;', `listen 127.0.0.1:${port};`)
+  config = replace(config, 'root /srv/jobsnap/dist/current;', `root ${dataset.distDir}/current;`)
+  config = replace(config, 'server 127.0.0.1:3000;', `server 127.0.0.1:${upstreamPort};`)
+  config = replace(config, '/var/log/nginx/jobsnap.access.log', path.join(dir, 'access.log'))
+  config = replace(
+    config,
+    'http {\n',
+    `http {\n    client_body_temp_path ${dir}/body;\n    proxy_temp_path ${dir}/proxy;\n`,
+  )
+  await writeFile(path.join(dir, 'nginx.conf'), config)
+  nginx = spawn(
+    NGINX,
+    [
+      '-p',
+      dir,
+      '-c',
+      path.join(dir, 'nginx.conf'),
+      '-e',
+      path.join(dir, 'error.log'),
+      '-g',
+      `daemon off; pid ${dir}/nginx.pid;`,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  let output = ''
+  nginx.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
+  const url = `http://127.0.0.1:${port}`
+  await eventually(
+    async () => {
+      if (nginx?.exitCode !== null) throw new Error(`nginx exited: ${output}`)
+      return (await get(`${url}/health`).catch(() => undefined))?.status === 200 ? true : undefined
+    },
+    10_000,
+    'nginx answering',
+  )
+  return url
+}
+
+beforeAll(async () => {
+  dataset = await createDataset({ prefix: 'nginx', jobs: 120, companies: 20 })
+  snapshotId = (await build(dataset)).snapshotId
+  slugs = (await readJobIndex(dataset.distDir, snapshotId)).jobs.map((job) => job.slug)
+  server = await ServerProcess.start({
+    distDir: dataset.distDir,
+    env: { JOBSNAP_TRUST_PROXY: '127.0.0.1', JOBSNAP_REST_LIMIT: '10', JOBSNAP_DRAIN_MS: '0' },
+  })
+  front = await startNginx(server.port)
+})
+
+afterAll(async () => {
+  nginx?.kill('SIGKILL')
+  await killAll()
+  await dataset?.cleanup()
+})
+
+/** A GET from a given loopback address (each 127.x address is a different client to nginx and jobsnap). */
+function getFrom(client: string, url: string, headers: Record<string, string> = {}): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { localAddress: client, agent: false, headers }, (response) => {
+        const chunks: Buffer[] = []
+        response.on('data', (chunk: Buffer) => chunks.push(chunk))
+        response.once('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }),
+        )
+      })
+      .once('error', reject)
+  })
+}
+
+let nextClient = 10
+/** A fresh client address per comparison, so neither limit interferes with what is compared. */
+const freshClient = () => `127.0.0.${nextClient++}`
+
+/** Headers a response's caching and meaning depend on; per-request ones (Date, ids, counters) are left out. */
+const COMPARED = [
+  'content-type',
+  'cache-control',
+  'vary',
+  'x-cache',
+  'x-api-version',
+  'x-snapshot-id',
+  'access-control-allow-origin',
+  'access-control-expose-headers',
+  'x-content-type-options',
+  'x-ignored-parameters',
+  'allow',
+  'location',
+]
+
+function comparable(result: HttpResult): Record<string, unknown> {
+  return {
+    status: result.status,
+    body: result.body.toString('utf8'),
+    ...Object.fromEntries(COMPARED.map((name) => [name, header(result, name)])),
+  }
+}
+
+describe('deploy/nginx.conf in front of jobsnap', () => {
+  it('answers what jobsnap answers: the same bodies, statuses and caching headers', async () => {
+    const paths = [
+      `/api/v2/jobs/${slugs[0]}`,
+      `/api/v2/jobs/${slugs[7]}`,
+      '/api/v1',
+      '/api/v1?page=2',
+      '/api/v1?limit=100',
+      '/api/v1?page=2&limit=25',
+      '/api/v1?limit=100&page=1',
+      '/api/v1?page=99',
+      '/api/v1?page=abc',
+      '/api/v1?limit=7',
+      '/api/v1/',
+      `/api/v2/jobs/${slugs[0]}?utm_source=x`,
+      '/api/v2/jobs/no-such-job',
+      '/api/v2/jobs/Upper-Case',
+      '/api/v2/jobs?limit=3&sort=salary',
+      '/api/v2/jobs?limit=0&salary_min=-1',
+      '/api/v2/companies?limit=2',
+      '/api/v2/filters',
+      '/feeds/jobs.json',
+      '/openapi.yaml',
+      '/nowhere',
+    ]
+    for (const requestPath of paths) {
+      // Once each first, so both compared answers find jobsnap's response cache in the same state
+      // (feeds are cached per origin: their links name the origin the client used).
+      await getFrom(freshClient(), `${server.url}${requestPath}`)
+      await getFrom(freshClient(), `${front}${requestPath}`)
+      const direct = await getFrom(freshClient(), `${server.url}${requestPath}`)
+      const through = await getFrom(freshClient(), `${front}${requestPath}`)
+      const seen = comparable(through)
+      seen.body = (seen.body as string).replaceAll(front, server.url)
+      expect(seen, requestPath).toEqual(comparable(direct))
+      if (direct.status === 200) expect(header(through, 'etag'), requestPath).toMatch(/^"[^"]+"$/)
+      expect(header(through, 'x-request-id'), requestPath).toBeTruthy()
+    }
+  })
+
+  it('serves single jobs and v1 pages from the files (nginx limits them), and proxies everything else', async () => {
+    const job = await getFrom(freshClient(), `${front}/api/v2/jobs/${slugs[0]}`)
+    expect(header(job, 'server')).toBe('nginx')
+    expect(header(job, 'x-ratelimit-limit'), 'answered by nginx, not jobsnap').toBeUndefined()
+    const v1 = await getFrom(freshClient(), `${front}/api/v1?page=2`)
+    expect(header(v1, 'x-ratelimit-limit')).toBeUndefined()
+    const list = await getFrom(freshClient(), `${front}/api/v2/jobs?limit=3`)
+    expect(header(list, 'x-ratelimit-limit'), 'proxied: jobsnap counted it').toBe('10')
+    const junk = await getFrom(freshClient(), `${front}/api/v1?page=abc`)
+    expect(header(junk, 'x-ratelimit-limit')).toBe('10')
+
+    // HEAD, 304, gzip and other methods on a static path.
+    const head = await new Promise<HttpResult>((resolve, reject) =>
+      http
+        .request(`${front}/api/v2/jobs/${slugs[0]}`, { method: 'HEAD', agent: false }, (response) => {
+          response.resume()
+          response.once('end', () =>
+            resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.alloc(0) }),
+          )
+        })
+        .once('error', reject)
+        .end(),
+    )
+    expect(head.status).toBe(200)
+    expect(Number(header(head, 'content-length'))).toBe(job.body.length)
+    const unchanged = await getFrom(freshClient(), `${front}/api/v2/jobs/${slugs[0]}`, {
+      'if-none-match': header(job, 'etag')!,
+    })
+    expect(unchanged.status).toBe(304)
+    expect(header(unchanged, 'cache-control')).toBe('public, max-age=60')
+    const gzipped = await getFrom(freshClient(), `${front}/api/v1?page=2`, { 'accept-encoding': 'gzip, br' })
+    expect(header(gzipped, 'content-encoding')).toBe('gzip')
+    expect(gunzipSync(gzipped.body).equals(v1.body)).toBe(true)
+    const post = await get(`${front}/api/v2/jobs/${slugs[0]}`, { method: 'POST', body: '{}' })
+    expect(post.status).toBe(405)
+    expect(header(post, 'allow')).toBe('GET, HEAD, OPTIONS')
+    expect(JSON.parse(post.body.toString('utf8')).error.code).toBe(405)
+
+    // MCP goes through (its loopback Host check sees the upstream's name).
+    const ping = await mcpPing(front)
+    expect(ping.status).toBe(200)
+    // Metrics stay on the jobsnap port: through the front every client would be a loopback peer.
+    const metrics = await get(`${front}/metrics`)
+    expect(metrics.status).toBe(404)
+    expect(JSON.parse(metrics.body.toString('utf8')).error.code).toBe(404)
+  })
+
+  it('enforces limits per client through the proxy: jobsnap for proxied paths, nginx for static ones', async () => {
+    // Proxied: jobsnap's limit (10 here) counts the address nginx forwards.
+    const [a, b] = [freshClient(), freshClient()]
+    for (let i = 1; i <= 10; i++)
+      expect((await getFrom(a, `${front}/api/v2/jobs?limit=1`)).status, `request ${i}`).toBe(200)
+    const refused = await getFrom(a, `${front}/api/v2/jobs?limit=1`)
+    expect(refused.status).toBe(429)
+    expect(Number(header(refused, 'retry-after'))).toBeGreaterThanOrEqual(1)
+    expect(JSON.parse(refused.body.toString('utf8')).error.code).toBe(429)
+    expect((await getFrom(b, `${front}/api/v2/jobs?limit=1`)).status, 'another client is served').toBe(200)
+
+    // Static: nginx's limit_req, 60 at once per address, with the same JSON error shape.
+    const [c, d] = [freshClient(), freshClient()]
+    const statuses: number[] = []
+    for (let i = 0; i < 61; i++)
+      statuses.push((await getFrom(c, `${front}/api/v2/jobs/${slugs[i % slugs.length]}`)).status)
+    expect(statuses.slice(0, 60).every((status) => status === 200)).toBe(true)
+    expect(statuses[60]).toBe(429)
+    const limited = await getFrom(c, `${front}/api/v1`)
+    expect(limited.status).toBe(429)
+    expect(header(limited, 'retry-after')).toBe('1')
+    expect(header(limited, 'content-type')).toBe('application/json; charset=utf-8')
+    expect(JSON.parse(limited.body.toString('utf8')).error).toMatchObject({ code: 429 })
+    expect((await getFrom(d, `${front}/api/v2/jobs/${slugs[0]}`)).status, 'another client is served').toBe(200)
+  })
+
+  it('shows a hot swap: static answers follow dist/current at once, proxied ones once jobsnap has loaded it', async () => {
+    const from = server.logs.length
+    await retitleAll(dataset.dataDir, 2)
+    const next = await build(dataset)
+    expect(next.snapshotId).not.toBe(snapshotId)
+    const job = await getFrom(freshClient(), `${front}/api/v2/jobs/${slugs[0]}`)
+    expect(header(job, 'x-snapshot-id')).toBe(next.snapshotId)
+    expect(JSON.parse(job.body.toString('utf8')).title).toMatch(/ \(rev 2\)$/)
+    await server.waitForLog(
+      (line) => line.message === 'snapshot loaded' && line.snapshot_id === next.snapshotId,
+      10_000,
+      from,
+    )
+    const direct = await getFrom(freshClient(), `${server.url}/api/v2/jobs/${slugs[0]}`)
+    expect(job.body.equals(direct.body), 'the file nginx sent is the body jobsnap sends').toBe(true)
+    const list = await getFrom(freshClient(), `${front}/api/v2/jobs?limit=1`)
+    expect(header(list, 'x-snapshot-id')).toBe(next.snapshotId)
+  })
+})
