@@ -6,6 +6,7 @@
  *   npm run bench                 100k jobs, 10 s per scenario
  *   npm run bench -- --quick      3k jobs, 2 s per scenario (what CI runs: it checks the script runs, never its numbers)
  *   npm run bench -- --large      also 1M jobs (slow: build, disk, memory; not for CI)
+ *   npm run bench -- --soak       10 minutes of mixed load at 100k under faults (bench/soak.ts)
  *   npm run bench -- --rebuild    rebuild the snapshot to measure build time and peak RSS now: a full build,
  *                                 then one after retitling 1% of the job records (the build cache at work)
  *   npm run bench -- --rebuild --builds-only    just those builds, no servers (with --large: at 100k and 1M)
@@ -70,6 +71,7 @@ import {
   type Vocabulary,
 } from './workload.ts'
 import { isCompressedCopy } from '../core/index.ts'
+import { runSoak } from './soak.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -77,6 +79,8 @@ const { values: flags } = parseArgs({
     large: { type: 'boolean', default: false },
     rebuild: { type: 'boolean', default: false },
     'builds-only': { type: 'boolean', default: false },
+    soak: { type: 'boolean', default: false },
+    'soak-seconds': { type: 'string' },
     seconds: { type: 'string' },
     connections: { type: 'string' },
     'mcp-clients': { type: 'string' },
@@ -87,7 +91,8 @@ const { values: flags } = parseArgs({
 
 if (flags.help) {
   console.log(
-    `npm run bench [-- --quick | --large] [--rebuild] [--builds-only] [--seconds N] [--connections N] [--mcp-clients N] [--seed N]`,
+    `npm run bench [-- --quick | --large] [--rebuild] [--builds-only] [--seconds N] [--connections N] [--mcp-clients N] [--seed N]\n` +
+      `npm run bench -- --soak [--quick] [--soak-seconds N]   (faults under load: 100k jobs, 600 s; --quick: 3k, 60 s)`,
   )
   process.exit(0)
 }
@@ -531,6 +536,24 @@ async function main(): Promise<void> {
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'jobsnap-bench-'))
   onCleanup(() => rmSync(workDir, { recursive: true, force: true }))
   removeOnDeath(workDir)
+  if (flags.soak) {
+    const jobs = flags.quick ? QUICK_JOBS : FULL_JOBS
+    const dataset = await prepareDataset(benchDir, repoDir, specFor(jobs, settings.seed), { rebuild: false, log })
+    const report = await runSoak({
+      repoDir,
+      workDir,
+      dataset,
+      seconds: positiveInt(flags['soak-seconds'], flags.quick ? 60 : 600, 'soak-seconds'),
+      restLoops: WRK_CONNECTIONS,
+      mcpClients: 2,
+      log,
+    })
+    process.stdout.write(`\n${report}`)
+    const reportFile = path.join(benchDir, 'last-soak.md')
+    writeFileSync(reportFile, report)
+    log(`soak done; written to ${path.relative(repoDir, reportFile)}`)
+    return
+  }
   const missing = new Set<string>()
   const sections: SectionFacts[] = []
   const context = runContext(repoDir)

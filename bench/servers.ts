@@ -52,6 +52,8 @@ export async function startJobsnap(
   distDir: string,
   readyTimeoutMs: number,
   workers = 1,
+  /** Settings on top of the bench's (e.g. metrics or access logs on or off). */
+  extraEnv: Record<string, string> = {},
 ): Promise<RunningServer> {
   const port = await freePort()
   const child = startChild(
@@ -69,10 +71,14 @@ export async function startJobsnap(
         JOBSNAP_MCP_RATE: NO_LIMIT,
         JOBSNAP_REDIS_URL: '',
         JOBSNAP_TRUST_PROXY: '',
+        // The bench stops servers with SIGTERM and wants them gone, not draining for a load balancer.
+        JOBSNAP_DRAIN_MS: '0',
+        ...extraEnv,
       },
     },
   )
-  let readyMs = await waitForHttp(child, port, '/health', { timeoutMs: readyTimeoutMs })
+  // /ready, not /health: the port opens (and /health answers) before the snapshot has loaded.
+  let readyMs = await waitForHttp(child, port, '/ready', { timeoutMs: readyTimeoutMs })
   if (workers > 1) {
     // /health answers as soon as one worker listens; ready means all of them.
     const deadline = performance.now() + readyTimeoutMs

@@ -240,8 +240,66 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
       `jobsnap (one process) garbage collection from ready to the end of its runs: ${gc.collections.toLocaleString('en-US')} collections, longest pause ${formatMs(gc.longest_pause_ms)} ms.`,
     )
 
-  // Every core: the same server with two workers (stopped before: two servers would share the cores).
+  // Metrics and access logs: what they cost the cheapest request, with and without in this run, alternated
+  // (without, with, without, with) so a drift in the machine's speed falls on both. Access lines go to a
+  // pipe this process reads, as a log shipper would.
   await stopChild(o.jobsnap.child)
+  const observedSeed = ++seed
+  const observability: Record<'off' | 'on', LoadResult[]> = { off: [], on: [] }
+  let scrapeMs: number[] = []
+  for (let round = 0; round < 2; round++)
+    for (const mode of ['off', 'on'] as const) {
+      const server = await startJobsnap(
+        o.repoDir,
+        o.distDir,
+        o.readyTimeoutMs,
+        1,
+        mode === 'off'
+          ? { JOBSNAP_METRICS: 'false', JOBSNAP_LOG: 'silent' }
+          : { JOBSNAP_METRICS: 'true', JOBSNAP_LOG: 'json', JOBSNAP_ACCESS_LOG: 'true' },
+      )
+      try {
+        observability[mode].push(
+          await run(`single job by slug, metrics and access log ${mode}`, server, slug, { seed: observedSeed }),
+        )
+        if (mode === 'on' && round === 1) scrapeMs = await timeScrapes(server, 30)
+      } finally {
+        await stopChild(server.child)
+      }
+    }
+  const pooled = (results: LoadResult[]): LoadResult => ({
+    ...results[0]!,
+    rps: results.reduce((sum, r) => sum + r.rps, 0) / results.length,
+    p50: Math.max(...results.map((r) => r.p50)),
+    p99: Math.max(...results.map((r) => r.p99)),
+    max: Math.max(...results.map((r) => r.max)),
+    errors: results.reduce((sum, r) => sum + r.errors, 0),
+  })
+  const observedOff = pooled(observability.off)
+  const observedOn = pooled(observability.on)
+  rows.push(
+    {
+      ...row('single job by slug, metrics and access log off (2 runs, mean rate)', 'jobsnap', observedOff),
+      isReference: true,
+    },
+    row(
+      'single job by slug, metrics and access log on (2 runs, mean rate)',
+      'jobsnap',
+      observedOn,
+      [atLeast(observedOn.rps / observedOff.rps, 0.95, 'costs ≤ 5% (≥ 0.95× with both off)')],
+      { name: 'both off', result: observedOff },
+    ),
+  )
+  if (scrapeMs.length > 0) {
+    const sorted = [...scrapeMs].sort((a, b) => a - b)
+    const median = sorted[Math.floor(sorted.length / 2)]!
+    const scrapeTarget = atMost(median, 5, 'median ≤ 5 ms')
+    lines.push(
+      `/metrics scrape at ${o.jobs.toLocaleString('en-US')} jobs, after the load above (${sorted.length} scrapes, one at a time): median ${formatMs(median)} ms, max ${formatMs(sorted.at(-1)!)} ms (${scrapeTarget.text}: ${scrapeTarget.met ? 'met' : 'MISSED'}).`,
+    )
+  }
+
+  // Every core: the same server with two workers (the one-process servers are stopped: they would share the cores).
   o.log('starting jobsnap --workers 2')
   const cluster = await startJobsnap(o.repoDir, o.distDir, o.readyTimeoutMs, 2)
   try {
@@ -289,6 +347,18 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
     await stopChild(cluster.child)
   }
   return { rows, lines }
+}
+
+/** Wall time of `count` GET /metrics, one after another, milliseconds each. */
+async function timeScrapes(server: RunningServer, count: number): Promise<number[]> {
+  const times: number[] = []
+  for (let i = 0; i < count; i++) {
+    const started = performance.now()
+    const response = await fetch(`http://${LOOPBACK}:${server.port}/metrics`)
+    await response.text()
+    if (response.ok) times.push(performance.now() - started)
+  }
+  return times
 }
 
 /** The GC figures a server's /health reports, or undefined when it does not. */

@@ -65,13 +65,28 @@ export function createLogs(config: Config): Logs {
   }
   const flushSoon = setInterval(() => logger.flush(), 1000)
   flushSoon.unref()
+  // Access lines have one fixed shape and come at every request: formatted here in one template (a fraction
+  // of a microsecond) rather than by pino's general serializer (~5 us a line, a tenth of a cached request's
+  // whole cost), then written through pino's own buffered destination so they interleave with its lines.
+  const prefix = `{"level":"info","time":"`
+  const bindings = cluster.isWorker ? `,"worker":${process.pid}` : ''
+  let isoMs = 0
+  let iso = ''
+  const accessLine = (line: AccessLine): string => {
+    const ms = Date.now()
+    if (ms !== isoMs) {
+      isoMs = ms
+      iso = new Date(ms).toISOString()
+    }
+    return `${prefix}${iso}"${bindings},"method":${JSON.stringify(line.method)},"path":${JSON.stringify(line.path)},"status":${line.status},"bytes":${line.bytes},"duration_ms":${line.duration_ms},"client":${JSON.stringify(line.client)}${line.cache === undefined ? '' : `,"cache":${JSON.stringify(line.cache)}`},"request_id":${JSON.stringify(line.request_id)}${line.aborted ? ',"aborted":true' : ''},"message":"request"}\n`
+  }
   return {
     // Events are rare and tests and operators wait for them: each is written out at once.
     log: (message, fields, level = 'info') => {
       logger[level](fields ?? {}, message)
       logger.flush()
     },
-    access: config.JOBSNAP_ACCESS_LOG ? (line) => logger.info(line, 'request') : undefined,
+    access: config.JOBSNAP_ACCESS_LOG ? (line) => destination.write(accessLine(line)) : undefined,
     flush,
   }
 }

@@ -57,11 +57,18 @@ export function observeRequest(request: IncomingMessage, response: ServerRespons
   response.once('close', () => {
     const seconds = (performance.now() - started) / 1000
     const status = response.statusCode
-    const path = (request.url ?? '/').split('?', 1)[0]!
-    observer.metrics?.observe(routeOf(path), request.method ?? 'GET', status, seconds, cacheStatus)
+    const url = request.url ?? '/'
+    const query = url.indexOf('?')
+    observer.metrics?.observe(
+      routeOf(query < 0 ? url : url.slice(0, query)),
+      request.method ?? 'GET',
+      status,
+      seconds,
+      cacheStatus,
+    )
     observer.access?.({
       method: request.method ?? '',
-      path: (request.url ?? '').slice(0, 2048),
+      path: url.length > 2048 ? url.slice(0, 2048) : url,
       status,
       bytes: socket.bytesWritten - bytesBefore,
       duration_ms: Math.round(seconds * 1e6) / 1e3,
