@@ -159,12 +159,23 @@ export async function runSoak(o: SoakOptions): Promise<string> {
       took.push(now() - start)
     }
   }
+  // Each SDK client reconnects every few hundred calls, as agents come and go (one transport kept for the
+  // whole run also gathers abort listeners on its signal, per call, in the SDK version used here).
+  const CALLS_PER_CONNECTION = 300
   const mcpLoop = async (seed: number) => {
     const random = prng(seed)
+    while (!stop) await mcpConnection(random, seed)
+  }
+  const mcpConnection = async (random: () => number, seed: number) => {
     const client = new Client({ name: `jobsnap-soak-${seed}`, version: '1.0.0' })
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/mcp`)))
     try {
-      while (!stop) {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/mcp`)))
+    } catch (error) {
+      fail(`MCP connect ${(error as Error).message.slice(0, 60)}`)
+      return
+    }
+    try {
+      for (let call = 0; call < CALLS_PER_CONNECTION && !stop; call++) {
         const start = now()
         try {
           const result = await client.callTool({
