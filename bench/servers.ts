@@ -54,14 +54,18 @@ export async function startJobsnap(
   workers = 1,
   /** Settings on top of the bench's (e.g. metrics or access logs on or off). */
   extraEnv: Record<string, string> = {},
+  /** Where its standard output goes instead of a pipe this process reads (access logs: as a log file would). */
+  stdoutFile?: string,
 ): Promise<RunningServer> {
   const port = await freePort()
+  const stdout = stdoutFile === undefined ? 'pipe' : openSync(stdoutFile, 'a')
   const child = startChild(
     workers > 1 ? `jobsnap --workers ${workers}` : 'jobsnap',
     process.execPath,
     cliArgs('serve', '--port', String(port), '--host', LOOPBACK, '--dist', distDir, '--workers', String(workers)),
     {
       cwd: repoDir,
+      stdio: ['ignore', stdout, 'pipe'],
       env: {
         ...process.env,
         NODE_ENV: 'production',
@@ -77,6 +81,7 @@ export async function startJobsnap(
       },
     },
   )
+  if (typeof stdout === 'number') closeSync(stdout)
   // /ready, not /health: the port opens (and /health answers) before the snapshot has loaded.
   let readyMs = await waitForHttp(child, port, '/ready', { timeoutMs: readyTimeoutMs })
   if (workers > 1) {

@@ -242,7 +242,7 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
 
   // Metrics and access logs: what they cost the cheapest request, with and without in this run, alternated
   // (without, with, without, with) so a drift in the machine's speed falls on both. Access lines go to a
-  // pipe this process reads, as a log shipper would.
+  // file, as to a log file: a pipe read by this process would also measure the reader, on the same two cores.
   await stopChild(o.jobsnap.child)
   const observedSeed = ++seed
   const observability: Record<'off' | 'on', LoadResult[]> = { off: [], on: [] }
@@ -257,6 +257,7 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
         mode === 'off'
           ? { JOBSNAP_METRICS: 'false', JOBSNAP_LOG: 'silent' }
           : { JOBSNAP_METRICS: 'true', JOBSNAP_LOG: 'json', JOBSNAP_ACCESS_LOG: 'true' },
+        mode === 'on' ? path.join(o.workDir, 'access.log') : undefined,
       )
       try {
         observability[mode].push(
