@@ -9,10 +9,11 @@
  * a warm-up).
  * `current` is put back where it was at the end.
  *
- *   npx tsx bench/swap-pause.ts [distDir]
+ *   npx tsx bench/swap-pause.ts [distDir] [--workers N]
  */
 import { realpath } from 'node:fs/promises'
 import path from 'node:path'
+import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { listSnapshots, pointCurrentAt } from '../build/index.ts'
 import { publishedSnapshotId } from '../core/index.ts'
@@ -26,7 +27,16 @@ const CONNECTIONS = 10
 const SWAPS = 3
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const distDir = path.resolve(process.argv[2] ?? '.bench/dist-100k')
+const { values: flags, positionals } = parseArgs({
+  options: { workers: { type: 'string', default: '1' } },
+  allowPositionals: true,
+})
+const workers = Number(flags.workers)
+if (!Number.isInteger(workers) || workers < 1) {
+  console.error(`--workers must be a whole number of at least 1; got ${flags.workers}`)
+  process.exit(2)
+}
+const distDir = path.resolve(positionals[0] ?? '.bench/dist-100k')
 const snapshots = (await listSnapshots(distDir)).slice(-2)
 const original = await publishedSnapshotId(distDir)
 if (snapshots.length < 2 || original === undefined) {
@@ -42,7 +52,7 @@ const inBoth = new Set(after)
 const slugs = before!.filter((slug) => inBoth.has(slug))
 
 installExitHooks()
-const server = await startJobsnap(process.cwd(), distDir, 60_000)
+const server = await startJobsnap(process.cwd(), distDir, 60_000, workers)
 console.log(
   `serving ${await realpath(path.join(distDir, 'current'))} (${slugs.length} jobs in both snapshots); ready in ${(server.readyMs / 1000).toFixed(2)} s`,
 )
