@@ -8,6 +8,7 @@ import cluster from 'node:cluster'
 import pino from 'pino'
 import pretty from 'pino-pretty'
 import type { Config } from '../core/config.ts'
+import { LineWriter } from './line-writer.ts'
 
 type LogLevel = 'info' | 'warn' | 'error'
 
@@ -43,12 +44,10 @@ const SILENT_LOGS: Logs = { log: () => {}, flush: () => {} }
 export function createLogs(config: Config): Logs {
   const format = config.JOBSNAP_LOG ?? (process.stdout.isTTY ? 'pretty' : 'json')
   if (format === 'silent') return SILENT_LOGS
-  // JSON lines go through an asynchronous buffer (a write per line would cost every request a syscall);
-  // flush() empties it on the way out.
+  // JSON lines go through one small synchronous buffer (see line-writer.ts); flush() empties it on the way out.
+  const lines = format === 'pretty' ? undefined : new LineWriter(process.stdout.fd)
   const destination =
-    format === 'pretty'
-      ? pretty({ messageKey: 'message', translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true })
-      : pino.destination({ sync: false, minLength: 4096 })
+    lines ?? pretty({ messageKey: 'message', translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true })
   const logger = pino(
     {
       messageKey: 'message',
@@ -60,14 +59,10 @@ export function createLogs(config: Config): Logs {
     destination,
   )
   // A short-lived process (a test, a crash) must not leave lines in the buffer.
-  const flush = () => {
-    if ('flushSync' in destination) destination.flushSync()
-  }
-  const flushSoon = setInterval(() => logger.flush(), 1000)
-  flushSoon.unref()
+  const flush = () => lines?.flush()
   // Access lines have one fixed shape and come at every request: formatted here in one template (a fraction
   // of a microsecond) rather than by pino's general serializer (~5 us a line, a tenth of a cached request's
-  // whole cost), then written through pino's own buffered destination so they interleave with its lines.
+  // whole cost), then written to the same line buffer as pino's lines, so the two interleave in order.
   const prefix = `{"level":"info","time":"`
   const bindings = cluster.isWorker ? `,"worker":${process.pid}` : ''
   let isoMs = 0
@@ -84,7 +79,7 @@ export function createLogs(config: Config): Logs {
     // Events are rare and tests and operators wait for them: each is written out at once.
     log: (message, fields, level = 'info') => {
       logger[level](fields ?? {}, message)
-      logger.flush()
+      flush()
     },
     access: config.JOBSNAP_ACCESS_LOG ? (line) => destination.write(accessLine(line)) : undefined,
     flush,

@@ -15,7 +15,7 @@ import { createApp, type JobsnapApp } from './app.ts'
 import { clusterMetricsAsker } from './cluster-metrics.ts'
 import { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { errorBody, errorHeaders } from './http/errors.ts'
-import { observeRequest } from './http/observe.ts'
+import { observedResponseClass } from './http/observe.ts'
 import type { HeaderList } from './http/respond.ts'
 import { watchGcPauses } from './gc-pauses.ts'
 import type { PrimaryLimitClient } from './http/primary-limiter.ts'
@@ -205,6 +205,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4))),
       // Node would answer a missing Host with a bare 400; refuseBeforeRouting answers it with the JSON error body.
       requireHostHeader: false,
+      // Request ids, access lines and metrics: every response Node creates observes its request.
+      ...(observer ? { ServerResponse: observedResponseClass(observer) } : {}),
     },
   })
   await server.ready()
@@ -222,7 +224,6 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     if (handler) {
       nodeServer.removeAllListeners('request')
       nodeServer.on('request', (request: IncomingMessage, response: ServerResponse) => {
-        if (observer) observeRequest(request, response, observer)
         const refusal = refuseBeforeRouting(request)
         if (refusal === undefined) return handler(request, response)
         const { body, headers } = errorParts(400, refusal)
