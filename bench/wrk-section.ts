@@ -14,7 +14,7 @@ import { snapshotPaths } from '../core/index.ts'
 import type { LoadResult } from './load.ts'
 import { runMcpLoad } from './mcp-load.ts'
 import { LOOPBACK } from '../support/processes.ts'
-import { probe, stopChild } from './procs.ts'
+import { cpuSecondsOf, probe, stopChild } from './procs.ts'
 import { atLeast, atMost, formatMs, type ScenarioRow, type Target } from './report.ts'
 import { clusterFacts, startBareServer, startJobsnap, type RunningServer } from './servers.ts'
 import { runWrk } from './wrk.ts'
@@ -85,6 +85,7 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
         workDir: o.workDir,
       })
     }
+    const cpuBefore = cpuSecondsOf(server.child.pid)
     const result = await runWrk({
       wrk: o.wrk,
       port: server.port,
@@ -94,6 +95,8 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
       acceptEncoding: options.encoding,
       workDir: o.workDir,
     })
+    // The server's CPU over the measured run, in cores; wrk's own is not measured here.
+    result.cpu = { server: (cpuSecondsOf(server.child.pid) - cpuBefore) / result.seconds, generator: 0 }
     await probe(server.port, '/__bench_drain', 300_000)
     return result
   }
@@ -291,6 +294,17 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
       { name: 'both off', result: observedOff },
     ),
   )
+  // Throughput under wrk on the same two cores amplifies a cost: a server that is a little slower leaves wrk
+  // idle more often, and every wakeup of an idle wrk is paid on loopback. The server's own CPU per request
+  // says what the observing code costs without that.
+  const cpuPerRequest = (results: LoadResult[]) =>
+    results.reduce((sum, r) => sum + ((r.cpu?.server ?? 0) * 1e6) / Math.max(1, r.rps), 0) / results.length
+  const cpuOff = cpuPerRequest(observability.off)
+  const cpuOn = cpuPerRequest(observability.on)
+  if (cpuOff > 0)
+    lines.push(
+      `Metrics and access log, server CPU per single-job request (user + system, mean of the runs above): off ${cpuOff.toFixed(1)} µs, on ${cpuOn.toFixed(1)} µs (${cpuOn >= cpuOff ? '+' : ''}${((cpuOn / cpuOff - 1) * 100).toFixed(1)}%); throughput ${(observedOn.rps / observedOff.rps).toFixed(2)}× (wrk shares the cores, so a slower server also pays more wakeups of an idle wrk).`,
+    )
   if (scrapeMs.length > 0) {
     const sorted = [...scrapeMs].sort((a, b) => a - b)
     const median = sorted[Math.floor(sorted.length / 2)]!
