@@ -7,11 +7,19 @@
  * that takes seconds), so /health and /ready can answer: until then,
  * anything that reads `current` answers 503 with Retry-After.
  */
+import cluster from 'node:cluster'
+import { collectGarbage } from './collect-garbage.ts'
 import { httpError } from './http/errors.ts'
 import { loadSnapshot, resolveCurrentSnapshot, type FileCache, type LoadedSnapshot } from './snapshot.ts'
 
 /** Longer than any request may take (the request timeout's default is 30 s). */
 const RELEASE_AFTER_MS = 120_000
+/**
+ * Long enough for the requests that took the previous snapshot just before a
+ * swap (milliseconds each) to finish; each worker of a cluster a little later
+ * than the one before, so they do not pause at once.
+ */
+const COLLECT_AFTER_MS = 2_000 + (cluster.worker?.id ?? 0) * 300
 
 export class SnapshotHolder {
   private served: LoadedSnapshot | undefined
@@ -53,7 +61,11 @@ export class SnapshotHolder {
     this.served = next
     // Requests that took the previous snapshot may still read from it; none outlives this grace.
     // Only its close function waits, so its memory goes as soon as those requests do.
-    if (previous) setTimeout(previous.close, RELEASE_AFTER_MS).unref()
+    if (previous) {
+      setTimeout(previous.close, RELEASE_AFTER_MS).unref()
+      // The previous snapshot's memory goes back now rather than at V8's next full collection (collect-garbage.ts).
+      setTimeout(collectGarbage, COLLECT_AFTER_MS).unref()
+    }
     return { changed: true, id: next.id }
   }
 }

@@ -2,7 +2,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { LineWriter } from '../../runtime/line-writer.ts'
+import { LineWriter } from '../../runtime/index.ts'
 
 describe('LineWriter (where JSON log lines go)', () => {
   it('keeps every line whole and in order, long and multi-byte ones too', () => {
