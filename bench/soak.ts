@@ -231,27 +231,45 @@ export async function runSoak(o: SoakOptions): Promise<string> {
     faults.push({ name: 'redis killed, down 3 s, restarted', startMs: down, endMs: now() })
     log(`soak: redis restarted at ${(now() / 1000).toFixed(0)} s`)
   }
-  // RSS of the primary and workers, sampled before each fault and at the end.
-  const rss: { atMs: number; mb: number }[] = []
-  const sampleRss = () => rss.push({ atMs: now(), mb: clusterRssMb(server.child.pid) })
+  // RSS of the primary and workers, sampled before each fault and at the end, with what /metrics says the
+  // workers hold (summed over them): JS heap, memory outside it (snapshot bodies, buffers), bounded caches.
+  const rss: { atMs: number; mb: number; heapMb?: number; externalMb?: number; cachesMb?: number }[] = []
+  const sampleRss = async () => {
+    const sample: (typeof rss)[number] = { atMs: now(), mb: clusterRssMb(server.child.pid) }
+    rss.push(sample)
+    try {
+      const text = await (await fetch(`${base}/metrics`)).text()
+      const sum = (name: string) =>
+        text
+          .split('\n')
+          .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+          .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0) /
+        (1 << 20)
+      sample.heapMb = sum('nodejs_heap_size_used_bytes')
+      sample.externalMb = sum('nodejs_external_memory_bytes')
+      sample.cachesMb = sum('jobsnap_cache_bytes')
+    } catch {
+      // A scrape that fails leaves the RSS figure alone.
+    }
+  }
   const timeline = (async () => {
     await at(0.19)
-    sampleRss()
+    await sampleRss()
     await at(0.2)
     await publish(1)
     await at(0.39)
-    sampleRss()
+    await sampleRss()
     await at(0.4)
     await publish(2)
     await at(0.5)
-    sampleRss()
+    await sampleRss()
     await restartRedis()
     await at(0.69)
-    sampleRss()
+    await sampleRss()
     await at(0.7)
     await publish(3)
     await at(1)
-    sampleRss()
+    await sampleRss()
   })()
   await timeline
   const rssStart = rss[0]!.mb
@@ -300,6 +318,7 @@ export async function runSoak(o: SoakOptions): Promise<string> {
     }),
     `Failed requests at (s): ${failedAt.length ? failedAt.map((t) => (t / 1000).toFixed(1)).join(', ') : 'none'}.`,
     `RSS of the primary and both workers, before each fault and at the end: ${rss.map((r) => `${r.mb.toFixed(0)} MB at ${(r.atMs / 1000).toFixed(0)} s`).join(', ')}; end against the first (steady state, before any fault): ${rssChange >= 0 ? '+' : ''}${(rssChange * 100).toFixed(1)}% (goal within 10%: ${Math.abs(rssChange) <= 0.1 ? 'met' : 'MISSED'}).`,
+    `Memory at the same moments, from /metrics summed over the workers (JS heap used / outside the heap / bounded caches, MB): ${rss.map((r) => (r.heapMb === undefined ? '?' : `${r.heapMb.toFixed(0)} / ${r.externalMb!.toFixed(0)} / ${r.cachesMb!.toFixed(0)}`)).join(', ')}.`,
     `/metrics at the end (summed over both workers): ${metric('jobsnap_snapshot_loads_total')}; ${metric('jobsnap_redis_connected')}; ${metric('jobsnap_rate_limited_total')}; ${metric('jobsnap_ready')}.`,
   ]
   return `${lines.join('\n')}\n`

@@ -18,6 +18,8 @@ export interface MetricsSources {
   redisConnected?(): boolean
   /** 1 when /ready answers 200. */
   ready(): boolean
+  /** Bytes each bounded in-memory cache holds now. */
+  cacheBytes?(): Record<'responses' | 'encodings' | 'files', number>
 }
 
 /** The route a request path belongs to: a bounded label set, whatever clients send. */
@@ -229,6 +231,17 @@ export class Metrics {
         this.set(sources.ready() ? 1 : 0)
       },
     })
+    const { cacheBytes } = sources
+    if (cacheBytes)
+      new client.Gauge({
+        name: 'jobsnap_cache_bytes',
+        help: 'Bytes held by each bounded cache: responses (computed bodies, JOBSNAP_CACHE_MB), encodings (compressed copies of snapshot bodies, 64 MB), files (JOBSNAP_FILE_CACHE_MB).',
+        labelNames: ['cache'] as const,
+        registers: [registry],
+        collect() {
+          for (const [cache, bytes] of Object.entries(cacheBytes())) this.set({ cache }, bytes)
+        },
+      })
     const { redisConnected } = sources
     if (redisConnected)
       new client.Gauge({

@@ -15,6 +15,7 @@ import { createApp, type JobsnapApp } from './app.ts'
 import { clusterMetricsAsker } from './cluster-metrics.ts'
 import { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { errorBody, errorHeaders } from './http/errors.ts'
+import { storedEncodingsBytes } from './http/payload.ts'
 import { observedResponseClass } from './http/observe.ts'
 import type { HeaderList } from './http/respond.ts'
 import { watchGcPauses } from './gc-pauses.ts'
@@ -146,6 +147,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
             : undefined,
         ready: () => snapshots.loaded && !draining,
         redisConnected: sharedLimits ? () => sharedLimits.redis.status === 'ready' : undefined,
+        cacheBytes: () => ({
+          responses: jobsnap.responseCache.bytes,
+          encodings: storedEncodingsBytes(),
+          files: fileCache.calculatedSize,
+        }),
       })
     : undefined
   // In a cluster worker a scrape covers every worker: the primary gathers them.

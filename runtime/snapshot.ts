@@ -57,10 +57,12 @@ export interface LoadedSnapshot {
 export interface FileCache {
   get(key: string): Buffer | undefined
   set(key: string, value: Buffer): unknown
+  /** Bytes held now. */
+  readonly calculatedSize: number
 }
 
 export function createFileCache(maxBytes: number): FileCache {
-  if (maxBytes <= 0) return { get: () => undefined, set: () => undefined }
+  if (maxBytes <= 0) return { get: () => undefined, set: () => undefined, calculatedSize: 0 }
   return new LRUCache<string, Buffer>({ maxSize: maxBytes, sizeCalculation: (buffer) => Math.max(1, buffer.length) })
 }
 

@@ -54,6 +54,11 @@ const storedEncodings = new LRUCache<string, Buffer>({
   maxSize: 64 << 20,
   sizeCalculation: (bytes) => Math.max(1, bytes.length),
 })
+/** Bytes held by the compressed copies of snapshot bodies (a /metrics gauge). */
+export function storedEncodingsBytes(): number {
+  return storedEncodings.calculatedSize
+}
+
 /** Bodies up to this size are compressed on the request's own thread: a 2 KB job takes ~30 us, less than a thread-pool round trip. */
 const SYNC_COMPRESS_BYTES = 16 << 10
 

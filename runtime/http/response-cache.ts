@@ -38,4 +38,9 @@ export class ResponseCache {
   clear(): void {
     this.cache.clear()
   }
+
+  /** What the entries count for against the bound (bodies twice, keys, overhead), bytes. */
+  get bytes(): number {
+    return this.cache.calculatedSize
+  }
 }

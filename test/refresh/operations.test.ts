@@ -103,6 +103,9 @@ describe('/metrics', () => {
       expect(sample(after, 'jobsnap_response_cache_total', { result: 'MISS' })).toBe(1)
       expect(sample(after, 'jobsnap_rate_limited_total', { limit: 'rest' })).toBe(1)
       expect(sample(after, 'jobsnap_rate_limited_total', { limit: 'mcp' })).toBe(1)
+      // The computed v2 list is held in the response cache, and the gauge says how much it holds.
+      expect(sample(after, 'jobsnap_cache_bytes', { cache: 'responses' })).toBeGreaterThan(0)
+      expect(sample(after, 'jobsnap_cache_bytes', { cache: 'files' })).toBeGreaterThanOrEqual(0)
 
       // A new snapshot counts as a load, and the info gauge names it.
       await retitleAll(dataset.dataDir, 1)
