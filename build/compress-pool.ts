@@ -17,20 +17,17 @@ import { ENCODINGS } from '../core/snapshot.ts'
 const BROTLI_QUALITY = 6
 const GZIP_LEVEL = 9
 
-/** One public file: where it goes, its bytes, and where an identical copy already is (link instead of writing). */
+/** One public file: where it goes, its bytes, and where an identical copy may already be (link instead of writing). */
 export interface PublicFile {
   path: string
-  /** Empty for a file sent to be linked only (`linkOnly`). */
   bytes: Buffer
   /** Also write its brotli and gzip siblings. */
   precompress: boolean
   linkFrom?: string
-  /** Link from `linkFrom` or report failure: the bytes were not sent. */
-  linkOnly?: boolean
 }
 
-/** Per file of a batch: hard-linked, written, or (a link-only file whose source is gone) neither. */
-type FileOutcome = 'linked' | 'written' | 'failed'
+/** Per file of a batch: hard-linked, or written (its previous copy, if any, could not be linked). */
+type FileOutcome = 'linked' | 'written'
 export type BatchOutcome = FileOutcome[]
 
 // Plain JavaScript evaluated by the worker, so it runs however the build was started (tsx, compiled, tests).
@@ -60,12 +57,19 @@ function link(from, path, precompress) {
     return false
   }
 }
-parentPort.on('message', ({ id, files, bytes }) => {
+parentPort.on('message', ({ id, files, bytes, links }) => {
   try {
+    if (links !== undefined) {
+      // Relative paths, one a line: linked from the previous snapshot's folder; the ones that fail come back.
+      const failed = []
+      for (const file of links.paths.split('\\n'))
+        if (!link(links.from + file, links.to + file, false)) failed.push(file)
+      parentPort.postMessage({ id, linked: failed })
+      return
+    }
     const all = Buffer.from(bytes)
-    const linked = files.map(({ path, start, end, precompress, linkFrom, linkOnly }) => {
+    const linked = files.map(({ path, start, end, precompress, linkFrom }) => {
       if (linkFrom !== undefined && link(linkFrom, path, precompress)) return 'linked'
-      if (linkOnly) return 'failed'
       write(path, all.subarray(start, end), precompress)
       return 'written'
     })
@@ -77,7 +81,7 @@ parentPort.on('message', ({ id, files, bytes }) => {
 `
 
 interface Pending {
-  resolve(outcome: BatchOutcome): void
+  resolve(outcome: BatchOutcome | string[]): void
   reject(error: Error): void
 }
 
@@ -90,12 +94,15 @@ export class CompressPool {
   constructor(size = Math.max(1, availableParallelism())) {
     this.workers = Array.from({ length: size }, () => {
       const worker = new Worker(WORKER_SOURCE, { eval: true })
-      worker.on('message', ({ id, linked, error }: { id: number; linked?: BatchOutcome; error?: string }) => {
-        const task = this.pending.get(id)
-        this.pending.delete(id)
-        if (error === undefined) task?.resolve(linked!)
-        else task?.reject(new Error(error))
-      })
+      worker.on(
+        'message',
+        ({ id, linked, error }: { id: number; linked?: BatchOutcome | string[]; error?: string }) => {
+          const task = this.pending.get(id)
+          this.pending.delete(id)
+          if (error === undefined) task?.resolve(linked!)
+          else task?.reject(new Error(error))
+        },
+      )
       worker.on('error', (error) => this.failAll(error))
       return worker
     })
@@ -111,14 +118,29 @@ export class CompressPool {
     const worker = this.workers[this.nextWorker++ % this.workers.length]!
     const bytes = new Uint8Array(files.reduce((sum, file) => sum + file.bytes.length, 0))
     let offset = 0
-    const placed = files.map(({ path, bytes: body, precompress, linkFrom, linkOnly }) => {
+    const placed = files.map(({ path, bytes: body, precompress, linkFrom }) => {
       bytes.set(body, offset)
       offset += body.length
-      return { path, start: offset - body.length, end: offset, precompress, linkFrom, linkOnly }
+      return { path, start: offset - body.length, end: offset, precompress, linkFrom }
     })
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject })
+      this.pending.set(id, { resolve: resolve as (outcome: BatchOutcome | string[]) => void, reject })
       worker.postMessage({ id, files: placed, bytes: bytes.buffer }, [bytes.buffer])
+    })
+  }
+
+  /**
+   * Hard-links each of `paths` (relative, without `\n`) from `fromRoot` to `toRoot`, both
+   * ending in `/`; resolves with the paths that could not be linked. The paths travel as
+   * one string: an incremental build links ~every job file, and a message of one object
+   * per file cost more on the build's own thread than the links cost the worker.
+   */
+  link(fromRoot: string, toRoot: string, paths: string[]): Promise<string[]> {
+    const id = this.nextId++
+    const worker = this.workers[this.nextWorker++ % this.workers.length]!
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (outcome: BatchOutcome | string[]) => void, reject })
+      worker.postMessage({ id, links: { from: fromRoot, to: toRoot, paths: paths.join('\n') } })
     })
   }
 

@@ -24,10 +24,10 @@ export interface PreviousSnapshot {
   hashes: Record<string, string>
 }
 
-const NO_BYTES = Buffer.alloc(0)
-
 /** Files per message to a worker: amortises the message, small enough to keep both workers busy. */
 const BATCH_SIZE = 64
+/** Link-only files per message: each is a line of one string, so a message can carry many. */
+const LINK_BATCH_SIZE = 1024
 
 export class SnapshotFileWriter {
   /** Relative path -> content hash, for the manifest. */
@@ -41,7 +41,11 @@ export class SnapshotFileWriter {
    */
   readonly failedLinks: string[] = []
   private readonly pending = new Set<Promise<void>>()
+  /** Files sent to the workers and not yet on disk. */
+  private inFlight = 0
   private batch: PublicFile[] = []
+  /** Relative paths waiting to be hard-linked from the previous snapshot. */
+  private links: string[] = []
   private readonly madeDirs = new Set<string>()
   private pool: CompressPool | undefined
 
@@ -66,35 +70,37 @@ export class SnapshotFileWriter {
   ): Promise<string> {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body
     const hash = options.hash ?? contentHash(bytes)
-    const precompress = options.precompress === true
     this.hashes[relativePath] = hash
-    const full = path.join(this.root, relativePath)
-    await this.ensureDir(path.dirname(full))
+    await this.ensureDir(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))
     // An unchanged file is hard-linked: no compression, no copy, and each snapshot folder still
     // stands alone (pruning the old one leaves the link intact).
     const unchanged = this.previous?.hashes[relativePath] === hash
-    const linkOnly = unchanged && options.linkOnly === true
-    this.batch.push({
-      path: full,
-      bytes: linkOnly ? NO_BYTES : options.borrowed ? Buffer.from(bytes) : bytes,
-      precompress,
-      ...(unchanged ? { linkFrom: path.join(this.previous!.dir, relativePath) } : {}),
-      ...(linkOnly ? { linkOnly } : {}),
-    })
-    if (this.batch.length >= BATCH_SIZE) this.dispatch()
-    if (this.pending.size * BATCH_SIZE >= this.concurrency) await Promise.race(this.pending)
+    if (unchanged && options.linkOnly === true) {
+      this.links.push(relativePath)
+      if (this.links.length >= LINK_BATCH_SIZE) this.dispatchLinks()
+    } else {
+      const full = path.join(this.root, relativePath)
+      this.batch.push({
+        path: full,
+        bytes: options.borrowed ? Buffer.from(bytes) : bytes,
+        precompress: options.precompress === true,
+        ...(unchanged ? { linkFrom: path.join(this.previous!.dir, relativePath) } : {}),
+      })
+      if (this.batch.length >= BATCH_SIZE) this.dispatch()
+    }
+    while (this.inFlight >= this.concurrency) await Promise.race(this.pending)
     return hash
   }
 
   /** Writes a private file (index, manifest) uncompressed. */
   async writePrivate(relativePath: string, body: string | Buffer): Promise<void> {
-    const full = path.join(this.root, relativePath)
-    await this.ensureDir(path.dirname(full))
-    await writeFile(full, body)
+    await this.ensureDir(path.dirname(relativePath).replace(/^\.$/, ''))
+    await writeFile(path.join(this.root, relativePath), body)
   }
 
   async flush(): Promise<void> {
     this.dispatch()
+    this.dispatchLinks()
     await Promise.all(this.pending)
   }
 
@@ -109,25 +115,55 @@ export class SnapshotFileWriter {
     if (this.batch.length === 0) return
     const files = this.batch
     this.batch = []
-    this.pool ??= new CompressPool()
-    const task = this.pool
-      .write(files)
-      .then((outcomes) => {
-        for (const [i, outcome] of outcomes.entries()) {
-          if (outcome === 'linked') this.reused++
-          else if (outcome === 'written') this.rewritten++
-          else this.failedLinks.push(path.relative(this.root, files[i]!.path))
-        }
-      })
-      .finally(() => this.pending.delete(task))
-    // Handled here so a failure between two awaits is not an unhandled rejection; flush and writePublic still see it.
-    task.catch(() => undefined)
-    this.pending.add(task)
+    this.track(
+      files.length,
+      this.workers()
+        .write(files)
+        .then((outcomes) => {
+          for (const outcome of outcomes) {
+            if (outcome === 'linked') this.reused++
+            else this.rewritten++
+          }
+        }),
+    )
   }
 
-  private async ensureDir(dir: string): Promise<void> {
-    if (this.madeDirs.has(dir)) return
-    await mkdir(dir, { recursive: true })
-    this.madeDirs.add(dir)
+  private dispatchLinks(): void {
+    if (this.links.length === 0) return
+    const paths = this.links
+    this.links = []
+    this.track(
+      paths.length,
+      this.workers()
+        .link(`${this.previous!.dir}/`, `${this.root}/`, paths)
+        .then((failed) => {
+          this.reused += paths.length - failed.length
+          this.failedLinks.push(...failed)
+        }),
+    )
+  }
+
+  private workers(): CompressPool {
+    this.pool ??= new CompressPool()
+    return this.pool
+  }
+
+  /** Counts `files` in flight until `task` settles. */
+  private track(files: number, task: Promise<void>): void {
+    this.inFlight += files
+    const settled = task.finally(() => {
+      this.inFlight -= files
+      this.pending.delete(settled)
+    })
+    // Handled here so a failure between two awaits is not an unhandled rejection; flush and writePublic still see it.
+    settled.catch(() => undefined)
+    this.pending.add(settled)
+  }
+
+  /** Makes a folder under the root (relative; '' is the root) once per build. */
+  private async ensureDir(relativeDir: string): Promise<void> {
+    if (this.madeDirs.has(relativeDir)) return
+    await mkdir(path.join(this.root, relativeDir), { recursive: true })
+    this.madeDirs.add(relativeDir)
   }
 }
