@@ -336,7 +336,12 @@ describe('atomic publish', () => {
     const b = await buildSnapshot({ dataDir: smallDir, distDir, siteUrl: SITE, now: new Date(NOW.getTime() + 60_000) })
     expect(b.snapshotId).not.toBe(a.snapshotId)
     expect(existsSync(stagingDir)).toBe(false)
-    expect((await readdir(path.join(distDir, 'snapshots'))).filter((e) => e.startsWith('.'))).toEqual([])
+    // Renamed out of sight at once (above), deleted in the background.
+    await expect
+      .poll(async () => (await readdir(path.join(distDir, 'snapshots'))).filter((e) => e.startsWith('.')), {
+        timeout: 10_000,
+      })
+      .toEqual([])
     expect(await readlink(path.join(distDir, 'current'))).toBe(path.join('snapshots', b.snapshotId))
     const next = await loadSnapshot(await realpath(path.join(distDir, 'current')), createFileCache(8 * 1024 * 1024))
     expect(next.id).toBe(b.snapshotId)
