@@ -161,21 +161,23 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     // Pass 1: check every record, reusing what the previous build worked out where nothing changed.
     let bytesRead = 0
     for (const file of files) {
-      for await (const { source, text, bytes } of readRecordTexts(options.dataDir, file, issues)) {
-        const ordinal = records.add(source)
-        const key = recordKey(text)
-        records.keys[ordinal] = key
-        const cached = cache?.lookup(key)
-        const company = cached && companyIndex.get(cached.summary.company_id)
-        const reusable =
-          cached &&
-          company !== undefined &&
-          companyHashes[company] === cached.companyHash &&
-          (cached.position >= 0 || !isLiveAt(cached.summary, nowMs))
-        if (reusable) records.acceptCached(ordinal, cached.summary, cached.line, cached.position)
-        else await pool.add(ordinal, source, text)
-        bytesRead += bytes
-        if ((ordinal & 1023) === 0) progress.step('checking jobs', bytesRead, totalBytes, 'bytes')
+      for await (const batch of readRecordTexts(options.dataDir, file, issues)) {
+        for (const { source, raw, bytes } of batch) {
+          const ordinal = records.add(source)
+          const key = recordKey(raw)
+          records.keys[ordinal] = key
+          const cached = cache?.lookup(key)
+          const company = cached && companyIndex.get(cached.summary.company_id)
+          const reusable =
+            cached &&
+            company !== undefined &&
+            companyHashes[company] === cached.companyHash &&
+            (cached.position >= 0 || !isLiveAt(cached.summary, nowMs))
+          if (reusable) records.acceptCached(ordinal, cached.summary, cached.line, cached.position)
+          else await pool.add(ordinal, source, raw.toString('utf8'))
+          bytesRead += bytes
+          if ((ordinal & 1023) === 0) progress.step('checking jobs', bytesRead, totalBytes, 'bytes')
+        }
       }
     }
     await pool.drain()

@@ -4,10 +4,8 @@
  * a line), found with fast-glob. Records are yielded with where they came
  * from; parsing problems become issues instead of exceptions.
  */
-import { createReadStream } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { open, readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { createInterface } from 'node:readline'
 import fg from 'fast-glob'
 import type { DatasetIssue, RecordSource } from './issues.ts'
 
@@ -30,26 +28,17 @@ export async function findDatasetFiles(dataDir: string, kind: RecordKind): Promi
   return files.sort()
 }
 
-/** The non-blank lines of an NDJSON file with their 1-based numbers (blank lines counted), a line at a time. */
-async function* ndjsonLines(fullPath: string): AsyncGenerator<{ line: string; lineNumber: number }> {
-  const lines = createInterface({ input: createReadStream(fullPath, 'utf8'), crlfDelay: Infinity })
-  let lineNumber = 0
-  for await (const line of lines) {
-    lineNumber++
-    if (line.trim() !== '') yield { line, lineNumber }
-  }
-}
-
 /** Streams the records of one file; NDJSON is read a line at a time so large datasets never sit in memory as text. */
 export async function* readRecords(dataDir: string, file: string, issues: DatasetIssue[]): AsyncGenerator<RawRecord> {
   const fullPath = path.join(dataDir, file)
   if (file.endsWith('.ndjson')) {
-    for await (const { line, lineNumber } of ndjsonLines(fullPath)) {
-      const source = { file, line: lineNumber }
-      try {
-        yield { source, value: JSON.parse(line) }
-      } catch (error) {
-        issues.push({ source, message: `not valid JSON: ${(error as Error).message}` })
+    for await (const batch of ndjsonRecordTexts(fullPath, file)) {
+      for (const { source, raw } of batch) {
+        try {
+          yield { source, value: JSON.parse(raw.toString('utf8')) }
+        } catch (error) {
+          issues.push({ source, message: `not valid JSON: ${(error as Error).message}` })
+        }
       }
     }
     return
@@ -71,25 +60,31 @@ export async function* readRecords(dataDir: string, file: string, issues: Datase
 /** One record's exact text: what the build cache keys on and what a build worker parses. */
 export interface RecordText {
   source: RecordSource
-  text: string
+  /** The record's UTF-8 bytes (an NDJSON line without its line break). */
+  raw: Buffer
   /** Bytes of the file this record took up, for progress. */
   bytes: number
 }
 
+/** NDJSON is read this much at a time; a longer line grows the buffer. */
+const READ_BYTES = 4 << 20
+
 /**
- * Streams the records of one file as text, unparsed: NDJSON a line at a time
- * (a line that is not JSON is the parser's problem, on a worker thread);
- * a `.json` file is parsed here and each element serialized back.
+ * Streams the records of one file as text, unparsed, a batch at a time (one
+ * read's worth: an async step per record cost more than finding the record):
+ * NDJSON a line at a time, split as bytes, so a record the build cache
+ * already knows is never decoded (a line that is not JSON is the parser's
+ * problem, on a worker thread); a `.json` file is parsed here and each
+ * element serialized back.
  */
 export async function* readRecordTexts(
   dataDir: string,
   file: string,
   issues: DatasetIssue[],
-): AsyncGenerator<RecordText> {
+): AsyncGenerator<RecordText[]> {
   const fullPath = path.join(dataDir, file)
   if (file.endsWith('.ndjson')) {
-    for await (const { line, lineNumber } of ndjsonLines(fullPath))
-      yield { source: { file, line: lineNumber }, text: line, bytes: line.length + 1 }
+    yield* ndjsonRecordTexts(fullPath, file)
     return
   }
   let text: string
@@ -108,7 +103,65 @@ export async function* readRecordTexts(
   }
   const values = Array.isArray(parsed) ? parsed : [parsed]
   const share = Math.floor(text.length / Math.max(1, values.length))
-  for (const [index, value] of values.entries()) {
-    yield { source: Array.isArray(parsed) ? { file, index } : { file }, text: JSON.stringify(value), bytes: share }
+  yield values.map((value, index) => ({
+    source: Array.isArray(parsed) ? { file, index } : { file },
+    raw: Buffer.from(JSON.stringify(value)),
+    bytes: share,
+  }))
+}
+
+const LF = 0x0a
+const CR = 0x0d
+const OPEN_BRACE = 0x7b
+
+/**
+ * The non-blank lines of an NDJSON file with their 1-based numbers (blank
+ * lines counted), a read's worth at a time. Lines end at LF, CRLF or a lone
+ * CR, as node:readline splits them. Each batch's lines are views of a buffer
+ * of their own, valid for as long as they are kept.
+ */
+async function* ndjsonRecordTexts(fullPath: string, file: string): AsyncGenerator<RecordText[]> {
+  const handle = await open(fullPath, 'r')
+  try {
+    let lineNumber = 0
+    let carried = Buffer.alloc(0)
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(Math.max(READ_BYTES, carried.length * 2))
+      carried.copy(buffer)
+      const { bytesRead } = await handle.read(buffer, carried.length, buffer.length - carried.length, null)
+      const filled = carried.length + bytesRead
+      const atEnd = bytesRead === 0
+      const batch: RecordText[] = []
+      const take = (line: Buffer) => {
+        lineNumber++
+        if (!isBlank(line)) batch.push({ source: { file, line: lineNumber }, raw: line, bytes: line.length + 1 })
+      }
+      let start = 0
+      while (start < filled) {
+        let end = buffer.indexOf(LF, start)
+        if (end === -1 || end >= filled) {
+          if (!atEnd) break
+          end = filled
+        }
+        let line = buffer.subarray(start, end > start && buffer[end - 1] === CR ? end - 1 : end)
+        start = end + 1
+        // A lone CR ends a line too (CRLF's CR went with its LF above).
+        for (let cr = line.indexOf(CR); cr !== -1; cr = line.indexOf(CR)) {
+          take(line.subarray(0, cr))
+          line = line.subarray(cr + 1)
+        }
+        take(line)
+      }
+      if (batch.length > 0) yield batch
+      if (atEnd) return
+      carried = buffer.subarray(Math.min(start, filled), filled)
+    }
+  } finally {
+    await handle.close()
   }
+}
+
+/** As `line.trim() === ''` on the decoded text; a record's line starts with `{`, so that rarely decodes. */
+function isBlank(line: Buffer): boolean {
+  return line.length === 0 || (line[0] !== OPEN_BRACE && line.toString('utf8').trim() === '')
 }

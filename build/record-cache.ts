@@ -24,9 +24,9 @@ import type { RecordSummary } from './job-record.ts'
 
 const HEADER = 'jobsnap-build-cache 1'
 
-/** The record's identity for the cache: a hash of its exact input text. */
-export function recordKey(text: string): string {
-  return hash('sha1', text, 'base64url')
+/** The record's identity for the cache: a hash of its exact input bytes. */
+export function recordKey(raw: Buffer): string {
+  return hash('sha1', raw, 'base64url')
 }
 
 /** A company record's hash: a job made from it is reused only while this is unchanged. */
