@@ -45,6 +45,7 @@ import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './iss
 import { isLiveAt, parseMeta, type RecordSummary } from './job-record.ts'
 import { loadDatasetContext, UniqueKeys } from './load-dataset.ts'
 import { PackedBodiesWriter } from './packed-bodies.ts'
+import { WriteThread } from './write-thread.ts'
 import { buildOpenApiYaml, type OpenApiExamples } from './openapi.ts'
 import { createProgress, type Progress } from './progress.ts'
 import { createStagingDir, publishSnapshot, pruneSnapshots, unusedSnapshotId } from './publish.ts'
@@ -200,10 +201,13 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
         () => previousBodies.v2.close(),
         () => previousBodies.v1.close(),
       )
-    const packedV2 = new PackedBodiesWriter(stagingDir, snapshotPaths.v2Bodies)
-    const packedV1 = new PackedBodiesWriter(stagingDir, snapshotPaths.v1Bodies)
-    const jobIndexFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.jobIndex))
-    const cacheFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.buildCache))
+    // The big private files are written and hashed on a thread of their own (write-thread.ts).
+    const writeThread = new WriteThread()
+    closers.push(() => writeThread.close())
+    const packedV2 = new PackedBodiesWriter(stagingDir, snapshotPaths.v2Bodies, writeThread)
+    const packedV1 = new PackedBodiesWriter(stagingDir, snapshotPaths.v1Bodies, writeThread)
+    const jobIndexFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.jobIndex), writeThread)
+    const cacheFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.buildCache), writeThread)
     closers.push(
       () => packedV2.close(),
       () => packedV1.close(),

@@ -6,6 +6,7 @@
 import path from 'node:path'
 import type { PackedBodiesPaths } from '../core/snapshot.ts'
 import { BufferedFileWriter } from './buffered-file.ts'
+import type { WriteThread } from './write-thread.ts'
 
 const COMMA = Buffer.from(',')
 
@@ -14,9 +15,9 @@ export class PackedBodiesWriter {
   private lengths = new Uint32Array(1024)
   private count = 0
 
-  /** Creates `paths.bodies` under `root` (its folder must exist). */
-  constructor(root: string, paths: PackedBodiesPaths) {
-    this.file = new BufferedFileWriter(path.join(root, paths.bodies))
+  /** Creates `paths.bodies` under `root` (its folder must exist); writes on `thread` when given. */
+  constructor(root: string, paths: PackedBodiesPaths, thread?: WriteThread) {
+    this.file = new BufferedFileWriter(path.join(root, paths.bodies), thread)
   }
 
   /** Appends the next body in date order. */
