@@ -23,6 +23,7 @@ import { PackedBodies, uint32View } from '../core/packed-bodies.ts'
 import type { V1Job, V2Job } from '../core/schema/api.ts'
 import type { DatasetCompany } from '../core/schema/dataset.ts'
 import { toV2CompanyProfile } from '../core/company.ts'
+import { SerializedTerms } from '../core/search.ts'
 import { indexFileHash } from '../core/content-hash.ts'
 import {
   CURRENT_LINK,
@@ -49,7 +50,15 @@ import { WriteThread } from './write-thread.ts'
 import { buildOpenApiYaml, type OpenApiExamples } from './openapi.ts'
 import { createProgress, type Progress } from './progress.ts'
 import { createStagingDir, publishSnapshot, pruneSnapshots, unusedSnapshotId } from './publish.ts'
-import { BuildCacheReader, buildContextHash, cacheHeader, cacheLine, companyHash, recordKey } from './record-cache.ts'
+import {
+  BuildCacheReader,
+  buildContextHash,
+  cacheHeader,
+  cacheLine,
+  cacheLineHead,
+  companyHash,
+  recordKey,
+} from './record-cache.ts'
 import type { RecordOutcome, Spilled } from './record-batch.ts'
 import { RecordPool } from './record-pool.ts'
 import { findDatasetFiles, readRecordTexts } from './read-dataset.ts'
@@ -216,6 +225,8 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     )
     const v1Pages = new V1PageWriter(writer, v1UsageNotice(options.siteUrl), live.length)
     const textIndex = new TermPostingsBuilder()
+    // Jobs republished unchanged keep their terms: their lists come forward from the previous snapshot's.
+    const postingsCarried = cache && previous ? carryForwardPostings(textIndex, previous.dir, live, records) : false
     const liveByCompany = new Uint32Array(companies.length)
     let newest: { v2: V2Job; v1: V1Job; company: number } | undefined
 
@@ -224,8 +235,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     )
     cacheFile.write(cacheHeader(contextHash!))
     for (const [position, ordinal] of live.entries()) {
-      const { summaryAndMeta, meta, v2, v1 } = records.outputsOf(ordinal, cache, previousBodies, pool)
-      const { indexedJson, hash, terms } = parseMeta(meta)
+      const { v2, v1, entry } = records.outputsOf(ordinal, cache, previousBodies, pool)
       // The newest job (and its employer, below) are the OpenAPI document's examples.
       if (position === 0)
         newest = {
@@ -235,18 +245,21 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
         }
       // The bodies are views of reused read buffers, valid until the next job's: each writer copies what it keeps.
       await writer.writePublic(snapshotPaths.v2Job(records.slugs[ordinal]!), v2, {
-        hash,
+        hash: entry.hash,
         linkOnly: true,
         borrowed: true,
       })
       packedV2.add(v2)
       packedV1.add(v1)
       await v1Pages.add(v1)
-      jobIndexFile.write(position === 0 ? indexedJson : `,\n${indexedJson}`)
-      textIndex.add(position, terms)
+      if (position > 0) jobIndexFile.write(',\n')
+      jobIndexFile.write(entry.indexedJson)
+      if (!(postingsCarried && entry.reused)) textIndex.add(position, entry.terms())
       const company = records.company[ordinal]!
       liveByCompany[company]!++
-      cacheFile.write(cacheLine(records.keys[ordinal]!, companyHashes[company]!, position, summaryAndMeta))
+      cacheFile.write(cacheLineHead(records.keys[ordinal]!, companyHashes[company]!, position))
+      cacheFile.write(entry.cacheTail)
+      cacheFile.write('\n')
       if ((position & 1023) === 0) progress.step('writing jobs', position, live.length, 'jobs')
     }
     progress.step('writing jobs', live.length, live.length, 'jobs')
@@ -391,6 +404,55 @@ function publishedCompany(company: DatasetCompany, liveJobs: number): IndexedCom
   const { description_html: _html, total_raised: _raised, description: _text, ...published } = company
   const description = plainDescription(company)
   return { ...published, ...(description ? { description } : {}), live_jobs: liveJobs }
+}
+
+/**
+ * What the write pass puts in the job index, the search lists and the next
+ * cache for one published job; the same bytes whether the record was reused
+ * (views of the previous cache) or checked afresh.
+ */
+interface JobEntry {
+  reused: boolean
+  /** The v2 body's content hash. */
+  hash: string
+  /** Its line of index/jobs.json. */
+  indexedJson: string | Buffer
+  /** Its cache line after the position: `summary-json \t meta`. */
+  cacheTail: string | Buffer
+  terms(): string[]
+}
+
+/**
+ * Seeds `builder` with the previous snapshot's search lists for the jobs
+ * this build republishes from the cache (same record, same terms), remapped
+ * to their new positions; false (add every job's terms instead) when those
+ * lists cannot be read.
+ */
+function carryForwardPostings(
+  builder: TermPostingsBuilder,
+  previousDir: string,
+  live: readonly number[],
+  records: RecordTable,
+): boolean {
+  let terms: SerializedTerms
+  let postings: Uint32Array
+  try {
+    const termsPath = path.join(previousDir, snapshotPaths.searchTerms)
+    terms = SerializedTerms.parse(JSON.parse(readFileSync(termsPath, 'utf8')))
+    const postingsPath = path.join(previousDir, snapshotPaths.searchPostings)
+    postings = uint32View(readFileSync(postingsPath), postingsPath)
+  } catch {
+    return false
+  }
+  let previousLive = 0
+  for (const ordinal of live)
+    if (records.cachedLine[ordinal] !== undefined)
+      previousLive = Math.max(previousLive, records.previousPosition[ordinal]! + 1)
+  const newPosition = new Int32Array(previousLive).fill(-1)
+  for (const [position, ordinal] of live.entries())
+    if (records.cachedLine[ordinal] !== undefined) newPosition[records.previousPosition[ordinal]!] = position
+  builder.carryForward(terms, postings, newPosition)
+  return true
 }
 
 /** Reused bodies come mostly in the previous snapshot's order: read 4 MB at a time. */
@@ -560,22 +622,37 @@ class RecordTable {
 
   /**
    * A published job's outputs: from the previous snapshot when the record was
-   * reused, else from the spill; with the cache line's tail (summary and meta),
-   * the same text either way.
+   * reused (its cache entry as bytes, never decoded), else from the spill.
    */
   outputsOf(
     ordinal: number,
     cache: BuildCacheReader | undefined,
     previousBodies: { v2: PackedBodies; v1: PackedBodies } | undefined,
     pool: RecordPool,
-  ): { summaryAndMeta: string; meta: string; v2: Buffer; v1: Buffer } {
+  ): { v2: Buffer; v1: Buffer; entry: JobEntry } {
     const line = this.cachedLine[ordinal]
     if (line !== undefined) {
       const position = this.previousPosition[ordinal]!
-      return { ...cache!.tailAt(line), v2: previousBodies!.v2.body(position), v1: previousBodies!.v1.body(position) }
+      const { tail, indexedJson, hash, terms } = cache!.reusedAt(line)
+      return {
+        v2: previousBodies!.v2.body(position),
+        v1: previousBodies!.v1.body(position),
+        entry: { reused: true, hash, indexedJson, cacheTail: tail, terms },
+      }
     }
     const spilled = pool.readSpilled(this.spillWorker[ordinal]!, this.spilled[ordinal]!)
-    return { ...spilled, summaryAndMeta: `${this.freshSummary[ordinal]!}\t${spilled.meta}` }
+    const { hash, indexedJson, terms } = parseMeta(spilled.meta)
+    return {
+      v2: spilled.v2,
+      v1: spilled.v1,
+      entry: {
+        reused: false,
+        hash,
+        indexedJson,
+        cacheTail: `${this.freshSummary[ordinal]!}\t${spilled.meta}`,
+        terms: () => terms,
+      },
+    }
   }
 
   /** The cache line's tail for a record this snapshot does not publish (its meta is empty). */

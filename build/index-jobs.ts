@@ -86,10 +86,39 @@ export function searchDocument(v2: V2Job, company: DatasetCompany): SearchDocume
   }
 }
 
-/** Collects term -> positions while jobs are added in date order, so every list comes out ascending. */
+/**
+ * Collects term -> positions while jobs are added in date order, so every
+ * list comes out ascending. An incremental build first carries forward the
+ * previous snapshot's lists for the jobs it republishes unchanged (their
+ * terms are the same), and adds only the others.
+ */
 export class TermPostingsBuilder {
   /** Per term, its positions so far in a typed array that doubles as it fills (1M jobs hold ~50M postings). */
   private readonly postings = new Map<string, { positions: Uint32Array; count: number }>()
+  /** Per term, the carried-forward positions (ascending), merged with the added ones when serialized. */
+  private readonly carried = new Map<string, Uint32Array>()
+
+  /**
+   * Seeds the lists from the previous snapshot's (`previousTerms`, `previousPostings`, as
+   * serialize wrote them): `newPosition[old]` is where the job at the previous snapshot's
+   * position `old` sits in this one, or -1 (or past its end) when it is not carried (gone,
+   * or changed and added again). Carried jobs keep their relative order, so each list stays ascending;
+   * they must not also be added.
+   */
+  carryForward(previousTerms: SerializedTerms, previousPostings: Uint32Array, newPosition: Int32Array): void {
+    let offset = 0
+    for (const [i, term] of previousTerms.terms.entries()) {
+      const count = previousTerms.counts[i]!
+      const kept = new Uint32Array(count)
+      let keptCount = 0
+      for (let k = offset; k < offset + count; k++) {
+        const position = newPosition[previousPostings[k]!] ?? -1
+        if (position >= 0) kept[keptCount++] = position
+      }
+      offset += count
+      if (keptCount > 0) this.carried.set(term, kept.subarray(0, keptCount))
+    }
+  }
 
   add(position: number, terms: Iterable<string>): void {
     for (const term of terms) {
@@ -111,14 +140,25 @@ export class TermPostingsBuilder {
 
   /** The vocabulary (sorted) with counts, and the concatenated postings as little-endian uint32. */
   serialize(): { terms: SerializedTerms; postings: Buffer } {
-    const terms = [...this.postings.keys()].sort()
-    const counts = terms.map((term) => this.postings.get(term)!.count)
+    const terms = [...new Set([...this.postings.keys(), ...this.carried.keys()])].sort()
+    const added = (term: string) => this.postings.get(term) ?? { positions: NO_POSITIONS, count: 0 }
+    const counts = terms.map((term) => added(term).count + (this.carried.get(term)?.length ?? 0))
     const buffer = Buffer.allocUnsafe(counts.reduce((sum, n) => sum + n, 0) * 4)
     let offset = 0
     for (const term of terms) {
-      const { positions, count } = this.postings.get(term)!
-      for (let i = 0; i < count; i++) offset = buffer.writeUInt32LE(positions[i]!, offset)
+      const { positions, count } = added(term)
+      const carried = this.carried.get(term) ?? NO_POSITIONS
+      // Both ascending, no position in both: a merge.
+      let a = 0
+      let c = 0
+      while (a < count || c < carried.length) {
+        const next =
+          c === carried.length || (a < count && positions[a]! < carried[c]!) ? positions[a++]! : carried[c++]!
+        offset = buffer.writeUInt32LE(next, offset)
+      }
     }
     return { terms: { terms, counts }, postings: buffer }
   }
 }
+
+const NO_POSITIONS = new Uint32Array(0)

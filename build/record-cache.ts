@@ -115,6 +115,24 @@ export class BuildCacheReader {
     return { summaryAndMeta, meta: summaryAndMeta.slice(summaryAndMeta.indexOf('\t') + 1) }
   }
 
+  /**
+   * What the write pass needs of a reused record, as views of the cache's bytes (no
+   * decoding): the line's tail (`summary-json \t meta`, copied into the next cache as it
+   * is), the meta's index entry (copied into index/jobs.json), its hash, and its terms on demand.
+   */
+  reusedAt(line: number): { tail: Buffer; indexedJson: Buffer; hash: string; terms(): string[] } {
+    const [, , positionEnd, summaryEnd] = this.tabsOf(line)
+    const hashEnd = this.bytes.indexOf(0x09, summaryEnd + 1)
+    const indexedEnd = this.bytes.indexOf(0x09, hashEnd + 1)
+    const end = this.bytes.indexOf(0x0a, indexedEnd + 1)
+    return {
+      tail: this.bytes.subarray(positionEnd + 1, end),
+      indexedJson: this.bytes.subarray(hashEnd + 1, indexedEnd),
+      hash: this.bytes.toString('latin1', summaryEnd + 1, hashEnd),
+      terms: () => (end === indexedEnd + 1 ? [] : this.bytes.toString('utf8', indexedEnd + 1, end).split(' ')),
+    }
+  }
+
   /** Offsets of the first four tabs of the line at `line`: the ends of key, company hash, position and summary. */
   private tabsOf(line: number): [number, number, number, number] {
     const keyEnd = this.bytes.indexOf(0x09, line)
@@ -131,5 +149,10 @@ export function cacheHeader(contextHash: string): string {
 
 /** One cache line (with its newline); `summaryAndMeta` is `summary-json \t meta`, as tailAt returns it. */
 export function cacheLine(key: string, companyHashOfRecord: string, position: number, summaryAndMeta: string): string {
-  return `${key}\t${companyHashOfRecord}\t${position}\t${summaryAndMeta}\n`
+  return `${cacheLineHead(key, companyHashOfRecord, position)}${summaryAndMeta}\n`
+}
+
+/** A cache line up to its summary: what precedes the tail reusedAt returns. */
+export function cacheLineHead(key: string, companyHashOfRecord: string, position: number): string {
+  return `${key}\t${companyHashOfRecord}\t${position}\t`
 }
