@@ -68,6 +68,12 @@ export class BufferedFileWriter {
   }
 
   private writeBytes(bytes: Buffer): void {
+    // Most writes are a few KB and fit: TypedArray#set costs a fraction of Buffer#copy's checks.
+    if (this.buffered + bytes.length <= this.scratch.length) {
+      this.scratch.set(bytes, this.buffered)
+      this.buffered += bytes.length
+      return
+    }
     for (let offset = 0; offset < bytes.length; ) {
       if (this.buffered === this.scratch.length) this.flush()
       const copied = bytes.copy(this.scratch, this.buffered, offset)

@@ -501,7 +501,8 @@ class V1PageWriter {
         page.bytes = grown
       }
       if (page.count > 0) page.bytes[page.length++] = COMMA_BYTE
-      page.length += body.copy(page.bytes, page.length)
+      page.bytes.set(body, page.length)
+      page.length += body.length
       if (++page.count === page.limit) await this.write(page)
     }
   }
