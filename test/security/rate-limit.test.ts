@@ -365,7 +365,7 @@ describe('memory under a million distinct clients', () => {
   const MAX_CLIENTS = 100_000
   const FULL_WINDOW_CLIENTS = 10_000
 
-  it(`1,000,000 clients: the limiters remember ${MAX_CLIENTS.toLocaleString('en')} and their heap stays within the bound`, async () => {
+  it(`1,000,000 clients: the limiters remember ${MAX_CLIENTS.toLocaleString('en')} and their heap stays within the bound; compressed copies hold what their caches count`, async () => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
       [
@@ -398,11 +398,19 @@ describe('memory under a million distinct clients', () => {
     const cache = row('response-cache')
     expect(Number(cache.kept)).toBeLessThan(Number(cache.entries))
     expect(Number(cache.heapBytes)).toBeLessThan(Number(cache.maxBytes) * 1.1)
+    // What the compressed copies hold outside the heap is what their caches count (zlib's output is a
+    // view of a 16 KiB working buffer: kept as it is, a ~850-byte copy held 16 KiB, ~19x its count).
+    const stored = row('stored-encodings')
+    expect(Number(stored.countedBytes)).toBeGreaterThan(0)
+    expect(Number(stored.bufferBytes)).toBeLessThan(Number(stored.countedBytes) * 1.5)
+    const computed = row('computed-encodings')
+    expect(Number(computed.bufferBytes)).toBeLessThan(Number(computed.countedBytes) * 1.5)
 
     console.log(
       `[security] 1,000,000 distinct clients, JOBSNAP_MAX_CLIENTS=${MAX_CLIENTS}: REST limiter ${mb(rest.heapBytes)} (${Math.round(Number(rest.heapBytes) / MAX_CLIENTS)} B/client, ` +
         `${Number(rest.ms).toFixed(0)} ms), full windows ${Math.round(Number(full.heapBytes) / FULL_WINDOW_CLIENTS)} B/client (so ${mb((Number(full.heapBytes) / FULL_WINDOW_CLIENTS) * MAX_CLIENTS)} at ${MAX_CLIENTS}), ` +
-        `MCP bucket ${mb(mcp.heapBytes)}; response cache with 5,000 16 KB keys: ${mb(cache.heapBytes)} in a ${mb(cache.maxBytes)} budget (${cache.kept} kept)`,
+        `MCP bucket ${mb(mcp.heapBytes)}; response cache with 5,000 16 KB keys: ${mb(cache.heapBytes)} in a ${mb(cache.maxBytes)} budget (${cache.kept} kept); ` +
+        `compressed copies of 10,000 bodies: ${mb(stored.bufferBytes)} held for ${mb(stored.countedBytes)} counted, of 2,000 computed pages: ${mb(computed.bufferBytes)} for ${mb(computed.countedBytes)}`,
     )
   })
 })

@@ -8,7 +8,14 @@
  *
  * Each structure is read after the measurement, so it is still alive when the heap is measured.
  */
-import { computedPayload, ResponseCache, SlidingWindowLimiter, TokenBucketLimiter } from '../../../runtime/index.ts'
+import {
+  computedPayload,
+  ResponseCache,
+  SlidingWindowLimiter,
+  storedEncodingsBytes,
+  storedPayload,
+  TokenBucketLimiter,
+} from '../../../runtime/index.ts'
 
 const gc = (globalThis as { gc?: () => void }).gc
 if (!gc) throw new Error('run with node --expose-gc')
@@ -16,6 +23,19 @@ if (!gc) throw new Error('run with node --expose-gc')
 function heapUsed(): number {
   for (let i = 0; i < 4; i++) gc!()
   return process.memoryUsage().heapUsed
+}
+
+/** Memory held outside the JS heap by ArrayBuffers (every Buffer's bytes), after collection. */
+function bufferBytes(): number {
+  for (let i = 0; i < 4; i++) gc!()
+  return process.memoryUsage().arrayBuffers
+}
+
+/** A distinct job-like JSON body of ~1.7 KB, as compressible as a real one. */
+function jobBody(i: number): Buffer {
+  const words = ['remote', 'senior', 'engineer', 'design', 'platform', 'data', 'team', 'hybrid', 'salary', 'python']
+  const text = Array.from({ length: 200 }, (_, k) => words[(i * 7 + k * 13) % words.length]).join(' ')
+  return Buffer.from(JSON.stringify({ id: i, slug: `job-${i}`, description: text }))
 }
 
 /** Distinct client keys as the limiter sees them: IPv4 addresses and IPv6 /64 prefixes, alternately. */
@@ -93,5 +113,39 @@ const report = (fields: Record<string, unknown>) => process.stdout.write(`${JSON
   const after = heapUsed()
   const kept = (cache as unknown as { cache: { size: number } }).cache.size
   report({ kind: 'response-cache', entries: 5_000, kept, keyBytes: 16_000, maxBytes, heapBytes: after - before })
+  cache = undefined
+}
+
+// Compressed copies of snapshot bodies (single jobs, v1 pages): 10,000 distinct ~1.7 KB bodies, brotli and gzip each.
+{
+  const bodies = Array.from({ length: 10_000 }, (_, i) => jobBody(i))
+  const before = bufferBytes()
+  for (const [i, body] of bodies.entries()) {
+    const payload = storedPayload(body, `hash-${i}`)
+    await payload.encoded('br')
+    await payload.encoded('gzip')
+  }
+  const after = bufferBytes()
+  report({
+    kind: 'stored-encodings',
+    bodies: bodies.length,
+    countedBytes: storedEncodingsBytes(),
+    bufferBytes: after - before,
+  })
+}
+
+// Compressed copies of computed bodies in the response cache: 2,000 distinct ~5 KB pages, brotli and gzip each.
+{
+  const maxBytes = 64 * 1024 * 1024
+  const pages = Array.from({ length: 2_000 }, (_, i) => Buffer.concat([jobBody(i), jobBody(i + 1), jobBody(i + 2)]))
+  const before = bufferBytes()
+  let cache: ResponseCache | undefined = new ResponseCache(maxBytes, 60)
+  for (const [i, page] of pages.entries()) {
+    const result = await cache.getOrCompute(`v2|snapshot|0|page=${i}`, async () => computedPayload(page))
+    await result!.payload.encoded('br')
+    await result!.payload.encoded('gzip')
+  }
+  const after = bufferBytes()
+  report({ kind: 'computed-encodings', pages: pages.length, countedBytes: cache.bytes, bufferBytes: after - before })
   cache = undefined
 }
