@@ -121,7 +121,16 @@ async function previousSnapshot(distDir: string): Promise<PreviousSnapshot | und
 
 function snapshotIdFor(builtAt: Date, hashes: Record<string, string>): string {
   const digest = createHash('sha256')
-  for (const [file, hash] of Object.entries(hashes)) digest.update(`${file}\0${hash}\n`)
+  // A million entries at 1M jobs: hashed a few thousand at a time rather than one native call each.
+  let pending = ''
+  for (const file in hashes) {
+    pending += `${file}\0${hashes[file]}\n`
+    if (pending.length > 1 << 16) {
+      digest.update(pending)
+      pending = ''
+    }
+  }
+  digest.update(pending)
   const stamp = builtAt.toISOString().replace(/[-:]/g, '').replace('.', '')
   return `${stamp}-${digest.digest('hex').slice(0, 8)}`
 }

@@ -39,12 +39,13 @@ export function diffSnapshots(
   const added: string[] = []
   const changed: string[] = []
   const removed: string[] = []
-  for (const [file, hash] of Object.entries(next)) {
+  // for-in, not Object.entries: at 1M jobs the maps hold a million entries each.
+  for (const file in next) {
     const before = previous?.[file]
     if (before === undefined) added.push(file)
-    else if (before !== hash) changed.push(file)
+    else if (before !== next[file]) changed.push(file)
   }
-  for (const file of Object.keys(previous ?? {})) if (!(file in next)) removed.push(file)
+  for (const file in previous) if (next[file] === undefined) removed.push(file)
   const files = [...added, ...changed, ...removed].sort()
   const purge = files.flatMap(publicPathsOf)
   // v2 lists and v1 pages of other sizes are computed per query: any job change can move them.
