@@ -50,15 +50,7 @@ import { WriteThread } from './write-thread.ts'
 import { buildOpenApiYaml, type OpenApiExamples } from './openapi.ts'
 import { createProgress, type Progress } from './progress.ts'
 import { createStagingDir, publishSnapshot, pruneSnapshots, unusedSnapshotId } from './publish.ts'
-import {
-  BuildCacheReader,
-  buildContextHash,
-  cacheHeader,
-  cacheLine,
-  cacheLineHead,
-  companyHash,
-  recordKey,
-} from './record-cache.ts'
+import { BuildCacheReader, buildContextHash, cacheHeader, cacheLine, companyHash, recordKey } from './record-cache.ts'
 import type { RecordOutcome, Spilled } from './record-batch.ts'
 import { RecordPool } from './record-pool.ts'
 import { findDatasetFiles, readRecordTexts } from './read-dataset.ts'
@@ -184,7 +176,6 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
         for (const { source, raw, bytes } of batch) {
           const ordinal = records.add(source)
           const key = recordKey(raw)
-          records.keys[ordinal] = key
           const cached = cache?.lookup(key)
           const company = cached && companyIndex.get(cached.summary.company_id)
           const reusable =
@@ -193,7 +184,10 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
             companyHashes[company] === cached.companyHash &&
             (cached.position >= 0 || !isLiveAt(cached.summary, nowMs))
           if (reusable) records.acceptCached(ordinal, cached.summary, cached.line, cached.position)
-          else await pool.add(ordinal, source, raw.toString('utf8'))
+          else {
+            records.freshKeys.set(ordinal, key)
+            await pool.add(ordinal, source, raw.toString('utf8'))
+          }
           bytesRead += bytes
           if ((ordinal & 1023) === 0) progress.step('checking jobs', bytesRead, totalBytes, 'bytes')
         }
@@ -266,7 +260,9 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       if (!(postingsCarried && entry.reused)) textIndex.add(position, entry.terms())
       const company = records.company[ordinal]!
       liveByCompany[company]!++
-      cacheFile.write(cacheLineHead(records.keys[ordinal]!, companyHashes[company]!, position))
+      // A reused record's line is its previous one with the new position.
+      cacheFile.write(entry.cacheHead ?? `${records.freshKeys.get(ordinal)!}\t${companyHashes[company]!}\t`)
+      cacheFile.write(`${position}\t`)
       cacheFile.write(entry.cacheTail)
       cacheFile.write('\n')
       if ((position & 1023) === 0) progress.step('writing jobs', position, live.length, 'jobs')
@@ -277,16 +273,20 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     await v1Pages.finish()
     jobIndexFile.write(live.length === 0 ? '}\n' : '\n]}\n')
     // Records not published (closed, expired) are cached too: next time they skip their schema pass.
+    // A reused record published before (and expired since) had a meta: not kept, as a fresh build would not have one.
     for (let ordinal = 0; ordinal < records.size; ordinal++) {
       if (records.isLive[ordinal] === 1) continue
-      cacheFile.write(
-        cacheLine(
-          records.keys[ordinal]!,
-          companyHashes[records.company[ordinal]!]!,
-          -1,
-          records.notPublishedTail(ordinal, cache),
-        ),
-      )
+      const line = records.cachedLine[ordinal]
+      if (line === undefined) {
+        const company = companyHashes[records.company[ordinal]!]!
+        cacheFile.write(cacheLine(records.freshKeys.get(ordinal)!, company, -1, `${records.freshSummaryOf(ordinal)}\t`))
+        continue
+      }
+      const { head, summary } = cache!.headAndSummaryAt(line)
+      cacheFile.write(head)
+      cacheFile.write('-1\t')
+      cacheFile.write(summary)
+      cacheFile.write('\t\n')
     }
     const examples: OpenApiExamples | undefined = newest && {
       v2Job: newest.v2,
@@ -426,6 +426,8 @@ interface JobEntry {
   hash: string
   /** Its line of index/jobs.json. */
   indexedJson: string | Buffer
+  /** Its cache line before the position (`key \t company-hash \t`), when reused; else made from the fresh key. */
+  cacheHead?: Buffer
   /** Its cache line after the position: `summary-json \t meta`. */
   cacheTail: string | Buffer
   terms(): string[]
@@ -549,7 +551,8 @@ const COMMA_BYTE = 0x2c
 class RecordTable {
   size = 0
   reused = 0
-  readonly keys: string[] = []
+  /** Cache keys of the records checked afresh; a reused record's key is in its previous cache line. */
+  readonly freshKeys = new Map<number, string>()
   readonly ids: (string | undefined)[] = []
   readonly slugs: (string | undefined)[] = []
   readonly status: (RecordSummary['status'] | undefined)[] = []
@@ -566,7 +569,15 @@ class RecordTable {
   private readonly freshSummary: (string | undefined)[] = []
   readonly spillWorker: number[] = []
   readonly spilled: (Spilled | undefined)[] = []
-  private readonly sources: RecordSource[] = []
+  /**
+   * Where each record came from, kept compactly for the issues of the checks
+   * across records: a million small objects were a large share of what the
+   * collector traced, again and again, in a 1M build.
+   */
+  private readonly sourceFiles: string[] = []
+  private readonly sourceFile: number[] = []
+  /** The NDJSON line (1-based, so positive), the JSON array index as -(index + 1), or 0 for a file of one record. */
+  private readonly sourceSpot: number[] = []
   private readonly issuesByOrdinal = new Map<number, DatasetIssue[]>()
 
   constructor(
@@ -575,8 +586,16 @@ class RecordTable {
   ) {}
 
   add(source: RecordSource): number {
-    this.sources.push(source)
+    if (this.sourceFiles.at(-1) !== source.file) this.sourceFiles.push(source.file)
+    this.sourceFile.push(this.sourceFiles.length - 1)
+    this.sourceSpot.push(source.line ?? (source.index !== undefined ? -(source.index + 1) : 0))
     return this.size++
+  }
+
+  private sourceOf(ordinal: number): RecordSource {
+    const file = this.sourceFiles[this.sourceFile[ordinal]!]!
+    const spot = this.sourceSpot[ordinal]!
+    return spot > 0 ? { file, line: spot } : spot < 0 ? { file, index: -spot - 1 } : { file }
   }
 
   acceptCached(ordinal: number, summary: RecordSummary, line: number, position: number): void {
@@ -611,8 +630,9 @@ class RecordTable {
       const id = this.ids[ordinal]
       if (id === undefined) continue
       const found: DatasetIssue[] = []
-      ids.check(id, this.sources[ordinal]!, id, 'id', found)
-      slugs.check(this.slugs[ordinal]!, this.sources[ordinal]!, id, 'slug', found)
+      const source = this.sourceOf(ordinal)
+      ids.check(id, source, id, 'id', found)
+      slugs.check(this.slugs[ordinal]!, source, id, 'slug', found)
       if (found.length > 0) this.issuesByOrdinal.set(ordinal, [...found, ...(this.issuesByOrdinal.get(ordinal) ?? [])])
     }
     for (const ordinal of [...this.issuesByOrdinal.keys()].sort((a, b) => a - b))
@@ -643,11 +663,11 @@ class RecordTable {
     const line = this.cachedLine[ordinal]
     if (line !== undefined) {
       const position = this.previousPosition[ordinal]!
-      const { tail, indexedJson, hash, terms } = cache!.reusedAt(line)
+      const { head, tail, indexedJson, hash, terms } = cache!.reusedAt(line)
       return {
         v2: previousBodies!.v2.body(position),
         v1: previousBodies!.v1.body(position),
-        entry: { reused: true, hash, indexedJson, cacheTail: tail, terms },
+        entry: { reused: true, hash, indexedJson, cacheHead: head, cacheTail: tail, terms },
       }
     }
     const spilled = pool.readSpilled(this.spillWorker[ordinal]!, this.spilled[ordinal]!)
@@ -665,13 +685,9 @@ class RecordTable {
     }
   }
 
-  /** The cache line's tail for a record this snapshot does not publish (its meta is empty). */
-  notPublishedTail(ordinal: number, cache: BuildCacheReader | undefined): string {
-    const line = this.cachedLine[ordinal]
-    // A reused record published before (and expired since) had a meta: not kept, as a fresh build would not have one.
-    const summary =
-      line !== undefined ? cache!.tailAt(line).summaryAndMeta.split('\t', 1)[0]! : this.freshSummary[ordinal]!
-    return `${summary}\t`
+  /** The summary (JSON) of a record checked afresh. */
+  freshSummaryOf(ordinal: number): string {
+    return this.freshSummary[ordinal]!
   }
 
   countWhere(test: (ordinal: number) => boolean): number {

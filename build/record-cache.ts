@@ -59,7 +59,7 @@ export interface CachedRecord {
   /** Position in the previous snapshot's packed bodies; -1 when it was not published. */
   position: number
   summary: RecordSummary
-  /** Byte offset of the line, to read the rest of it later with tailAt. */
+  /** Byte offset of the line, to read the rest of it later. */
   line: number
 }
 
@@ -107,25 +107,27 @@ export class BuildCacheReader {
     }
   }
 
-  /** The line at `line` from its summary on (`summary-json \t meta`), and its meta alone. */
-  tailAt(line: number): { summaryAndMeta: string; meta: string } {
-    const [, , positionEnd, summaryEnd] = this.tabsOf(line)
-    const end = this.bytes.indexOf(0x0a, summaryEnd)
-    const summaryAndMeta = this.bytes.toString('utf8', positionEnd + 1, end)
-    return { summaryAndMeta, meta: summaryAndMeta.slice(summaryAndMeta.indexOf('\t') + 1) }
+  /** The line's head (`key \t company-hash \t`) and summary JSON, as views of the cache's bytes. */
+  headAndSummaryAt(line: number): { head: Buffer; summary: Buffer } {
+    const [, companyEnd, positionEnd, summaryEnd] = this.tabsOf(line)
+    return {
+      head: this.bytes.subarray(line, companyEnd + 1),
+      summary: this.bytes.subarray(positionEnd + 1, summaryEnd),
+    }
   }
 
   /**
    * What the write pass needs of a reused record, as views of the cache's bytes (no
-   * decoding): the line's tail (`summary-json \t meta`, copied into the next cache as it
-   * is), the meta's index entry (copied into index/jobs.json), its hash, and its terms on demand.
+   * decoding): the line's head (`key \t company-hash \t`) and tail (`summary-json \t meta`),
+   * copied into the next cache around the new position, the meta's index entry (copied into index/jobs.json), its hash, and its terms on demand.
    */
-  reusedAt(line: number): { tail: Buffer; indexedJson: Buffer; hash: string; terms(): string[] } {
-    const [, , positionEnd, summaryEnd] = this.tabsOf(line)
+  reusedAt(line: number): { head: Buffer; tail: Buffer; indexedJson: Buffer; hash: string; terms(): string[] } {
+    const [, companyEnd, positionEnd, summaryEnd] = this.tabsOf(line)
     const hashEnd = this.bytes.indexOf(0x09, summaryEnd + 1)
     const indexedEnd = this.bytes.indexOf(0x09, hashEnd + 1)
     const end = this.bytes.indexOf(0x0a, indexedEnd + 1)
     return {
+      head: this.bytes.subarray(line, companyEnd + 1),
       tail: this.bytes.subarray(positionEnd + 1, end),
       indexedJson: this.bytes.subarray(hashEnd + 1, indexedEnd),
       hash: this.bytes.toString('latin1', summaryEnd + 1, hashEnd),
@@ -147,12 +149,7 @@ export function cacheHeader(contextHash: string): string {
   return `${HEADER} ${contextHash}\n`
 }
 
-/** One cache line (with its newline); `summaryAndMeta` is `summary-json \t meta`, as tailAt returns it. */
+/** One cache line (with its newline); `summaryAndMeta` is `summary-json \t meta`. */
 export function cacheLine(key: string, companyHashOfRecord: string, position: number, summaryAndMeta: string): string {
-  return `${cacheLineHead(key, companyHashOfRecord, position)}${summaryAndMeta}\n`
-}
-
-/** A cache line up to its summary: what precedes the tail reusedAt returns. */
-export function cacheLineHead(key: string, companyHashOfRecord: string, position: number): string {
-  return `${key}\t${companyHashOfRecord}\t${position}\t`
+  return `${key}\t${companyHashOfRecord}\t${position}\t${summaryAndMeta}\n`
 }
