@@ -39,7 +39,8 @@ export async function handleV1List(ctx: RestContext): Promise<Response> {
     const file = snapshotPaths.v1Page(limit, page)
     const hash = snapshot.manifest.files[file]
     if (hash !== undefined) {
-      const body = v1PageBytes(snapshot, page, limit, total, range(start, Math.min(total, start + limit)))
+      const { head, tail } = v1PageFrame(v1UsageNotice(snapshot.manifest.site_url), page, limit, total)
+      const body = snapshot.v1Bodies.framedRange(start, Math.min(total, start + limit), head, tail)
       const payload = storedPayload(body, hash)
       return sendPayload(ctx.request, payload, { cacheStatus: 'HIT', maxAgeSeconds, headers: ctx.headers })
     }

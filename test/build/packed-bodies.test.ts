@@ -59,6 +59,11 @@ describe('PackedBodies', () => {
           expect(packed.pick(positions).equals(joined(positions)), `pick ${positions}`).toBe(true)
         }
         expect(packed.join([299, 0, 150]).equals(joined([299, 0, 150]))).toBe(true)
+        // A framed range (how a v1 page is made): head, the range, tail, multi-byte characters included.
+        const framed = (from: number, to: number) => packed.framedRange(from, to, '{"é":[', '],"ü":1}')
+        expect(framed(10, 35).toString()).toBe(`{"é":[${packed.range(10, 35).toString()}],"ü":1}`)
+        expect(framed(0, bodies.length).toString()).toBe(`{"é":[${joined(bodies.map((_, i) => i)).toString()}],"ü":1}`)
+        expect(framed(7, 7).toString()).toBe('{"é":[],"ü":1}')
         // The joined ranges are JSON array contents.
         expect(JSON.parse(`[${packed.range(0, bodies.length).toString()}]`)).toHaveLength(bodies.length)
       } finally {
