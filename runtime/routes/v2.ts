@@ -46,7 +46,7 @@ export async function handleV2List(ctx: RestContext): Promise<Response> {
     const { total, positions } = runV2Query(context, query)
     const facets = query.facets.length ? `,"facets":${JSON.stringify(facetCounts(context, query, query.facets))}` : ''
     const tail = `],"page":${query.page},"limit":${query.limit},"total":${total},"has_more":${query.page * query.limit < total}${facets}}`
-    return computedPayload(Buffer.concat([LIST_HEAD, snapshot.v2Bodies.join(positions), Buffer.from(tail)]))
+    return computedPayload(snapshot.v2Bodies.join(positions, LIST_HEAD, Buffer.from(tail)))
   })
   return sendPayload(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',

@@ -64,6 +64,9 @@ describe('PackedBodies', () => {
         expect(framed(10, 35).toString()).toBe(`{"é":[${packed.range(10, 35).toString()}],"ü":1}`)
         expect(framed(0, bodies.length).toString()).toBe(`{"é":[${joined(bodies.map((_, i) => i)).toString()}],"ü":1}`)
         expect(framed(7, 7).toString()).toBe('{"é":[],"ü":1}')
+        const [head, tail] = [Buffer.from('{"data":['), Buffer.from(']}')]
+        expect(packed.join([299, 0, 150], head, tail).toString()).toBe(`{"data":[${joined([299, 0, 150]).toString()}]}`)
+        expect(packed.join([], head, tail).toString()).toBe('{"data":[]}')
         // The joined ranges are JSON array contents.
         expect(JSON.parse(`[${packed.range(0, bodies.length).toString()}]`)).toHaveLength(bodies.length)
       } finally {
