@@ -52,20 +52,33 @@ export class SnapshotHolder {
   /**
    * Loads whatever `current` now points at and switches to it. A snapshot
    * that fails to load is refused and the old one keeps serving.
+   *
+   * `current` is read again once the load is done: if it was republished
+   * meanwhile (a quick rollback, two publishes in a row), the loaded snapshot
+   * is dropped unseen and the newer one loaded, so no request is ever answered
+   * from a snapshot `current` had already stopped naming.
    */
   async reload(): Promise<{ changed: boolean; id: string }> {
-    const dir = await resolveCurrentSnapshot(this.distDir)
-    const previous = this.served
-    if (dir === previous?.dir) return { changed: false, id: previous.id }
-    const next = await loadSnapshot(dir, this.fileCache)
-    this.served = next
-    // Requests that took the previous snapshot may still read from it; none outlives this grace.
-    // Only its close function waits, so its memory goes as soon as those requests do.
-    if (previous) {
-      setTimeout(previous.close, RELEASE_AFTER_MS).unref()
-      // The previous snapshot's memory goes back now rather than at V8's next full collection (collect-garbage.ts).
-      setTimeout(collectGarbage, COLLECT_AFTER_MS).unref()
+    let dir = await resolveCurrentSnapshot(this.distDir)
+    for (;;) {
+      const previous = this.served
+      if (dir === previous?.dir) return { changed: false, id: previous.id }
+      const next = await loadSnapshot(dir, this.fileCache)
+      const named = await resolveCurrentSnapshot(this.distDir)
+      if (named !== dir) {
+        next.close()
+        dir = named
+        continue
+      }
+      this.served = next
+      // Requests that took the previous snapshot may still read from it; none outlives this grace.
+      // Only its close function waits, so its memory goes as soon as those requests do.
+      if (previous) {
+        setTimeout(previous.close, RELEASE_AFTER_MS).unref()
+        // The previous snapshot's memory goes back now rather than at V8's next full collection (collect-garbage.ts).
+        setTimeout(collectGarbage, COLLECT_AFTER_MS).unref()
+      }
+      return { changed: true, id: next.id }
     }
-    return { changed: true, id: next.id }
   }
 }
