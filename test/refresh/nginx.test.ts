@@ -95,7 +95,13 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  nginx?.kill('SIGKILL')
+  // SIGTERM, not SIGKILL: the master then stops its workers; killed outright, it left them running.
+  if (nginx && nginx.exitCode === null) {
+    const exited = new Promise((resolve) => nginx!.once('exit', resolve))
+    nginx.kill('SIGTERM')
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))])
+    nginx.kill('SIGKILL')
+  }
   await killAll()
   await dataset?.cleanup()
 })
