@@ -17,7 +17,7 @@ import { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { errorBody, errorHeaders } from './http/errors.ts'
 import { storedEncodingsBytes } from './http/payload.ts'
 import { observedResponseClass } from './http/observe.ts'
-import type { HeaderList } from './http/respond.ts'
+import type { HeaderList, Reply } from './http/respond.ts'
 import { watchGcPauses } from './gc-pauses.ts'
 import type { PrimaryLimitClient } from './http/primary-limiter.ts'
 import { SharedLimitStore } from './http/redis-limiter.ts'
@@ -115,6 +115,15 @@ function refuseBeforeRouting(request: IncomingMessage): string | undefined {
   if (request.httpVersion === '1.1' && request.headers.host === undefined)
     return 'HTTP/1.1 requests need a Host header.'
   return undefined
+}
+
+/** A Reply written to Node's response as srvx would write the same Response (headers in order, then the body). */
+function writeReply(response: ServerResponse, reply: Reply): void {
+  const headers: string[] = []
+  for (const [name, value] of reply.headers) headers.push(name, value)
+  response.writeHead(reply.status, headers)
+  if (reply.body === null) response.end()
+  else response.end(reply.body)
 }
 
 /** CONNECT never reaches the app (Node would drop the connection without a word): this is not a proxy. */
@@ -222,7 +231,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     nodeServer.timeout = config.JOBSNAP_IDLE_TIMEOUT_MS
     nodeServer.on('clientError', answerClientError)
     nodeServer.on('connect', answerConnect)
-    // Requests srvx or Node would refuse without a body get the JSON error here; the rest go to srvx.
+    // Requests srvx or Node would refuse without a body get the JSON error here; single jobs and v1 pages
+    // are answered here too, without the web Request and Response srvx makes (see precomputed in app.ts);
+    // the rest go to srvx.
     const [handler] = nodeServer.listeners('request') as ((
       request: IncomingMessage,
       response: ServerResponse,
@@ -231,9 +242,20 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       nodeServer.removeAllListeners('request')
       nodeServer.on('request', (request: IncomingMessage, response: ServerResponse) => {
         const refusal = refuseBeforeRouting(request)
-        if (refusal === undefined) return handler(request, response)
-        const { body, headers } = errorParts(400, refusal)
-        response.writeHead(400, headers.flat()).end(body)
+        if (refusal !== undefined) {
+          const { body, headers } = errorParts(400, refusal)
+          response.writeHead(400, headers.flat()).end(body)
+          return
+        }
+        const precomputed = jobsnap.precomputed(request)
+        if (precomputed === undefined) return handler(request, response)
+        precomputed
+          .then((reply) => writeReply(response, reply))
+          .catch((error: Error) => {
+            // Only writing can fail here (the reply itself already stands for any handler error).
+            log('response failed', { path: request.url, error: error.stack }, 'error')
+            response.destroy()
+          })
       })
     }
   }

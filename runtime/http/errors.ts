@@ -7,9 +7,8 @@
  * never cached, never a stack trace.
  */
 import { HTTPError } from 'h3'
-import { FastResponse } from 'srvx'
 import type { ErrorBody } from '../../core/schema/api.ts'
-import { type HeaderList, withCommonHeaders } from './respond.ts'
+import { type HeaderList, type Reply, withCommonHeaders } from './respond.ts'
 
 /** What an HTTPError thrown by a handler carries beyond status and message. */
 export interface ErrorDetail {
@@ -48,22 +47,22 @@ export function errorHeaders(bodyLength: number): HeaderList {
 }
 
 /** An error answer (HEAD gets the headers only). */
-export function errorResponse(
-  request: Request,
+export function errorReply(
+  method: string,
   status: number,
   message: string,
   options: { field?: string; headers?: HeaderList } = {},
-): Response {
+): Reply {
   const body = errorBody(status, message, options.field)
   const headers = errorHeaders(body.length)
   if (options.headers) headers.push(...options.headers)
-  return new FastResponse(request.method === 'HEAD' ? null : body, { status, headers })
+  return { status, headers, body: method === 'HEAD' ? null : body }
 }
 
 /** The answer for an HTTPError a handler threw. */
-export function responseForHttpError(request: Request, error: HTTPError): Response {
+export function replyForHttpError(method: string, error: HTTPError): Reply {
   const data = error.data as ErrorDetail | undefined
-  return errorResponse(request, error.status, error.message, {
+  return errorReply(method, error.status, error.message, {
     field: typeof data?.field === 'string' ? data.field : undefined,
     headers: error.headers ? [...error.headers] : undefined,
   })

@@ -61,6 +61,28 @@ function matchesIfNoneMatch(header: string | null, hash: string): boolean {
   })
 }
 
+/**
+ * What a REST answer is, before it is a Response: the h3 routes wrap it in
+ * one, the precomputed fast path (precomputed.ts) writes it to Node's
+ * response as it is. `body` is null for HEAD, 304 and bodiless answers.
+ */
+export interface Reply {
+  status: number
+  headers: HeaderList
+  body: Buffer | null
+}
+
+/** The parts of a request an answer depends on: a web Request has them, and so does a Node request's adapter. */
+export interface RequestLike {
+  method: string
+  headers: { get(name: string): string | null }
+}
+
+/** A Reply as the Response h3 sends. */
+export function replyResponse(reply: Reply): Response {
+  return new FastResponse(reply.body, { status: reply.status, headers: reply.headers })
+}
+
 export interface SendOptions {
   cacheStatus: CacheStatus
   maxAgeSeconds: number
@@ -68,7 +90,7 @@ export interface SendOptions {
 }
 
 /** 200 (or 304) with the negotiated encoding; HEAD gets the headers only. */
-export async function sendPayload(request: Request, payload: Payload, options: SendOptions): Promise<Response> {
+export async function payloadReply(request: RequestLike, payload: Payload, options: SendOptions): Promise<Reply> {
   const encoding = negotiateEncoding(request.headers.get('accept-encoding'))
   const encodedBody = encoding ? await payload.encoded(encoding) : undefined
   const usedEncoding = encodedBody ? encoding : undefined
@@ -82,10 +104,15 @@ export async function sendPayload(request: Request, payload: Payload, options: S
     ],
     options.headers ?? [],
   )
-  if (notModified) return new FastResponse(null, { status: 304, headers })
+  if (notModified) return { status: 304, headers, body: null }
   const body = encodedBody ?? payload.body
   headers.push(['content-type', payload.contentType ?? JSON_TYPE])
   if (usedEncoding) headers.push(['content-encoding', usedEncoding])
   headers.push(['content-length', String(body.length)])
-  return new FastResponse(request.method === 'HEAD' ? null : body, { status: 200, headers })
+  return { status: 200, headers, body: request.method === 'HEAD' ? null : body }
+}
+
+/** payloadReply as a Response, for routes that answer through h3 alone. */
+export async function sendPayload(request: RequestLike, payload: Payload, options: SendOptions): Promise<Response> {
+  return replyResponse(await payloadReply(request, payload, options))
 }

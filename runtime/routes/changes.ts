@@ -8,7 +8,7 @@ import { scalarParam } from '../../core/params.ts'
 import { SNAPSHOT_ID_PATTERN } from '../../core/snapshot.ts'
 import { httpError } from '../http/errors.ts'
 import { computedPayload } from '../http/payload.ts'
-import { sendPayload } from '../http/respond.ts'
+import { payloadReply, type Reply } from '../http/respond.ts'
 import { ancestry, changesBetween } from '../query/changes.ts'
 import { keptLinks } from '../snapshot-history.ts'
 import { nameIgnoredParameters, type RestContext } from './context.ts'
@@ -18,7 +18,7 @@ const EXAMPLE_ID = '20261124T182512983Z-140529c3'
 /** The build time an id starts with (sortable as text). */
 const builtAt = (id: string) => id.slice(0, 19)
 
-export async function handleV2Changes(ctx: RestContext): Promise<Response> {
+export async function handleV2Changes(ctx: RestContext): Promise<Reply> {
   nameIgnoredParameters(ctx, CHANGES_PARAMS)
   const param = scalarParam(ctx.url.searchParams, 'since')
   if (!param.ok) throw httpError(400, param.error.message, { field: 'since', headers: ctx.headers })
@@ -57,7 +57,7 @@ export async function handleV2Changes(ctx: RestContext): Promise<Response> {
     }
     return computedPayload(Buffer.from(JSON.stringify({ since, until: snapshot.id, ...changes })))
   })
-  return sendPayload(ctx.request, cached!.payload, {
+  return payloadReply(ctx.request, cached!.payload, {
     cacheStatus: cached!.hit ? 'HIT' : 'MISS',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,

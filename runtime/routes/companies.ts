@@ -8,12 +8,12 @@ import { canonicalCompanyQuery, parseV2CompanyQuery, V2_COMPANY_PARAMS } from '.
 import { toV2CompanyProfile } from '../../core/company.ts'
 import { httpError } from '../http/errors.ts'
 import { computedPayload } from '../http/payload.ts'
-import { sendPayload } from '../http/respond.ts'
+import { payloadReply, type Reply } from '../http/respond.ts'
 import { runCompanyQuery } from '../query/companies.ts'
 import { liveJobsByCompany } from '../query/live-jobs.ts'
 import { nameIgnoredParameters, type RestContext } from './context.ts'
 
-export async function handleV2Companies(ctx: RestContext): Promise<Response> {
+export async function handleV2Companies(ctx: RestContext): Promise<Reply> {
   nameIgnoredParameters(ctx, V2_COMPANY_PARAMS)
   const parsed = parseV2CompanyQuery(ctx.url.searchParams)
   if (!parsed.ok) throw httpError(400, parsed.error.message, { field: parsed.error.field, headers: ctx.headers })
@@ -31,14 +31,14 @@ export async function handleV2Companies(ctx: RestContext): Promise<Response> {
     }
     return computedPayload(Buffer.from(JSON.stringify(body)))
   })
-  return sendPayload(ctx.request, result!.payload, {
+  return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
   })
 }
 
-export async function handleV2Company(ctx: RestContext, slug: string): Promise<Response> {
+export async function handleV2Company(ctx: RestContext, slug: string): Promise<Reply> {
   const { snapshot, now } = ctx
   const company = snapshot.companyBySlug.get(slug)
   const liveJobs = company ? (liveJobsByCompany(snapshot, now).get(company.id) ?? 0) : 0
@@ -53,7 +53,7 @@ export async function handleV2Company(ctx: RestContext, slug: string): Promise<R
   const result = await ctx.responseCache.getOrCompute(key, async () =>
     computedPayload(Buffer.from(JSON.stringify(toV2CompanyProfile(company, liveJobs)))),
   )
-  return sendPayload(ctx.request, result!.payload, {
+  return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,

@@ -1,11 +1,11 @@
 /** What a REST handler gets: the snapshot for this request, shared caches, the clock, headers to add. */
 import type { Config } from '../../core/config.ts'
-import type { HeaderList } from '../http/respond.ts'
+import type { HeaderList, RequestLike } from '../http/respond.ts'
 import type { ResponseCache } from '../http/response-cache.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 
 export interface RestContext {
-  request: Request
+  request: RequestLike
   url: URL
   /** Taken once per request: a snapshot swap mid-request never mixes two snapshots. */
   snapshot: LoadedSnapshot

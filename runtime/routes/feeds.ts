@@ -10,7 +10,7 @@ import type { V2Job } from '../../core/schema/api.ts'
 import { FEED_FORMATS, type FeedFormat, renderFeed } from '../feed.ts'
 import { httpError } from '../http/errors.ts'
 import { computedPayload } from '../http/payload.ts'
-import { sendPayload } from '../http/respond.ts'
+import { payloadReply, type Reply } from '../http/respond.ts'
 import { runV2Query } from '../query/run-query.ts'
 import { queryContext } from '../snapshot.ts'
 import { nameIgnoredParameters, type RestContext } from './context.ts'
@@ -29,7 +29,7 @@ function canonicalFilters(query: V2ListQuery): string {
   return params.toString()
 }
 
-export async function handleFeed(ctx: RestContext, format: FeedFormat): Promise<Response> {
+export async function handleFeed(ctx: RestContext, format: FeedFormat): Promise<Reply> {
   nameIgnoredParameters(ctx, FEED_PARAMS)
   const filtersOnly = new URLSearchParams(
     [...ctx.url.searchParams].filter(([name]) => Object.hasOwn(FEED_PARAMS, name)),
@@ -54,7 +54,7 @@ export async function handleFeed(ctx: RestContext, format: FeedFormat): Promise<
     })
     return computedPayload(Buffer.from(body), FEED_FORMATS[format].contentType)
   })
-  return sendPayload(ctx.request, result!.payload, {
+  return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,

@@ -4,19 +4,19 @@
  * has expired since, and served from the response cache meanwhile).
  */
 import { computedPayload } from '../http/payload.ts'
-import { sendPayload } from '../http/respond.ts'
+import { payloadReply, type Reply } from '../http/respond.ts'
 import { filterVocabulary } from '../query/filters.ts'
 import { queryContext } from '../snapshot.ts'
 import type { RestContext } from './context.ts'
 
-export async function handleV2Filters(ctx: RestContext): Promise<Response> {
+export async function handleV2Filters(ctx: RestContext): Promise<Reply> {
   const { snapshot } = ctx
   const key = `filters|${snapshot.id}|${snapshot.jobs.expiredCount(ctx.now)}`
   const result = await ctx.responseCache.getOrCompute(key, async () => {
     const vocabulary = filterVocabulary(queryContext(snapshot, ctx.now), snapshot.id)
     return computedPayload(Buffer.from(JSON.stringify(vocabulary)))
   })
-  return sendPayload(ctx.request, result!.payload, {
+  return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,

@@ -8,7 +8,7 @@
 import { parseV1Paging } from '../../core/query.ts'
 import { snapshotPaths, v1PageFrame, v1UsageNotice } from '../../core/snapshot.ts'
 import { computedPayload, storedPayload } from '../http/payload.ts'
-import { sendPayload } from '../http/respond.ts'
+import { payloadReply, type Reply } from '../http/respond.ts'
 import { livePositions } from '../query/run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import type { RestContext } from './context.ts'
@@ -27,7 +27,7 @@ function v1PageBytes(
 
 const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i)
 
-export async function handleV1List(ctx: RestContext): Promise<Response> {
+export async function handleV1List(ctx: RestContext): Promise<Reply> {
   const { snapshot, now } = ctx
   const { page, limit } = parseV1Paging(ctx.url.searchParams)
   const maxAgeSeconds = ctx.config.JOBSNAP_CACHE_TTL
@@ -42,7 +42,7 @@ export async function handleV1List(ctx: RestContext): Promise<Response> {
       const { head, tail } = v1PageFrame(v1UsageNotice(snapshot.manifest.site_url), page, limit, total)
       const body = snapshot.v1Bodies.framedRange(start, Math.min(total, start + limit), head, tail)
       const payload = storedPayload(body, hash)
-      return sendPayload(ctx.request, payload, { cacheStatus: 'HIT', maxAgeSeconds, headers: ctx.headers })
+      return payloadReply(ctx.request, payload, { cacheStatus: 'HIT', maxAgeSeconds, headers: ctx.headers })
     }
   }
 
@@ -53,7 +53,7 @@ export async function handleV1List(ctx: RestContext): Promise<Response> {
     const positions = live ? live.slice(start, start + limit) : range(start, Math.min(total, start + limit))
     return computedPayload(v1PageBytes(snapshot, page, limit, liveTotal, positions))
   })
-  return sendPayload(ctx.request, result!.payload, {
+  return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
     maxAgeSeconds,
     headers: ctx.headers,

@@ -8,7 +8,7 @@ import { canonicalV2Query, parseV2ListQuery, V2_LIST_PARAMS } from '../../core/q
 import { SLUG_PATTERN } from '../../core/schema/dataset.ts'
 import { computedPayload, storedPayload } from '../http/payload.ts'
 import { httpError } from '../http/errors.ts'
-import { sendPayload } from '../http/respond.ts'
+import { payloadReply, type Reply } from '../http/respond.ts'
 import { facetCounts } from '../query/facets.ts'
 import { runV2Query } from '../query/run-query.ts'
 import { queryContext } from '../snapshot.ts'
@@ -16,7 +16,7 @@ import { nameIgnoredParameters, type RestContext } from './context.ts'
 
 const LIST_HEAD = Buffer.from('{"data":[')
 
-export async function handleV2Job(ctx: RestContext, slug: string): Promise<Response> {
+export async function handleV2Job(ctx: RestContext, slug: string): Promise<Reply> {
   const { snapshot } = ctx
   // Anything that is not a slug cannot name a job: it is answered 404 without a lookup.
   const position = SLUG_PATTERN.test(slug) ? snapshot.jobs.positionOf(slug) : undefined
@@ -27,14 +27,14 @@ export async function handleV2Job(ctx: RestContext, slug: string): Promise<Respo
   }
   // The identity body from memory; compressed copies are made on first demand and shared by hash.
   const payload = storedPayload(snapshot.v2Bodies.body(position), snapshot.jobs.hashAt(position))
-  return sendPayload(ctx.request, payload, {
+  return payloadReply(ctx.request, payload, {
     cacheStatus: 'HIT',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
   })
 }
 
-export async function handleV2List(ctx: RestContext): Promise<Response> {
+export async function handleV2List(ctx: RestContext): Promise<Reply> {
   nameIgnoredParameters(ctx, V2_LIST_PARAMS)
   const parsed = parseV2ListQuery(ctx.url.searchParams)
   if (!parsed.ok) throw httpError(400, parsed.error.message, { field: parsed.error.field, headers: ctx.headers })
@@ -48,7 +48,7 @@ export async function handleV2List(ctx: RestContext): Promise<Response> {
     const tail = `],"page":${query.page},"limit":${query.limit},"total":${total},"has_more":${query.page * query.limit < total}${facets}}`
     return computedPayload(snapshot.v2Bodies.join(positions, LIST_HEAD, Buffer.from(tail)))
   })
-  return sendPayload(ctx.request, result!.payload, {
+  return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,

@@ -1,0 +1,138 @@
+/**
+ * Single jobs and v1 pages are answered straight from Node's request (the
+ * server's fast path), not through h3's routing and web Request/Response.
+ * The answers must be the ones h3's routes give for the same request: here
+ * every case is asked both ways, over real HTTP (fast path) and through the
+ * h3 app's own fetch (routed), and status, headers and body bytes compared.
+ */
+import http from 'node:http'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RunningServer } from '../../runtime/index.ts'
+import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
+import { buildRestFixture, type RestFixture } from './support/fixture.ts'
+
+const NOW = FIXTURE_NOW.getTime()
+
+/** Headers that differ per request or per connection whichever path answers. */
+const PER_REQUEST = new Set([
+  'date',
+  'connection',
+  'keep-alive',
+  'x-request-id',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'ratelimit',
+])
+
+interface Answer {
+  status: number
+  reason: string
+  headers: [string, string][]
+  body: Buffer
+}
+
+let fixture: RestFixture
+let server: RunningServer
+let slug: string
+let expiredSlug: string | undefined
+
+beforeAll(async () => {
+  fixture = await buildRestFixture({ jobs: 300, companies: 40, seed: 3 })
+  server = await startFixtureServer(fixture.distDir)
+  slug = fixture.oracle.live(NOW)[7]!.raw.slug
+  const live = new Set(fixture.oracle.live(NOW).map((job) => job.raw.slug))
+  expiredSlug = fixture.oracle.jobs.map((job) => job.raw.slug).find((s) => !live.has(s))
+})
+
+afterAll(async () => {
+  await server?.close()
+  await fixture?.cleanup()
+})
+
+function comparable(pairs: [string, string][]): [string, string][] {
+  return pairs.filter(([name]) => !PER_REQUEST.has(name))
+}
+
+/** Over HTTP with node:http: bytes exactly as sent, headers in the order sent. */
+function viaHttp(method: string, path: string, headers: Record<string, string>): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${server.url}${path}`, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => {
+        const pairs: [string, string][] = []
+        for (let i = 0; i < res.rawHeaders.length; i += 2)
+          pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!])
+        resolve({
+          status: res.statusCode!,
+          reason: res.statusMessage ?? '',
+          headers: pairs,
+          body: Buffer.concat(chunks),
+        })
+      })
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** Through the h3 app itself, as its routes answer. */
+async function viaRoutes(method: string, path: string, headers: Record<string, string>): Promise<Answer> {
+  const response = await server.jobsnap.app.fetch(new Request(`http://localhost${path}`, { method, headers }))
+  return {
+    status: response.status,
+    reason: response.statusText,
+    headers: [...response.headers],
+    body: Buffer.from(await response.arrayBuffer()),
+  }
+}
+
+async function expectSameAnswer(method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  // Asked once first, so a computed page is in the response cache for both (X-Cache: HIT either way).
+  await viaHttp(method, path, headers)
+  const routed = await viaRoutes(method, path, headers)
+  const fast = await viaHttp(method, path, headers)
+  const what = `${method} ${path} ${JSON.stringify(headers)}`
+  // Node's standard reason phrase: the fast path answered (srvx writes an empty one).
+  expect(fast.reason, what).not.toBe('')
+  expect(fast.status, what).toBe(routed.status)
+  // h3's Headers sort by name; what matters is the same fields with the same values.
+  expect(comparable(fast.headers).sort(), what).toEqual(comparable(routed.headers).sort())
+  expect(fast.body.equals(routed.body), what).toBe(true)
+  return fast
+}
+
+describe('the fast path for single jobs and v1 pages', () => {
+  it('answers a single job exactly as the routed app does, in every representation', async () => {
+    const plain = await expectSameAnswer('GET', `/api/v2/jobs/${slug}`)
+    expect(plain.status).toBe(200)
+    expect(JSON.parse(plain.body.toString('utf8')).slug).toBe(slug)
+    const etag = plain.headers.find(([name]) => name === 'etag')![1]
+    await expectSameAnswer('HEAD', `/api/v2/jobs/${slug}`)
+    await expectSameAnswer('GET', `/api/v2/jobs/${slug}`, { 'accept-encoding': 'br' })
+    await expectSameAnswer('GET', `/api/v2/jobs/${slug}`, { 'accept-encoding': 'gzip' })
+    expect((await expectSameAnswer('GET', `/api/v2/jobs/${slug}`, { 'if-none-match': etag })).status).toBe(304)
+    expect((await expectSameAnswer('GET', '/api/v2/jobs/no-such-job-anywhere')).status).toBe(404)
+    if (expiredSlug) expect((await expectSameAnswer('GET', `/api/v2/jobs/${expiredSlug}`)).status).toBe(404)
+  })
+
+  it('answers v1 pages exactly as the routed app does, precomputed sizes and others', async () => {
+    for (const query of ['', '?page=2', '?limit=7&page=3', '?page=999', '?page=0', '?limit=abc']) {
+      await expectSameAnswer('GET', `/api/v1${query}`)
+      await expectSameAnswer('HEAD', `/api/v1${query}`)
+    }
+    await expectSameAnswer('GET', '/api/v1?page=2', { 'accept-encoding': 'gzip, br' })
+  })
+
+  it('leaves everything else to the routes: a query on a single job, a trailing slash, other methods', async () => {
+    for (const [method, path] of [
+      ['GET', `/api/v2/jobs/${slug}?x=1`],
+      ['GET', `/api/v2/jobs/${slug}/`],
+      ['POST', `/api/v2/jobs/${slug}`],
+      ['OPTIONS', '/api/v1'],
+    ] as const) {
+      const fast = await viaHttp(method, path, {})
+      expect(fast.reason, `${method} ${path}`).toBe('')
+    }
+  })
+})
