@@ -188,6 +188,24 @@ export function probe(port: number, path: string, timeoutMs = 2000): Promise<num
   })
 }
 
+/** The header fields of one GET of `path`, as sent (raw names and order), without those Node adds to every response. */
+export function responseHeaderFields(port: number, path: string): Promise<[string, string][]> {
+  const nodeAdds = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding'])
+  return new Promise((resolve, reject) => {
+    const request = http.get({ host: LOOPBACK, port, path, agent: false }, (response) => {
+      response.resume()
+      response.once('end', () => {
+        const fields: [string, string][] = []
+        for (let i = 0; i < response.rawHeaders.length; i += 2)
+          if (!nodeAdds.has(response.rawHeaders[i]!.toLowerCase()))
+            fields.push([response.rawHeaders[i]!, response.rawHeaders[i + 1]!])
+        resolve(fields)
+      })
+    })
+    request.once('error', reject)
+  })
+}
+
 /**
  * Polls `path` until `accept(status)`; returns the milliseconds since the
  * child was spawned. Fails early when the child exits.

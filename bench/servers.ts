@@ -103,16 +103,24 @@ export function clusterFacts(child: Child): { readyMsMax: number; rssMbTotal: nu
 }
 
 /** The floor references: bench/bare-server.ts on bare node:http or h3, returning `file`'s bytes to every request. */
-export async function startBareServer(repoDir: string, kind: 'node' | 'h3', file: string): Promise<RunningServer> {
+const BARE_NAMES = { node: 'bare node:http', h3: 'bare h3', 'node-headers': "bare node:http, jobsnap's headers" }
+
+/** bench/bare-server.ts; `headersFile` (a JSON list of [name, value] pairs) for `node-headers`. */
+export async function startBareServer(
+  repoDir: string,
+  kind: keyof typeof BARE_NAMES,
+  file: string,
+  headersFile?: string,
+): Promise<RunningServer> {
   const port = await freePort()
   const child = startChild(
     `bare ${kind}`,
     process.execPath,
-    ['--import', 'tsx', 'bench/bare-server.ts', kind, String(port), file],
+    ['--import', 'tsx', 'bench/bare-server.ts', kind, String(port), file, ...(headersFile ? [headersFile] : [])],
     { cwd: repoDir, env: { ...process.env, NODE_ENV: 'production' } },
   )
   const readyMs = await waitForHttp(child, port, '/health', { timeoutMs: 30_000 })
-  return { name: kind === 'node' ? 'bare node:http' : 'bare h3', port, child, readyMs }
+  return { name: BARE_NAMES[kind], port, child, readyMs }
 }
 
 export function rssOf(server: RunningServer): ReturnType<typeof memoryOf> {

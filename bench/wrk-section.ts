@@ -8,13 +8,13 @@
  * wrk runs one thread on the same two cores as the servers: the ratios within
  * a run are what to read, not the absolute rates.
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { snapshotPaths } from '../core/index.ts'
 import type { LoadResult } from './load.ts'
 import { runMcpLoad } from './mcp-load.ts'
 import { LOOPBACK } from '../support/processes.ts'
-import { cpuSecondsOf, probe, stopChild } from './procs.ts'
+import { cpuSecondsOf, probe, responseHeaderFields, stopChild } from './procs.ts'
 import { atLeast, atMost, formatMs, type ScenarioRow, type Target } from './report.ts'
 import { clusterFacts, startBareServer, startJobsnap, type RunningServer } from './servers.ts'
 import { runWrk } from './wrk.ts'
@@ -131,20 +131,28 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
   const jobFile = path.join(o.snapshotDir, snapshotPaths.v2Job(vocabulary.slugs[0]!))
   const pageFile = path.join(o.snapshotDir, snapshotPaths.v1Page(25, 1))
   lines.push(
-    `wrk floor references: bare node:http and a one-route h3 app on srvx (bench/bare-server.ts), returning the ${readFileSync(jobFile).length}-byte body of one real job (or the ${readFileSync(pageFile).length}-byte first v1 page) to every request, with none of jobsnap's headers, limiter or routing.`,
+    `wrk floor references: bare node:http and a one-route h3 app on srvx (bench/bare-server.ts), returning the ${readFileSync(jobFile).length}-byte body of one real job (or the ${readFileSync(pageFile).length}-byte first v1 page) to every request, with none of jobsnap's headers, limiter or routing; and bare node:http sending jobsnap's header fields for that response with fixed values.`,
   )
   const fixed: Paths = () => '/'
-  for (const [scenario, paths, file] of [
-    ['single job by slug', slug, jobFile],
-    ['v1 page (limit 25)', v1Page, pageFile],
+  for (const [scenario, paths, file, examplePath] of [
+    ['single job by slug', slug, jobFile, `/api/v2/jobs/${vocabulary.slugs[0]!}`],
+    ['v1 page (limit 25)', v1Page, pageFile, '/api/v1?page=1'],
   ] as const) {
+    // The third floor sends the header fields jobsnap sends for this kind of response, fixed values.
+    const fields = await responseHeaderFields(o.jobsnap.port, examplePath)
+    const headersFile = path.join(o.workDir, `headers-${fields.length}-${seed}.json`)
+    writeFileSync(headersFile, JSON.stringify(fields))
     const bareNode = await startBareServer(o.repoDir, 'node', file)
     const bareH3 = await startBareServer(o.repoDir, 'h3', file)
+    const bareHeaders = await startBareServer(o.repoDir, 'node-headers', file, headersFile)
     try {
       const s = ++seed
       const floor = `floor for ${scenario}: the same bytes every time`
       const nodeFloor = await run(floor, bareNode, fixed, { seed: s })
       const h3Floor = await run(floor, bareH3, fixed, { seed: s })
+      const headersFloor = await run(`${floor}, with jobsnap's ${fields.length} header fields`, bareHeaders, fixed, {
+        seed: s,
+      })
       const vsFloor = (result: LoadResult) => atLeast(result.rps / nodeFloor.rps, 0.8, '≥ 0.8× bare node:http')
       const mine = await run(scenario, o.jobsnap, paths, { seed: s })
       rows.push(
@@ -153,7 +161,17 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
           ...row(floor, 'bare h3 (srvx)', h3Floor, [], { name: 'bare node:http', result: nodeFloor }),
           isReference: true,
         },
+        {
+          ...row(`${floor}, with jobsnap's ${fields.length} header fields`, bareHeaders.name, headersFloor, [], {
+            name: 'bare node:http',
+            result: nodeFloor,
+          }),
+          isReference: true,
+        },
         row(scenario, 'jobsnap', mine, [vsFloor(mine)], { name: 'bare node:http', result: nodeFloor }),
+      )
+      lines.push(
+        `${scenario}: jobsnap ${(mine.rps / headersFloor.rps).toFixed(2)}× bare node:http sending the same ${fields.length} header fields (${fields.map(([name]) => name.toLowerCase()).join(', ')}) with fixed values; that floor is ${(headersFloor.rps / nodeFloor.rps).toFixed(2)}× the two-field one.`,
       )
       if (o.nginx)
         rows.push({
@@ -171,6 +189,7 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
     } finally {
       await stopChild(bareNode.child)
       await stopChild(bareH3.child)
+      await stopChild(bareHeaders.child)
     }
   }
 
