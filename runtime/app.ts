@@ -10,7 +10,13 @@ import { snapshotPaths } from '../core/snapshot.ts'
 import { addressMatcher, peerMatches, resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { filePayload } from './http/payload.ts'
 import { PrimaryLimiter, type PrimaryLimitClient } from './http/primary-limiter.ts'
-import { limitersFor, rateLimitHeaders, type SlidingWindowLimiter, type TokenBucketLimiter } from './http/rate-limit.ts'
+import {
+  limitersFor,
+  type RateDecision,
+  rateLimitHeaders,
+  type SlidingWindowLimiter,
+  type TokenBucketLimiter,
+} from './http/rate-limit.ts'
 import {
   RedisSlidingWindowLimiter,
   RedisTokenBucketLimiter,
@@ -18,7 +24,14 @@ import {
   type SharedLimitStore,
 } from './http/redis-limiter.ts'
 import { errorReply, httpError, replyForHttpError } from './http/errors.ts'
-import { type Reply, replyResponse, type RequestLike, sendPayload, withCommonHeaders } from './http/respond.ts'
+import {
+  type MaybePromise,
+  type Reply,
+  replyResponse,
+  type RequestLike,
+  sendPayload,
+  withCommonHeaders,
+} from './http/respond.ts'
 import { ResponseCache } from './http/response-cache.ts'
 import type { RestContext } from './routes/context.ts'
 import { handleV2Changes } from './routes/changes.ts'
@@ -69,7 +82,7 @@ export interface JobsnapApp {
    * the cost per request. Undefined when the request is anything else, decided
    * before any side effect, so h3 then answers it as usual.
    */
-  precomputed(request: IncomingMessage): Promise<Reply> | undefined
+  precomputed(request: IncomingMessage): MaybePromise<Reply> | undefined
 }
 
 /** A REST request as the envelope sees it, whether h3 routed it or the fast path took it. */
@@ -142,16 +155,33 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     onError: (error, event) => replyResponse(replyForError(event.req.method, event.url.pathname, error)),
   })
 
-  /** The shared envelope of every REST answer: method rules, CORS preflight, rate limit, version and snapshot headers. */
-  const restReply = async (
+  /**
+   * The shared envelope of every REST answer: method rules, CORS preflight,
+   * rate limit, version and snapshot headers. Synchronous when the limiter
+   * and the handler are (a single job or a v1 page counted locally); errors
+   * are thrown, in the same turn or as a rejection.
+   */
+  const restReply = (
     version: 'v1' | 'v2',
-    handler: (ctx: RestContext) => Promise<Reply>,
-    { request, url, client }: RestRequest,
-  ): Promise<Reply> => {
-    if (request.method === 'OPTIONS') return preflightReply(ALLOW)
+    handler: (ctx: RestContext) => MaybePromise<Reply>,
+    rest: RestRequest,
+  ): MaybePromise<Reply> => {
+    if (rest.request.method === 'OPTIONS') return preflightReply(ALLOW)
     // Every other answer on a REST path, 405 and 308 included, counts against the client's limit and says so.
     const now = clock()
-    const decision = await restGate.hit(client, now)
+    const decision = restGate.hit(rest.client, now)
+    return decision instanceof Promise
+      ? decision.then((decided) => afterLimit(version, handler, rest, now, decided))
+      : afterLimit(version, handler, rest, now, decision)
+  }
+
+  const afterLimit = (
+    version: 'v1' | 'v2',
+    handler: (ctx: RestContext) => MaybePromise<Reply>,
+    { request, url }: RestRequest,
+    now: number,
+    decision: RateDecision,
+  ): MaybePromise<Reply> => {
     const headers = rateLimitHeaders('rest', decision, REST_WINDOW_SECONDS)
     headers.push(['x-api-version', version])
     if (decision.allowed && !READ_METHODS.has(request.method)) {
@@ -182,7 +212,8 @@ export function createApp(deps: AppDependencies): JobsnapApp {
 
   /** A REST route for h3: the envelope around `handler`, answered as a Response. */
   const rest =
-    (version: 'v1' | 'v2', handler: (ctx: RestContext, event: H3Event) => Promise<Reply>) => async (event: H3Event) =>
+    (version: 'v1' | 'v2', handler: (ctx: RestContext, event: H3Event) => MaybePromise<Reply>) =>
+    async (event: H3Event) =>
       replyResponse(
         await restReply(version, (ctx) => handler(ctx, event), {
           request: event.req,
@@ -191,12 +222,12 @@ export function createApp(deps: AppDependencies): JobsnapApp {
         }),
       )
 
-  const precomputed = (request: IncomingMessage): Promise<Reply> | undefined => {
+  const precomputed = (request: IncomingMessage): MaybePromise<Reply> | undefined => {
     const method = request.method
     if ((method !== 'GET' && method !== 'HEAD') || !snapshots.loaded) return undefined
     const target = request.url ?? ''
     let version: 'v1' | 'v2'
-    let handler: (ctx: RestContext) => Promise<Reply>
+    let handler: (ctx: RestContext) => MaybePromise<Reply>
     if (target.startsWith(V2_JOB_PREFIX)) {
       // Only a plain slug (no query, no further segment, nothing encoded): anything else takes h3's route.
       const slug = target.slice(V2_JOB_PREFIX.length)
@@ -214,9 +245,13 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       (request.headers['x-forwarded-for'] as string | undefined) ?? null,
       isTrusted,
     )
-    return restReply(version, handler, { request: { method, headers: nodeHeaders(request) }, url, client }).catch(
-      (error: unknown) => replyForError(method, url.pathname, error),
-    )
+    const failed = (error: unknown) => replyForError(method, url.pathname, error)
+    try {
+      const reply = restReply(version, handler, { request: { method, headers: nodeHeaders(request) }, url, client })
+      return reply instanceof Promise ? reply.catch(failed) : reply
+    } catch (error) {
+      return failed(error)
+    }
   }
 
   app.all(

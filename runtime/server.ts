@@ -231,6 +231,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     nodeServer.timeout = config.JOBSNAP_IDLE_TIMEOUT_MS
     nodeServer.on('clientError', answerClientError)
     nodeServer.on('connect', answerConnect)
+    // Only writing a precomputed reply can fail (the reply already stands for any error of its handler).
+    const writeFailed = (request: IncomingMessage, response: ServerResponse, error: Error) => {
+      log('response failed', { path: request.url, error: error.stack }, 'error')
+      response.destroy()
+    }
     // Requests srvx or Node would refuse without a body get the JSON error here; single jobs and v1 pages
     // are answered here too, without the web Request and Response srvx makes (see precomputed in app.ts);
     // the rest go to srvx.
@@ -249,13 +254,17 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         }
         const precomputed = jobsnap.precomputed(request)
         if (precomputed === undefined) return handler(request, response)
-        precomputed
-          .then((reply) => writeReply(response, reply))
-          .catch((error: Error) => {
-            // Only writing can fail here (the reply itself already stands for any handler error).
-            log('response failed', { path: request.url, error: error.stack }, 'error')
-            response.destroy()
-          })
+        if (precomputed instanceof Promise) {
+          precomputed
+            .then((reply) => writeReply(response, reply))
+            .catch((error: Error) => writeFailed(request, response, error))
+          return
+        }
+        try {
+          writeReply(response, precomputed)
+        } catch (error) {
+          writeFailed(request, response, error as Error)
+        }
       })
     }
   }

@@ -89,10 +89,27 @@ export interface SendOptions {
   headers?: HeaderList
 }
 
-/** 200 (or 304) with the negotiated encoding; HEAD gets the headers only. */
-export async function payloadReply(request: RequestLike, payload: Payload, options: SendOptions): Promise<Reply> {
+/** A value, or a promise of one: answers that need nothing awaited are given back in the same turn. */
+export type MaybePromise<T> = T | Promise<T>
+
+/**
+ * 200 (or 304) with the negotiated encoding; HEAD gets the headers only.
+ * Synchronous unless a compressed copy has to be waited for: promises and
+ * their turns of the microtask queue were ~2 us of a single job's ~20.
+ */
+export function payloadReply(request: RequestLike, payload: Payload, options: SendOptions): MaybePromise<Reply> {
   const encoding = negotiateEncoding(request.headers.get('accept-encoding'))
-  const encodedBody = encoding ? await payload.encoded(encoding) : undefined
+  if (encoding === undefined) return replyWith(request, payload, options, undefined, undefined)
+  return payload.encoded(encoding).then((encodedBody) => replyWith(request, payload, options, encoding, encodedBody))
+}
+
+function replyWith(
+  request: RequestLike,
+  payload: Payload,
+  options: SendOptions,
+  encoding: Encoding | undefined,
+  encodedBody: Buffer | undefined,
+): Reply {
   const usedEncoding = encodedBody ? encoding : undefined
   const notModified = matchesIfNoneMatch(request.headers.get('if-none-match'), payload.hash)
   const headers = withCommonHeaders(

@@ -8,7 +8,7 @@
 import { parseV1Paging } from '../../core/query.ts'
 import { snapshotPaths, v1PageFrame, v1UsageNotice } from '../../core/snapshot.ts'
 import { computedPayload, storedPayload } from '../http/payload.ts'
-import { payloadReply, type Reply } from '../http/respond.ts'
+import { type MaybePromise, payloadReply, type Reply } from '../http/respond.ts'
 import { livePositions } from '../query/run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import type { RestContext } from './context.ts'
@@ -27,7 +27,7 @@ function v1PageBytes(
 
 const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i)
 
-export async function handleV1List(ctx: RestContext): Promise<Reply> {
+export function handleV1List(ctx: RestContext): MaybePromise<Reply> {
   const { snapshot, now } = ctx
   const { page, limit } = parseV1Paging(ctx.url.searchParams)
   const maxAgeSeconds = ctx.config.JOBSNAP_CACHE_TTL
@@ -45,7 +45,14 @@ export async function handleV1List(ctx: RestContext): Promise<Reply> {
       return payloadReply(ctx.request, payload, { cacheStatus: 'HIT', maxAgeSeconds, headers: ctx.headers })
     }
   }
+  return computedV1Page(ctx, page, limit, nothingExpired)
+}
 
+/** A page of a size the build did not precompute, or any page once a job has expired: composed, then cached. */
+async function computedV1Page(ctx: RestContext, page: number, limit: number, nothingExpired: boolean): Promise<Reply> {
+  const { snapshot, now } = ctx
+  const total = snapshot.jobs.size
+  const start = (page - 1) * limit
   const live = nothingExpired ? undefined : livePositions(snapshot.jobs, now)
   const liveTotal = live?.length ?? total
   const key = `v1|${snapshot.id}|${liveTotal}|${page}|${limit}`
@@ -55,7 +62,7 @@ export async function handleV1List(ctx: RestContext): Promise<Reply> {
   })
   return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
-    maxAgeSeconds,
+    maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
   })
 }

@@ -8,7 +8,7 @@ import { canonicalV2Query, parseV2ListQuery, V2_LIST_PARAMS } from '../../core/q
 import { SLUG_PATTERN } from '../../core/schema/dataset.ts'
 import { computedPayload, storedPayload } from '../http/payload.ts'
 import { httpError } from '../http/errors.ts'
-import { payloadReply, type Reply } from '../http/respond.ts'
+import { type MaybePromise, payloadReply, type Reply } from '../http/respond.ts'
 import { facetCounts } from '../query/facets.ts'
 import { runV2Query } from '../query/run-query.ts'
 import { queryContext } from '../snapshot.ts'
@@ -16,7 +16,7 @@ import { nameIgnoredParameters, type RestContext } from './context.ts'
 
 const LIST_HEAD = Buffer.from('{"data":[')
 
-export async function handleV2Job(ctx: RestContext, slug: string): Promise<Reply> {
+export function handleV2Job(ctx: RestContext, slug: string): MaybePromise<Reply> {
   const { snapshot } = ctx
   // Anything that is not a slug cannot name a job: it is answered 404 without a lookup.
   const position = SLUG_PATTERN.test(slug) ? snapshot.jobs.positionOf(slug) : undefined
