@@ -10,7 +10,7 @@ import { FACET_NAMES, type FacetName, type V2ListQuery } from '../../core/query.
 import { resolveCountry } from '../../core/geo.ts'
 import { SCHEDULE_TYPE_VALUES, WORK_ARRANGEMENTS } from '../../core/taxonomy.ts'
 import { countBitsAnd, hasBit, orInto } from './intersect.ts'
-import type { Facet } from './job-index.ts'
+import type { Facet, JobIndex } from './job-index.ts'
 import { matchingBits, placeKeysForCountry, type QueryContext } from './run-query.ts'
 
 /** Values listed per facet, most jobs first: a company or skill facet could otherwise run to thousands. */
@@ -65,6 +65,52 @@ function countIn(context: QueryContext, base: Uint32Array, lists: Uint32Array[],
   return countBitsAnd(base, union)
 }
 
+/** What the company facet needs per snapshot: each company code's label (its slug) and rank in label order. */
+interface CompanyLabels {
+  labels: (string | undefined)[]
+  rank: Uint32Array
+}
+const companyLabels = new WeakMap<JobIndex, CompanyLabels>()
+
+function companyLabelsOf(context: QueryContext): CompanyLabels {
+  let known = companyLabels.get(context.index)
+  if (!known) {
+    const { distinct } = context.index.valueCodes('company')
+    const labels = [undefined, ...distinct.map((id) => context.companySlugOf(id))]
+    const rank = new Uint32Array(labels.length)
+    const order = labels.map((_, code) => code).filter((code) => labels[code] !== undefined)
+    order.sort((a, b) => (labels[a]! < labels[b]! ? -1 : labels[a]! > labels[b]! ? 1 : 0))
+    order.forEach((code, i) => (rank[code] = i))
+    known = { labels, rank }
+    companyLabels.set(context.index, known)
+  }
+  return known
+}
+
+/**
+ * The company facet in one pass over the matches, a count per company
+ * code, then the top FACET_VALUES_MAX by count and label: probing each
+ * company's list instead (5,000 companies at 100k jobs) took ~4 ms of a
+ * request that takes ~1 ms without facets.
+ */
+function companyFacet(context: QueryContext, base: Uint32Array): { value: string; count: number }[] {
+  const { codes, distinct } = context.index.valueCodes('company')
+  const counts = new Uint32Array(distinct.length + 1)
+  for (let w = 0; w < base.length; w++) {
+    let word = base[w]!
+    while (word !== 0) {
+      const lowest = word & -word
+      counts[codes[(w << 5) + 31 - Math.clz32(lowest)]!]!++
+      word ^= lowest
+    }
+  }
+  const { labels, rank } = companyLabelsOf(context)
+  const found: number[] = []
+  for (let code = 1; code < counts.length; code++) if (counts[code]! > 0 && labels[code] !== undefined) found.push(code)
+  found.sort((a, b) => counts[b]! - counts[a]! || rank[a]! - rank[b]!)
+  return found.slice(0, FACET_VALUES_MAX).map((code) => ({ value: labels[code]!, count: counts[code]! }))
+}
+
 /**
  * Counts for each named facet over the jobs `query` matches (its own filter
  * on that facet left out). Values with no job are left out; at most
@@ -85,11 +131,14 @@ export function facetCounts(context: QueryContext, query: V2ListQuery, names: re
         shared ??= matchingBits(context, query).bits
         base = shared
       }
-      const counted = valuesOf(context, name)
-        .map(({ value, lists }) => ({ value, count: countIn(context, base, lists, union) }))
-        .filter((entry) => entry.count > 0)
-        .sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0))
-        .slice(0, FACET_VALUES_MAX)
+      const counted =
+        name === 'company'
+          ? companyFacet(context, base)
+          : valuesOf(context, name)
+              .map(({ value, lists }) => ({ value, count: countIn(context, base, lists, union) }))
+              .filter((entry) => entry.count > 0)
+              .sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0))
+              .slice(0, FACET_VALUES_MAX)
       out[name] = Object.fromEntries(counted.map(({ value, count }) => [value, count]))
     }
   } finally {
