@@ -80,7 +80,7 @@ function companyLabelsOf(context: QueryContext): CompanyLabels {
     const rank = new Uint32Array(labels.length)
     const order = labels.map((_, code) => code).filter((code) => labels[code] !== undefined)
     order.sort((a, b) => (labels[a]! < labels[b]! ? -1 : labels[a]! > labels[b]! ? 1 : 0))
-    order.forEach((code, i) => (rank[code] = i))
+    for (let i = 0; i < order.length; i++) rank[order[i]!] = i
     known = { labels, rank }
     companyLabels.set(context.index, known)
   }
