@@ -5,8 +5,11 @@
  * every case is asked both ways, over real HTTP (fast path) and through the
  * h3 app's own fetch (routed), and status, headers and body bytes compared.
  */
+import { readFile } from 'node:fs/promises'
 import http from 'node:http'
+import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { snapshotPaths } from '../../core/index.ts'
 import type { RunningServer } from '../../runtime/index.ts'
 import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
 import { buildRestFixture, type RestFixture } from './support/fixture.ts'
@@ -122,6 +125,9 @@ describe('the fast path for single jobs and v1 pages', () => {
       await expectSameAnswer('HEAD', `/api/v1${query}`)
     }
     await expectSameAnswer('GET', '/api/v1?page=2', { 'accept-encoding': 'gzip, br' })
+    // Asked again and again (so from the file cache), a page is still its file's bytes.
+    const file = await readFile(path.join(fixture.distDir, 'current', snapshotPaths.v1Page(25, 2)))
+    for (let i = 0; i < 3; i++) expect((await viaHttp('GET', '/api/v1?page=2', {})).body.equals(file)).toBe(true)
   })
 
   it('leaves everything else to the routes: a query on a single job, a trailing slash, other methods', async () => {
