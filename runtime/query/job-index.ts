@@ -50,11 +50,6 @@ class ValueColumn {
     const code = this.codes[position]!
     return code === 0 ? undefined : this.values[code - 1]
   }
-
-  /** The value of each code: `distinct[code - 1]`. */
-  get distinct(): readonly string[] {
-    return this.values
-  }
 }
 
 /** Many short strings as one string and their offsets: one heap object, however many strings. */
@@ -196,16 +191,6 @@ export class JobIndex implements RangeColumns {
   /** Content hash of the job's v2 body: its ETag. */
   hashAt(position: number): string {
     return this.hashes.at(position)
-  }
-
-  /**
-   * A single-valued facet as a column: a code per position (0: no value) and
-   * the value of each code (`distinct[code - 1]`), for counts in one pass
-   * over a query's matches.
-   */
-  valueCodes(facet: ValueFacet): { codes: Uint32Array; distinct: readonly string[] } {
-    const column = this.values[facet]
-    return { codes: column.codes, distinct: column.distinct }
   }
 
   /** The job's value of a single-valued facet, as the dataset spells it (a company is its id). */
