@@ -51,12 +51,6 @@ export interface LoadedSnapshot {
   close(): void
   /** Reads a public file (identity or a precompressed copy) through the shared cache. */
   readPublic(relativePath: string, encoding?: 'br' | 'gzip'): Promise<Buffer | undefined>
-  /**
-   * A public file's bytes through the same cache, made by `make` on a miss
-   * rather than read from disk: a v1 page is composed from the packed v1
-   * bodies, the same bytes as its file.
-   */
-  composedPublic(relativePath: string, make: () => Buffer): Buffer
 }
 
 /** Bounded by bytes and shared by every loaded snapshot (keys hold the snapshot folder). */
@@ -351,16 +345,6 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
     }
   }
 
-  const composedPublic = (relativePath: string, make: () => Buffer) => {
-    const full = root + relativePath
-    let bytes = fileCache.get(full)
-    if (bytes === undefined) {
-      bytes = make()
-      fileCache.set(full, bytes)
-    }
-    return bytes
-  }
-
   return {
     id: manifest.snapshot_id,
     dir,
@@ -374,7 +358,6 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
     v1Bodies,
     close: () => v1Bodies.close(),
     readPublic,
-    composedPublic,
   }
 }
 

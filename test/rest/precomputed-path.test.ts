@@ -125,7 +125,7 @@ describe('the fast path for single jobs and v1 pages', () => {
       await expectSameAnswer('HEAD', `/api/v1${query}`)
     }
     await expectSameAnswer('GET', '/api/v1?page=2', { 'accept-encoding': 'gzip, br' })
-    // Asked again and again (so from the file cache), a page is still its file's bytes.
+    // A page composed from the packed v1 bodies is its file's bytes, every time.
     const file = await readFile(path.join(fixture.distDir, 'current', snapshotPaths.v1Page(25, 2)))
     for (let i = 0; i < 3; i++) expect((await viaHttp('GET', '/api/v1?page=2', {})).body.equals(file)).toBe(true)
   })
