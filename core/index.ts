@@ -6,7 +6,7 @@
  * layers (tests, the benchmark, support helpers) imports from here only.
  */
 export { type Config, type ConfigInput, loadConfig } from './config.ts'
-export { indexFileHash } from './content-hash.ts'
+export { contentHash, indexFileHash } from './content-hash.ts'
 export { allCountryCodes, countryName, regionsOfCountry, resolveCountry } from './geo.ts'
 export { PackedBodies } from './packed-bodies.ts'
 export { parseV2ListQuery, V2_LIST_PARAMS } from './query.ts'

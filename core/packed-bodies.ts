@@ -155,16 +155,34 @@ export class PackedBodies {
   /**
    * The bodies at `positions` in the order given (any order), joined by commas;
    * between `head` and `tail` when given, copied once into one buffer (a list
-   * page framed afterwards was a second copy of up to ~170 KB per request).
+   * page framed afterwards was a second copy of up to ~170 KB per request),
+   * which `allocate` provides when given (the server's ring of list pages).
    */
-  join(positions: readonly number[], head?: Buffer, tail?: Buffer): Buffer {
+  join(
+    positions: readonly number[],
+    head?: Buffer,
+    tail?: Buffer,
+    allocate: (length: number) => Buffer = Buffer.allocUnsafe,
+  ): Buffer {
     const parts: Buffer[] = head ? [head] : []
+    let length = head?.length ?? 0
     for (let i = 0; i < positions.length; i++) {
+      const body = this.body(positions[i]!)
       if (i > 0) parts.push(COMMA)
-      parts.push(this.body(positions[i]!))
+      parts.push(body)
+      length += body.length + (i > 0 ? 1 : 0)
     }
-    if (tail) parts.push(tail)
-    return Buffer.concat(parts)
+    if (tail) {
+      parts.push(tail)
+      length += tail.length
+    }
+    const out = allocate(length)
+    let at = 0
+    for (const part of parts) {
+      out.set(part, at)
+      at += part.length
+    }
+    return out
   }
 
   /** Releases the file descriptor of a file-backed instance. */

@@ -220,6 +220,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
           url: event.url,
           client: clientOf(event.req),
         }),
+        event.runtime?.node?.res,
       )
 
   const precomputed = (request: IncomingMessage): MaybePromise<Reply> | undefined => {

@@ -20,6 +20,8 @@ export interface MetricsSources {
   ready(): boolean
   /** Bytes each bounded in-memory cache holds now. */
   cacheBytes?(): Record<'responses' | 'encodings' | 'files', number>
+  /** List pages that got a buffer of their own because bytes still being sent filled the ring's way. */
+  ringRefusals?(): number
 }
 
 /** The route a request path belongs to: a bounded label set, whatever clients send. */
@@ -240,6 +242,16 @@ export class Metrics {
         registers: [registry],
         collect() {
           for (const [cache, bytes] of Object.entries(cacheBytes())) this.set({ cache }, bytes)
+        },
+      })
+    const { ringRefusals } = sources
+    if (ringRefusals)
+      new client.Gauge({
+        name: 'jobsnap_response_ring_refusals',
+        help: 'Computed list pages that could not be written into the response ring (its next bytes were still being sent to a slow client) and got a buffer of their own, since start. Rising steadily: clients reading slowly, or JOBSNAP_CACHE_MB too small for the load.',
+        registers: [registry],
+        collect() {
+          this.set(ringRefusals())
         },
       })
     const { redisConnected } = sources

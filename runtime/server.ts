@@ -119,6 +119,11 @@ function refuseBeforeRouting(request: IncomingMessage): string | undefined {
 
 /** A Reply written to Node's response as srvx would write the same Response (headers in order, then the body). */
 function writeReply(response: ServerResponse, reply: Reply): void {
+  // A body on loan stays until the response is done with it (sent, or the connection gone).
+  if (reply.release) {
+    if (response.closed) reply.release()
+    else response.once('close', reply.release)
+  }
   const headers: string[] = []
   for (const [name, value] of reply.headers) headers.push(name, value)
   response.writeHead(reply.status, headers)
@@ -161,6 +166,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
           encodings: storedEncodingsBytes(),
           files: fileCache.calculatedSize,
         }),
+        ringRefusals: () => jobsnap.responseCache.ringRefusals,
       })
     : undefined
   // In a cluster worker a scrape covers every worker: the primary gathers them.

@@ -70,6 +70,11 @@ export interface Reply {
   status: number
   headers: HeaderList
   body: Buffer | null
+  /**
+   * When set, `body` is on loan (a page in the response cache's ring): call
+   * this once it has been sent or never will be. Until then its bytes stay.
+   */
+  release?: () => void
 }
 
 /** The parts of a request an answer depends on: a web Request has them, and so does a Node request's adapter. */
@@ -78,15 +83,36 @@ export interface RequestLike {
   headers: { get(name: string): string | null }
 }
 
-/** A Reply as the Response h3 sends. */
-export function replyResponse(reply: Reply): Response {
-  return new FastResponse(reply.body, { status: reply.status, headers: reply.headers })
+/** Node's response (HTTP/1 or 2) as far as a loaned body needs it. */
+interface SentBy {
+  readonly closed?: boolean
+  once(event: 'close', listener: () => void): unknown
+}
+
+/**
+ * A Reply as the Response h3 sends. A body on loan is released when Node's
+ * response `sentBy` closes (srvx hands the same bytes to the socket, which may
+ * still be sending them after the handler returns); without one, it is
+ * copied and released at once.
+ */
+export function replyResponse(reply: Reply, sentBy?: SentBy): Response {
+  let body = reply.body
+  if (reply.release) {
+    if (sentBy && !sentBy.closed) sentBy.once('close', reply.release)
+    else {
+      body = body && Buffer.from(body)
+      reply.release()
+    }
+  }
+  return new FastResponse(body, { status: reply.status, headers: reply.headers })
 }
 
 export interface SendOptions {
   cacheStatus: CacheStatus
   maxAgeSeconds: number
   headers?: HeaderList
+  /** The payload's body is on loan until this is called (see Reply.release); the reply takes it over. */
+  release?: () => void
 }
 
 /** A value, or a promise of one: answers that need nothing awaited are given back in the same turn. */
@@ -100,7 +126,13 @@ export type MaybePromise<T> = T | Promise<T>
 export function payloadReply(request: RequestLike, payload: Payload, options: SendOptions): MaybePromise<Reply> {
   const encoding = negotiateEncoding(request.headers.get('accept-encoding'))
   if (encoding === undefined) return replyWith(request, payload, options, undefined, undefined)
-  return payload.encoded(encoding).then((encodedBody) => replyWith(request, payload, options, encoding, encodedBody))
+  return payload.encoded(encoding).then(
+    (encodedBody) => replyWith(request, payload, options, encoding, encodedBody),
+    (error: unknown) => {
+      options.release?.()
+      throw error
+    },
+  )
 }
 
 function replyWith(
@@ -121,12 +153,16 @@ function replyWith(
     ],
     options.headers ?? [],
   )
-  if (notModified) return { status: 304, headers, body: null }
   const body = encodedBody ?? payload.body
+  const sent = notModified || request.method === 'HEAD' ? null : body
+  // Only the payload's own bytes are on loan; a compressed copy or no body at all frees them now.
+  const release = sent === payload.body ? options.release : undefined
+  if (release !== options.release) options.release?.()
+  if (notModified) return { status: 304, headers, body: null }
   headers.push(['content-type', payload.contentType ?? JSON_TYPE])
   if (usedEncoding) headers.push(['content-encoding', usedEncoding])
   headers.push(['content-length', String(body.length)])
-  return { status: 200, headers, body: request.method === 'HEAD' ? null : body }
+  return release ? { status: 200, headers, body: sent, release } : { status: 200, headers, body: sent }
 }
 
 /** payloadReply as a Response, for routes that answer through h3 alone. */

@@ -41,16 +41,17 @@ export async function handleV2List(ctx: RestContext): Promise<Reply> {
   const query = parsed.value
   const { snapshot } = ctx
   const key = `v2|${snapshot.id}|${snapshot.jobs.expiredCount(ctx.now)}|${canonicalV2Query(query)}`
-  const result = await ctx.responseCache.getOrCompute(key, async () => {
+  const result = await ctx.responseCache.getOrCompute(key, async (allocate) => {
     const context = queryContext(snapshot, ctx.now)
     const { total, positions } = runV2Query(context, query)
     const facets = query.facets.length ? `,"facets":${JSON.stringify(facetCounts(context, query, query.facets))}` : ''
     const tail = `],"page":${query.page},"limit":${query.limit},"total":${total},"has_more":${query.page * query.limit < total}${facets}}`
-    return computedPayload(snapshot.v2Bodies.join(positions, LIST_HEAD, Buffer.from(tail)))
+    return computedPayload(snapshot.v2Bodies.join(positions, LIST_HEAD, Buffer.from(tail), allocate))
   })
   return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    release: result!.release,
   })
 }
