@@ -1,6 +1,7 @@
 /**
  * One built snapshot under wrk, without the rest of the bench: spawn to
- * ready and RSS, then the uncached random mix (8 connections), the worst
+ * ready and RSS, then the uncached random mix (8 connections; then again
+ * with `Accept-Encoding: gzip, br`, as CDNs send), the worst
  * query (one connection) and random single jobs, 10 s each after a 2 s
  * warm-up, then the server's GC figures from /health. For sizes the full
  * bench makes slow to reach (a 1M-job snapshot built by hand), or any
@@ -43,19 +44,23 @@ console.log(
 )
 const vocabulary = loadVocabulary(realpathSync(path.join(distDir, 'current')))
 const random = prng(11)
-const scenarios: [string, () => string, number][] = [
-  ['v2 uncached random mix, 8 connections', () => jobsnapListPath(randomListQuery(random, vocabulary)), 8],
+const randomList = () => jobsnapListPath(randomListQuery(random, vocabulary))
+const scenarios: [string, () => string, number, string?][] = [
+  ['v2 uncached random mix, 8 connections', randomList, 8],
+  ['v2 uncached random mix, 8 connections, Accept-Encoding: gzip, br', randomList, 8, 'gzip, br'],
   ['v2 worst query, 1 connection', () => jobsnapListPath(worstQueryVariant(random)), 1],
   ['single job by slug, 8 connections', () => `/api/v2/jobs/${pick(random, vocabulary.slugs)}`, 8],
 ]
-for (const [name, next, connections] of scenarios) {
-  await runWrk({ wrk, port: server.port, paths: Array.from({ length: 3000 }, next), connections, seconds: 2, workDir })
+for (const [name, next, connections, acceptEncoding] of scenarios) {
+  const paths = (length: number) => Array.from({ length }, next)
+  await runWrk({ wrk, port: server.port, paths: paths(3000), connections, seconds: 2, acceptEncoding, workDir })
   const r = await runWrk({
     wrk,
     port: server.port,
-    paths: Array.from({ length: 60_000 }, next),
+    paths: paths(60_000),
     connections,
     seconds: 10,
+    acceptEncoding,
     workDir,
   })
   console.log(
