@@ -1,5 +1,6 @@
 /**
- * One preallocated ring of memory for the bodies of computed v2 list pages.
+ * One preallocated ring of memory for the bodies of computed v2 list pages
+ * and their compressed copies.
  *
  * Why: a page in a buffer of its own is an ArrayBuffer outside V8's heap,
  * and V8 collects when those bytes grow, whatever the JS heap holds. At 100k
@@ -11,40 +12,26 @@
  *
  * The ring is first in, first out: a body goes after the newest one, and
  * when it would run past the end it starts again at the front, over the
- * oldest. Before bytes are written over, the slice that held them is told
- * (the response cache drops its entry). Bytes still held (a response being
- * sent, a compression reading them) are never written over: the allocation
- * that would need them gets undefined instead, and its caller a buffer of
- * its own, as if there were no ring.
+ * oldest. Each slice belongs to an owner (a response cache entry, which may
+ * have a slice for its body and one per compressed copy). Before bytes are
+ * written over, their owner is told (the cache drops the entry). Bytes whose
+ * owner is held (a response being sent, a compression reading them) are
+ * never written over: the allocation that would need them gets undefined
+ * instead, and its caller a buffer of its own, as if there were no ring.
  */
 
-export class RingSlice {
-  /** Holds not yet released: while above 0, the bytes are not written over. */
-  holds = 0
+/** Who a slice's bytes belong to. */
+export interface RingOwner {
+  /** Holds not yet released: while above 0, none of the owner's slices is written over. */
+  holds: number
+  /** Called just before one of the owner's slices is written over. */
+  reuse(): void
+}
 
-  constructor(
-    /** The slice's bytes: a view into the ring. */
-    readonly bytes: Buffer,
-    readonly start: number,
-    readonly end: number,
-    private readonly onReuse: () => void,
-  ) {}
-
-  /** Keeps the bytes from being written over until the returned function is called (any number of times). */
-  hold(): () => void {
-    this.holds++
-    let released = false
-    return () => {
-      if (released) return
-      released = true
-      this.holds--
-    }
-  }
-
-  /** @internal Called by the ring just before it writes over these bytes. */
-  reuse(): void {
-    this.onReuse()
-  }
+interface Slice {
+  start: number
+  end: number
+  owner: RingOwner
 }
 
 export class BodyRing {
@@ -52,7 +39,7 @@ export class BodyRing {
   /** Where the next body goes. */
   private head = 0
   /** Live slices, oldest first, from index `first` on (a queue that is compacted now and then). */
-  private slices: RingSlice[] = []
+  private slices: Slice[] = []
   private first = 0
   /** Allocations refused because held bytes were in the way (the caller used a buffer of its own). */
   refused = 0
@@ -68,11 +55,11 @@ export class BodyRing {
   ) {}
 
   /**
-   * `length` bytes in the ring (their contents are whatever was there), or
-   * undefined when the body is too large for it or held bytes are in the way.
-   * `onReuse` is called just before the bytes are written over.
+   * `length` bytes in the ring for `owner` (their contents are whatever was
+   * there), or undefined when the body is too large for it or held bytes are
+   * in the way.
    */
-  allocate(length: number, onReuse: () => void): RingSlice | undefined {
+  allocate(length: number, owner: RingOwner): Buffer | undefined {
     if (length === 0 || length > this.capacity / this.largestShare) return undefined
     this.bytes ??= Buffer.allocUnsafeSlow(this.capacity)
     const wraps = this.head + length > this.capacity
@@ -84,20 +71,19 @@ export class BodyRing {
       const oldest = this.slices[this.first]!
       const inTheWay = (wraps && oldest.start >= this.head) || (oldest.start < end && oldest.end > start)
       if (!inTheWay) break
-      if (oldest.holds > 0) {
+      if (oldest.owner.holds > 0) {
         this.refused++
         return undefined
       }
       this.first++
-      oldest.reuse()
+      oldest.owner.reuse()
     }
     if (this.first > 1024 && this.first * 2 > this.slices.length) {
       this.slices = this.slices.slice(this.first)
       this.first = 0
     }
-    const slice = new RingSlice(this.bytes.subarray(start, end), start, end, onReuse)
-    this.slices.push(slice)
+    this.slices.push({ start, end, owner })
     this.head = end
-    return slice
+    return this.bytes.subarray(start, end)
   }
 }

@@ -30,7 +30,16 @@ const COMPUTED_GZIP_LEVEL = 1
 /** Below this, compression costs more than it saves. */
 const MIN_COMPRESS_BYTES = 512
 
-export function computedPayload(body: Buffer, contentType?: string): Payload {
+/**
+ * A body computed at request time. Its compressed copies are made once, on
+ * first demand, into buffers from `allocate` (the response cache's ring,
+ * for list pages) or of their own.
+ */
+export function computedPayload(
+  body: Buffer,
+  contentType?: string,
+  allocate: (length: number) => Buffer = Buffer.allocUnsafeSlow,
+): Payload {
   const encoded: Partial<Record<Encoding, Promise<Buffer>>> = {}
   return {
     body,
@@ -38,7 +47,12 @@ export function computedPayload(body: Buffer, contentType?: string): Payload {
     contentType,
     encoded(encoding) {
       if (body.length < MIN_COMPRESS_BYTES) return Promise.resolve(undefined)
-      encoded[encoding] ??= compressAsync(body, encoding)
+      encoded[encoding] ??= compressAsync(body, encoding).then((compressed) => {
+        // zlib's result is a view of its working buffers: copied, at its exact size, to where it is kept.
+        const kept = allocate(compressed.length)
+        compressed.copy(kept)
+        return kept
+      })
       return encoded[encoding]
     },
   }
@@ -88,9 +102,9 @@ function compressSync(body: Buffer, encoding: Encoding): Buffer {
   )
 }
 
-/** The same, on the thread pool (larger bodies). */
-async function compressAsync(body: Buffer, encoding: Encoding): Promise<Buffer> {
-  return exactCopy(await (encoding === 'br' ? brotliAt(body) : gzip(body, { level: COMPUTED_GZIP_LEVEL })))
+/** The same, on the thread pool (larger bodies), as zlib returns it (see exactCopy before keeping it). */
+function compressAsync(body: Buffer, encoding: Encoding): Promise<Buffer> {
+  return encoding === 'br' ? brotliAt(body) : gzip(body, { level: COMPUTED_GZIP_LEVEL })
 }
 
 /** A snapshot body identified by its content hash (the ETag); compressed copies are made on demand and shared. */
@@ -104,7 +118,10 @@ export function storedPayload(body: Buffer, hash: string, contentType?: string):
       const key = `${encoding}|${hash}`
       let bytes = storedEncodings.get(key)
       if (bytes === undefined) {
-        bytes = body.length <= SYNC_COMPRESS_BYTES ? compressSync(body, encoding) : await compressAsync(body, encoding)
+        bytes =
+          body.length <= SYNC_COMPRESS_BYTES
+            ? compressSync(body, encoding)
+            : exactCopy(await compressAsync(body, encoding))
         storedEncodings.set(key, bytes)
       }
       return bytes

@@ -155,9 +155,9 @@ function replyWith(
   )
   const body = encodedBody ?? payload.body
   const sent = notModified || request.method === 'HEAD' ? null : body
-  // Only the payload's own bytes are on loan; a compressed copy or no body at all frees them now.
-  const release = sent === payload.body ? options.release : undefined
-  if (release !== options.release) options.release?.()
+  // The body or its compressed copy stays on loan until sent; no body at all frees it now.
+  const release = sent === null ? undefined : options.release
+  if (release === undefined) options.release?.()
   if (notModified) return { status: 304, headers, body: null }
   headers.push(['content-type', payload.contentType ?? JSON_TYPE])
   if (usedEncoding) headers.push(['content-encoding', usedEncoding])

@@ -46,7 +46,11 @@ export async function handleV2List(ctx: RestContext): Promise<Reply> {
     const { total, positions } = runV2Query(context, query)
     const facets = query.facets.length ? `,"facets":${JSON.stringify(facetCounts(context, query, query.facets))}` : ''
     const tail = `],"page":${query.page},"limit":${query.limit},"total":${total},"has_more":${query.page * query.limit < total}${facets}}`
-    return computedPayload(snapshot.v2Bodies.join(positions, LIST_HEAD, Buffer.from(tail), allocate))
+    return computedPayload(
+      snapshot.v2Bodies.join(positions, LIST_HEAD, Buffer.from(tail), allocate),
+      undefined,
+      allocate,
+    )
   })
   return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',

@@ -27,56 +27,84 @@ function patterned(cache: ResponseCache, key: string, length: number, fill: numb
 
 const allBytes = (bytes: Buffer, fill: number) => bytes.every((byte) => byte === fill)
 
+/** True when `bytes` are a view into a larger buffer (the ring), not a buffer of their own. */
+const inRing = (bytes: Buffer) => bytes.buffer.byteLength > bytes.length
+
 describe('the response cache ring', () => {
   it('drops an entry when the ring writes over its bytes, even one the LRU kept as recently used', async () => {
     // 1 MB bound: a 512 KB ring; five 100 KB bodies fill it, the sixth goes over the oldest.
     const cache = new ResponseCache(1024 * KB, 60)
-    for (let i = 0; i < 5; i++) (await patterned(cache, `page-${i}`, 100 * KB, i)).release?.()
+    for (let i = 0; i < 5; i++) (await patterned(cache, `page-${i}`, 100 * KB, i)).release()
     // A hit makes page-0 the most recently used for the LRU; the ring is first in, first out.
     const hit = await patterned(cache, 'page-0', 100 * KB, 0)
     expect(hit.computed).toBe(false)
-    hit.release?.()
-    ;(await patterned(cache, 'page-5', 100 * KB, 5)).release?.()
+    hit.release()
+    ;(await patterned(cache, 'page-5', 100 * KB, 5)).release()
     const again = await patterned(cache, 'page-0', 100 * KB, 0)
     expect(again.computed).toBe(true)
     expect(allBytes(again.payload.body, 0)).toBe(true)
-    again.release?.()
+    again.release()
     for (const i of [2, 3, 4, 5]) {
       const kept = await patterned(cache, `page-${i}`, 100 * KB, i)
       expect(kept.computed).toBe(false)
       expect(allBytes(kept.payload.body, i)).toBe(true)
-      kept.release?.()
+      kept.release()
     }
   })
 
   it('never writes over bytes still held; pages made meanwhile get buffers of their own', async () => {
     const cache = new ResponseCache(1024 * KB, 60)
     const held = await patterned(cache, 'held', 100 * KB, 7)
-    expect(held.release).toBeTypeOf('function')
+    expect(inRing(held.payload.body)).toBe(true)
     // Twenty laps of the ring while `held` is being "sent".
     for (let i = 0; i < 100; i++) {
       const page = await patterned(cache, `other-${i}`, 100 * KB, 100 + (i % 100))
       expect(allBytes(page.payload.body, 100 + (i % 100))).toBe(true)
-      page.release?.()
+      page.release()
     }
     expect(allBytes(held.payload.body, 7)).toBe(true)
     expect(cache.ringRefusals).toBeGreaterThan(0)
-    held.release!()
-    // Released, its bytes are the ring's again: new pages go into the ring (they come with a release).
+    held.release()
+    // Released, its bytes are the ring's again: new pages go into the ring.
     const refusals = cache.ringRefusals
     for (let i = 0; i < 10; i++) {
       const page = await patterned(cache, `after-${i}`, 100 * KB, 200 + i)
-      expect(page.release).toBeTypeOf('function')
-      page.release?.()
+      expect(inRing(page.payload.body)).toBe(true)
+      page.release()
     }
     expect(cache.ringRefusals).toBe(refusals)
   })
 
-  it('gives bodies too large for the ring buffers of their own', async () => {
+  it('keeps compressed copies in the ring too, held with their entry', async () => {
+    const cache = new ResponseCache(1024 * KB, 60)
+    // Text that compresses, so the copies are small and many laps of pages pass over them.
+    const text = Buffer.from(JSON.stringify(Array.from({ length: 3000 }, (_, i) => ({ id: i, title: `job ${i}` }))))
+    const held = (await cache.getOrCompute('text', async (allocate) => {
+      const body = allocate(text.length)
+      text.copy(body)
+      return computedPayload(body, undefined, allocate)
+    }))!
+    const brotli = (await held.payload.encoded('br'))!
+    const expected = Buffer.from(brotli)
+    expect(inRing(held.payload.body) && inRing(brotli)).toBe(true)
+    for (let i = 0; i < 50; i++) (await patterned(cache, `other-${i}`, 100 * KB, i)).release()
+    expect(brotli.equals(expected)).toBe(true)
+    expect(held.payload.body.equals(text)).toBe(true)
+    expect(cache.ringRefusals).toBeGreaterThan(0)
+    held.release()
+    const refusals = cache.ringRefusals
+    for (let i = 0; i < 50; i++) (await patterned(cache, `after-${i}`, 100 * KB, i)).release()
+    expect(cache.ringRefusals).toBe(refusals)
+  })
+
+  it('gives bodies too large for the ring buffers of their own, which hold nothing up', async () => {
     const cache = new ResponseCache(1024 * KB, 60)
     const large = await patterned(cache, 'large', 200 * KB, 1)
-    expect(large.release).toBeUndefined()
+    expect(inRing(large.payload.body)).toBe(false)
+    for (let i = 0; i < 20; i++) (await patterned(cache, `other-${i}`, 100 * KB, i)).release()
+    expect(cache.ringRefusals).toBe(0)
     expect(allBytes(large.payload.body, 1)).toBe(true)
+    large.release()
   })
 })
 
