@@ -17,7 +17,8 @@ import { LOOPBACK } from '../support/processes.ts'
 import { cpuSecondsOf, probe, responseHeaderFields, stopChild } from './procs.ts'
 import { atLeast, atMost, formatMs, type ScenarioRow, type Target } from './report.ts'
 import { clusterFacts, startBareServer, startJobsnap, type RunningServer } from './servers.ts'
-import { runWrk } from './wrk.ts'
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
+import { runWrk, runWrkMcp } from './wrk.ts'
 import {
   jobsnapListPath,
   mcpSearchArgs,
@@ -254,6 +255,40 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
       atLeast(mcpSingle.rps, 600, '≥ 600 calls/s on one process'),
     ]),
   )
+  // The same calls from wrk: the SDK clients above take about a core of the two to send them.
+  const mcpBodies = (s: number, count: number) => {
+    const next = mcpArgs(s)
+    return Array.from({ length: count }, (_, i) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: i + 1,
+        method: 'tools/call',
+        params: { name: 'search_jobs', arguments: next() },
+      }),
+    )
+  }
+  const mcpWrkRun = async (server: RunningServer) => {
+    o.log(`MCP search_jobs, tools/call POSTs from wrk: ${server.name}`)
+    const options = {
+      wrk: o.wrk,
+      port: server.port,
+      connections: o.connections,
+      endpoint: '/api/mcp',
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      workDir: o.workDir,
+    }
+    if (o.warmupSeconds > 0)
+      await runWrkMcp({ ...options, bodies: mcpBodies(mcpSeed + 2_000_003, 5000), seconds: o.warmupSeconds })
+    const result = await runWrkMcp({ ...options, bodies: mcpBodies(mcpSeed, PATHS_PER_RUN), seconds: o.seconds })
+    o.log(`  ${describe(result).replace('req/s', 'calls/s')}`)
+    return result
+  }
+  const mcpWrkSingle = await mcpWrkRun(o.jobsnap)
+  rows.push(
+    row(`MCP search_jobs, tools/call POSTs from wrk (calls/s)`, 'jobsnap, 1 process', mcpWrkSingle, [
+      atLeast(mcpWrkSingle.rps, 600, '≥ 600 calls/s on one process'),
+    ]),
+  )
 
   // The collector's pauses over every run this process served (its /health counts them from ready on).
   const gc = await gcFacts(o.jobsnap)
@@ -375,6 +410,16 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
         mcpBoth,
         [atLeast(mcpBoth.rps, 1000, '≥ 1,000 calls/s with every core')],
         { name: 'jobsnap, 1 process', result: mcpSingle },
+      ),
+    )
+    const mcpWrkBoth = await mcpWrkRun(cluster)
+    rows.push(
+      row(
+        `MCP search_jobs, tools/call POSTs from wrk (calls/s)`,
+        'jobsnap --workers 2',
+        mcpWrkBoth,
+        [atLeast(mcpWrkBoth.rps, 1000, '≥ 1,000 calls/s with every core')],
+        { name: 'jobsnap, 1 process', result: mcpWrkSingle },
       ),
     )
   } finally {

@@ -40,6 +40,40 @@ function done(summary, latency, requests)
 end
 `
 
+// MCP tools/call requests as an agent's HTTP client sends them to the stateless endpoint: one JSON-RPC
+// body per line of the bodies file, POSTed in order (wrapping). A 200 whose body is not a successful
+// result (a JSON-RPC error, or a tool result with isError) counts as an error.
+const MCP_SCRIPT = `
+local bodies, n, i, target = {}, 0, 0, "/"
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args)
+  for line in io.lines(args[1]) do n = n + 1; bodies[n] = line end
+  target = args[2]
+  failed = 0
+  wrk.headers["Content-Type"] = "application/json"
+  wrk.headers["Accept"] = "application/json, text/event-stream"
+  wrk.headers["MCP-Protocol-Version"] = args[3]
+end
+function request()
+  i = i % n + 1
+  return wrk.format("POST", target, nil, bodies[i])
+end
+function response(status, headers, body)
+  if status == 200 and (not body:find('"result"', 1, true) or body:find('"isError":true', 1, true)) then
+    failed = failed + 1
+  end
+end
+function done(summary, latency, requests)
+  local e = summary.errors
+  local bad = 0
+  for _, thread in ipairs(threads) do bad = bad + thread:get("failed") end
+  io.write(string.format('JOBSNAP_WRK {"requests":%d,"micros":%d,"errors":%d,"non2xx":%d,"p50":%d,"p99":%d,"max":%d}\\n',
+    summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout + bad, e.status,
+    latency:percentile(50), latency:percentile(99), latency.max))
+end
+`
+
 export interface WrkOptions {
   wrk: string
   port: number
@@ -52,14 +86,41 @@ export interface WrkOptions {
   workDir: string
 }
 
+export interface WrkMcpOptions extends Omit<WrkOptions, 'paths' | 'acceptEncoding'> {
+  /** JSON-RPC request bodies (tools/call), one line each, in order; wrk wraps around at the end. */
+  bodies: readonly string[]
+  /** The MCP endpoint's path. */
+  endpoint: string
+  /** Sent as MCP-Protocol-Version. */
+  protocolVersion: string
+}
+
 let runs = 0
 
 export function runWrk(options: WrkOptions): Promise<LoadResult> {
+  return spawnWrk(options, SCRIPT, options.paths, [options.acceptEncoding ?? ''])
+}
+
+/**
+ * MCP tool calls from wrk: what the server sustains when the load generator
+ * costs little, unlike the SDK clients (runMcpLoad), which take about a core
+ * of this machine's two to send the same calls.
+ */
+export function runWrkMcp(options: WrkMcpOptions): Promise<LoadResult> {
+  return spawnWrk(options, MCP_SCRIPT, options.bodies, [options.endpoint, options.protocolVersion])
+}
+
+function spawnWrk(
+  options: Omit<WrkOptions, 'paths' | 'acceptEncoding'>,
+  script: string,
+  lines: readonly string[],
+  extraArgs: string[],
+): Promise<LoadResult> {
   const run = ++runs
-  const scriptFile = path.join(options.workDir, 'wrk-paths.lua')
-  const pathsFile = path.join(options.workDir, `wrk-paths-${run}.txt`)
-  writeFileSync(scriptFile, SCRIPT)
-  writeFileSync(pathsFile, `${options.paths.join('\n')}\n`)
+  const scriptFile = path.join(options.workDir, `wrk-script-${run}.lua`)
+  const linesFile = path.join(options.workDir, `wrk-lines-${run}.txt`)
+  writeFileSync(scriptFile, script)
+  writeFileSync(linesFile, `${lines.join('\n')}\n`)
   const args = [
     '-t1',
     `-c${options.connections}`,
@@ -70,8 +131,8 @@ export function runWrk(options: WrkOptions): Promise<LoadResult> {
     scriptFile,
     `http://${LOOPBACK}:${options.port}`,
     '--',
-    pathsFile,
-    options.acceptEncoding ?? '',
+    linesFile,
+    ...extraArgs,
   ]
   return new Promise((resolve, reject) => {
     const child = spawn(options.wrk, args, { stdio: ['ignore', 'pipe', 'pipe'] })
