@@ -59,6 +59,7 @@ export async function handleV2Changes(ctx: RestContext): Promise<Reply> {
   })
   return payloadReply(ctx.request, cached!.payload, {
     cacheStatus: cached!.hit ? 'HIT' : 'MISS',
+    release: cached!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
   })

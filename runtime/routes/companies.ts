@@ -33,6 +33,7 @@ export async function handleV2Companies(ctx: RestContext): Promise<Reply> {
   })
   return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
+    release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
   })
@@ -55,6 +56,7 @@ export async function handleV2Company(ctx: RestContext, slug: string): Promise<R
   )
   return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
+    release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
   })

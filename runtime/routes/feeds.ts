@@ -56,6 +56,7 @@ export async function handleFeed(ctx: RestContext, format: FeedFormat): Promise<
   })
   return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
+    release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
   })

@@ -18,6 +18,7 @@ export async function handleV2Filters(ctx: RestContext): Promise<Reply> {
   })
   return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
+    release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
   })

@@ -64,5 +64,6 @@ async function computedV1Page(ctx: RestContext, page: number, limit: number, not
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    release: result!.release,
   })
 }
