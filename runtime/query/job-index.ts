@@ -10,6 +10,7 @@
  */
 import type { IndexedJob, SnapshotJobIndex } from '../../core/snapshot.ts'
 import { BitsetCache, bitsWhere, countBits } from './intersect.ts'
+import { SlugTable } from './slug-table.ts'
 
 export type Facet = 'category' | 'level' | 'schedule' | 'work_arrangement' | 'tag' | 'place' | 'company'
 
@@ -81,7 +82,7 @@ interface JobIndexParts {
   salaryRank: Uint32Array
   /** `facet:lowercased value` -> ascending positions. */
   postings: Map<string, Uint32Array>
-  positionBySlug: Map<string, number>
+  slugs: SlugTable
 }
 
 export class JobIndex implements RangeColumns {
@@ -113,7 +114,7 @@ export class JobIndex implements RangeColumns {
   /** Every finite expires_at, ascending, to count expired jobs in O(log n). */
   private readonly expiries: Float64Array
   private readonly postings: Map<string, Uint32Array>
-  private readonly positionBySlug: Map<string, number>
+  private readonly slugs: SlugTable
   private readonly hashes: PackedStrings
   private readonly values: Record<ValueFacet, ValueColumn>
 
@@ -125,7 +126,7 @@ export class JobIndex implements RangeColumns {
   }
 
   /** Made by JobIndex.from or JobIndexBuilder.finish. */
-  constructor({ size, hashes, values, columns, salaryOrder, salaryRank, postings, positionBySlug }: JobIndexParts) {
+  constructor({ size, hashes, values, columns, salaryOrder, salaryRank, postings, slugs }: JobIndexParts) {
     const n = size
     this.size = n
     this.hashes = hashes
@@ -139,7 +140,7 @@ export class JobIndex implements RangeColumns {
     for (let p = 0; p < n; p++) this.dateOrder[p] = p
     this.salaryRank = salaryRank
     this.postings = postings
-    this.positionBySlug = positionBySlug
+    this.slugs = slugs
     this.bitsets = new BitsetCache(n)
     this.byDate = {
       postedAt: this.postedAt,
@@ -173,7 +174,7 @@ export class JobIndex implements RangeColumns {
 
   /** Every job's slug in code-point order, for prefix completion; computed on first use. */
   slugsInOrder(): string[] {
-    this.sortedSlugs ??= [...this.positionBySlug.keys()].sort()
+    this.sortedSlugs ??= [...new Set(Array.from({ length: this.slugs.size }, (_, p) => this.slugs.at(p)))].sort()
     return this.sortedSlugs
   }
 
@@ -199,7 +200,7 @@ export class JobIndex implements RangeColumns {
   }
 
   positionOf(slug: string): number | undefined {
-    return this.positionBySlug.get(slug)
+    return this.slugs.positionOf(slug)
   }
 
   /** How many jobs have expired by `now`: part of cache keys, so a cached page never outlives a job in it. */
@@ -266,7 +267,7 @@ export class JobIndexBuilder {
   private readonly columns: RangeColumns
   private readonly salaryOrder: Uint32Array
   private readonly salaryRank: Uint32Array
-  private readonly positionBySlug = new Map<string, number>()
+  private readonly slugs: string[] = []
   /** Per facet, value -> positions. Values are lowercased once per distinct value (in finish), not once per job. */
   private readonly lists = new Map<Facet, Map<string, number[]>>()
 
@@ -306,7 +307,7 @@ export class JobIndexBuilder {
       level.set(p, job.level)
       work_arrangement.set(p, job.work_arrangement)
       company.set(p, job.company_id)
-      this.positionBySlug.set(job.slug, p)
+      this.slugs.push(job.slug)
       postedAt[p] = job.posted_at
       expiresAt[p] = job.expires_at ?? Infinity
       salaryLow[p] = job.salary_low ?? NaN
@@ -341,7 +342,7 @@ export class JobIndexBuilder {
       salaryOrder: this.salaryOrder,
       salaryRank: this.salaryRank,
       postings,
-      positionBySlug: this.positionBySlug,
+      slugs: new SlugTable(this.slugs),
     })
   }
 

@@ -1,0 +1,54 @@
+/**
+ * The slug lookup every single job and MCP get_job goes through: slugs packed
+ * into one string with an open-addressing table, instead of a Map of a
+ * million strings. Checked against a Map on many slugs (so probes collide),
+ * near misses and repeats.
+ */
+import { describe, expect, it } from 'vitest'
+import { SlugTable } from '../../runtime/index.ts'
+
+function randomSlugs(count: number, seed: number): string[] {
+  let state = seed
+  const next = () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0
+    return state
+  }
+  const words = ['senior', 'engineer', 'data', 'acme', 'product', 'lead', 'design', 'ops', 'sales', 'café']
+  return Array.from({ length: count }, (_, i) => {
+    const parts = Array.from({ length: 1 + (next() % 4) }, () => words[next() % words.length])
+    return `${parts.join('-')}-${i.toString(36)}`
+  })
+}
+
+describe('SlugTable', () => {
+  const slugs = randomSlugs(20_000, 7)
+  const table = new SlugTable(slugs)
+
+  it('finds every slug at its position, as a Map would', () => {
+    const map = new Map(slugs.map((slug, position) => [slug, position]))
+    for (const [slug, position] of map) expect(table.positionOf(slug)).toBe(position)
+    expect(table.size).toBe(slugs.length)
+    for (let p = 0; p < slugs.length; p += 997) expect(table.at(p)).toBe(slugs[p])
+  })
+
+  it('answers near misses as a Map does: prefixes, extensions, one letter changed, other case, empty', () => {
+    const map = new Map(slugs.map((slug, position) => [slug, position]))
+    let missing = 0
+    for (const slug of slugs.slice(0, 2000)) {
+      for (const near of [slug.slice(0, -1), `${slug}x`, `${slug.slice(0, -1)}~`, slug.toUpperCase()]) {
+        expect(table.positionOf(near), near).toBe(map.get(near))
+        if (!map.has(near)) missing++
+      }
+    }
+    expect(missing).toBeGreaterThan(6000)
+    expect(table.positionOf('')).toBeUndefined()
+    expect(new SlugTable([]).positionOf('anything')).toBeUndefined()
+  })
+
+  it('names the later position of a slug given twice', () => {
+    const repeated = new SlugTable(['a', 'b', 'a', 'c'])
+    expect(repeated.positionOf('a')).toBe(2)
+    expect(repeated.positionOf('b')).toBe(1)
+    expect(repeated.positionOf('c')).toBe(3)
+  })
+})
