@@ -140,9 +140,30 @@ describe('list pages over HTTP with a small ring', () => {
     expect((await get('/api/v2/jobs?limit=50&page=1')).headers.get('x-cache')).toBe('HIT')
   })
 
+  const refusals = async () =>
+    Number(/^jobsnap_response_ring_refusals (\d+)$/m.exec((await get('/metrics')).body.toString('utf8'))?.[1])
+
+  it('lets go of a page answered without its bytes (HEAD, 304) or with a compressed copy', async () => {
+    const pages = Array.from({ length: 5 }, (_, i) => `/api/v2/jobs?limit=50&sort=date&page=${i + 30}&facets=level`)
+    for (const path of pages) {
+      const { headers } = await get(path)
+      const etag = headers.get('etag')!
+      expect((await fetch(`${server.url}${path}`, { method: 'HEAD' })).status).toBe(200)
+      expect((await fetch(`${server.url}${path}`, { headers: { 'if-none-match': etag } })).status).toBe(304)
+      const compressed = await fetch(`${server.url}${path}`, { headers: { 'accept-encoding': 'br' } })
+      expect(compressed.headers.get('content-encoding')).toBe('br')
+      await compressed.arrayBuffer()
+    }
+    // Were any of those still held, the ring coming round to them would refuse pages (counted).
+    const before = await refusals()
+    for (let i = 0; i < 40; i++)
+      expect(
+        (await get(`/api/v2/jobs?limit=50&sort=salary&page=${(i % 40) + 1}&salary_max=${900_000 + i}`)).status,
+      ).toBe(200)
+    expect(await refusals()).toBe(before)
+  })
+
   it('sends a slow client every page intact while others make the ring go round many times', async () => {
-    const refusals = async () =>
-      Number(/^jobsnap_response_ring_refusals (\d+)$/m.exec((await get('/metrics')).body.toString('utf8'))?.[1])
     // One connection asks for 56 pages at once and reads nothing. The first 50 (100 jobs, too large for this
     // ring) fill the socket's buffers; the last 6 are pages in the ring, which Node keeps until the socket
     // takes them: their bytes must stay as they were meanwhile.
