@@ -244,7 +244,10 @@ function httpScenarios(vocabulary: Vocabulary, jobs: number): HttpScenario[] {
       reference: { server: 'jsonServer', path: listGen((query) => jsonServerListPath(query)) },
       targets: (row) => [
         atLeast(ratioOf(row), 100, '≥ 100× json-server'),
-        atMost(row.result?.p99, 10, `p99 ≤ 10 ms${at100k}`),
+        // The issue's targets: p99 ≤ 10 ms at 100k, ≤ 50 ms at 1M (as the wrk half prints them).
+        jobs > FULL_JOBS
+          ? atMost(row.result?.p99, 50, 'p99 ≤ 50 ms')
+          : atMost(row.result?.p99, 10, `p99 ≤ 10 ms${at100k}`),
       ],
     },
     {
