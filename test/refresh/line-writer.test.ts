@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -17,12 +18,35 @@ describe('LineWriter (where JSON log lines go)', () => {
       expected.push(line)
       writer.write(`${line}\n`)
     }
-    // Nothing older than one chunk is held back before flush().
-    const beforeFlush = readFileSync(file, 'utf8').split('\n').filter(Boolean)
-    expect(beforeFlush.length).toBeGreaterThan(1900)
+    // Nothing older than one chunk (64 KiB on a regular file) is held back before flush().
+    const all = `${expected.join('\n')}\n`
+    const beforeFlush = readFileSync(file, 'utf8')
+    expect(all.startsWith(beforeFlush)).toBe(true)
+    expect(Buffer.byteLength(all) - Buffer.byteLength(beforeFlush)).toBeLessThanOrEqual(64 << 10)
     writer.close()
     closeSync(fd)
-    expect(readFileSync(file, 'utf8')).toBe(`${expected.join('\n')}\n`)
+    expect(readFileSync(file, 'utf8')).toBe(all)
+  })
+
+  it('on a pipe holds back at most one PIPE_BUF (4 KiB) chunk, so writers sharing the pipe never split lines', () => {
+    // A child process writes to its stdout pipe and exits without flushing: what it held back is lost.
+    const script = `
+      import { LineWriter } from './runtime/index.ts'
+      const writer = new LineWriter(process.stdout.fd, 60_000)
+      for (let i = 0; i < 500; i++) writer.write(JSON.stringify({ n: i, filler: 'y'.repeat(i % 300) }) + '\\n')
+      process.exit(0)
+    `
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      encoding: 'utf8',
+    })
+    expect(child.status, child.stderr).toBe(0)
+    const lines = child.stdout.split('\n').filter(Boolean)
+    const all = Array.from({ length: 500 }, (_, i) => JSON.stringify({ n: i, filler: 'y'.repeat(i % 300) }))
+    expect(lines).toEqual(all.slice(0, lines.length))
+    const held = all.slice(lines.length).reduce((sum, line) => sum + line.length + 1, 0)
+    expect(held).toBeGreaterThan(0)
+    expect(held).toBeLessThanOrEqual(4096)
   })
 
   it('drops lines, once said on stderr, when its descriptor cannot be written, instead of throwing into a request', () => {
