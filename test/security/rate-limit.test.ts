@@ -352,6 +352,36 @@ describe('client identity (fast-check, in process)', () => {
       { numRuns: 100 },
     )
   })
+
+  it('the limiter decides as a plain sliding log would, with many requests in one millisecond and windows expiring', () => {
+    // Small limits, timestamps that repeat, creep and jump past the window: every decision and header value
+    // checked against a model. (Windows of seconds: the limiter also forgets idle clients on the real clock.)
+    const advance = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 30_000 }))
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1_000, max: 40_000 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), advance), { minLength: 1, maxLength: 300 }),
+        (limit, windowMs, steps) => {
+          const limiter = new SlidingWindowLimiter(limit, windowMs, 100)
+          const model = new Map<number, number[]>()
+          let now = 5_000
+          for (const [client, advance] of steps) {
+            now += advance
+            const log = (model.get(client) ?? []).filter((t) => t > now - windowMs)
+            const allowed = log.length < limit
+            if (allowed) log.push(now)
+            model.set(client, log)
+            const decision = limiter.hit(`c${client}`, now)
+            expect(decision.allowed).toBe(allowed)
+            expect(decision.remaining).toBe(allowed ? limit - log.length : 0)
+            expect(decision.resetSeconds).toBe(Math.max(1, Math.ceil((log[0]! + windowMs - now) / 1000)))
+          }
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
 })
 
 describe('memory under a million distinct clients', () => {
