@@ -35,8 +35,18 @@ import { marketStats, MarketStatsSchema } from './market-stats.ts'
 const RESULTS_PER_CALL = 25
 const MAX_PAGE = 200
 
-const FOUR_DAY_RULE =
-  'Only 4_day_week is a four-day week; compressed_hours (the same hours in four longer days) never is.'
+const FOUR_DAY_RULE = 'Only 4_day_week is a four-day week; compressed_hours (same hours, longer days) never is.'
+
+/**
+ * The schedule taxonomy in one line, from the taxonomy table: each value's
+ * typical weekly hours and which are not at full pay. Carried by
+ * search_jobs' description, so a model knows what it filters on before it
+ * calls anything (explain_schedule_type has the full definitions); every
+ * agent pays for tools/list in tokens, hence the terseness.
+ */
+const SCHEDULE_LINE = `Schedule weekly hours (all full pay but ${SCHEDULE_TYPE_VALUES.filter(
+  (type) => !SCHEDULE_TYPES[type].fullPay,
+).join(', ')}): ${SCHEDULE_TYPE_VALUES.map((type) => `${type} ${SCHEDULE_TYPES[type].typicalWeeklyHours}`).join(', ')}.`
 
 const page = z
   .int()
@@ -433,18 +443,18 @@ export function explainSchedule(args: z.infer<typeof ExplainScheduleInput>): z.i
 // ---------- registry ----------
 
 export const TOOL_DESCRIPTIONS = {
-  search_jobs: `Live jobs; filters AND, a list matches any value. ${RESULTS_PER_CALL} a page. get_job has the full listing, list_filters the valid values. ${FOUR_DAY_RULE}`,
-  get_job: 'A live job by slug as REST returns it, plus readable salary, weekly hours, schedule, employer summary.',
+  search_jobs: `Live jobs; filters AND, a list matches any value. ${RESULTS_PER_CALL} a page. get_job has the full listing, list_filters valid values. ${SCHEDULE_LINE} ${FOUR_DAY_RULE}`,
+  get_job: 'A live job in full by slug, plus readable salary, weekly hours, schedule, employer summary.',
   search_companies: `Employers by schedule, HQ country, office policy, worldwide hiring; most live jobs first, ${RESULTS_PER_CALL} a page.`,
   get_company:
-    "An employer's profile: schedule policy in its words, hours, office policy, benefits; day off, vacation, awards if published.",
+    "An employer's profile: schedule policy, hours, office policy, benefits; day off, vacation, awards if published.",
   get_market_stats:
-    'Employers by schedule type, true four-day-week share, median full-time hours, remote share of jobs. Pass on its date and caveats.',
+    'Employers by schedule type, true four-day-week share, median hours, remote share of jobs. Pass on its date and caveats.',
   list_filters:
     'Values each search_jobs filter takes, with live job counts: use a category, skill or country that exists.',
   get_salary_benchmarks:
     'Salary percentiles (annual USD) of live jobs by optional category, level, country, schedule; group_by splits them. Pass on dates and caveats.',
-  explain_schedule_type: `Each schedule type: fewer hours or not, full pay or not. ${FOUR_DAY_RULE}`,
+  explain_schedule_type: 'Full definition of each schedule type: hours, pay, four-day week or not.',
 } as const
 
 export { marketStats, MarketStatsSchema }

@@ -215,14 +215,35 @@ describe('tools/list', () => {
     }
   })
 
-  it('lists every schedule type as the closed vocabulary it is, and keeps compressed hours apart from the four-day week', () => {
+  it('lists every schedule type as the closed vocabulary it is, and keeps compressed hours apart from the four-day week', async () => {
     for (const name of ['search_jobs', 'search_companies'] as const) {
       const schedule = (mcp.tools.get(name)!.inputSchema.properties as Record<string, { items?: { enum?: string[] } }>)
         .schedule
       expect(schedule?.items?.enum, `${name} lists the schedule types`).toEqual([...SCHEDULES])
     }
-    expect(mcp.tools.get('search_jobs')!.description).toMatch(/compressed_hours[^.]*never is/i)
-    expect(mcp.tools.get('explain_schedule_type')!.description).toMatch(/compressed_hours[^.]*never is/i)
+    // The description carries the taxonomy: every value with its typical weekly hours, which are not at full pay,
+    // and that compressed hours are never a four-day week.
+    const description = mcp.tools.get('search_jobs')!.description!
+    const explained = (await callOk<ExplainResult>(mcp, 'explain_schedule_type', {})).structured.schedule_types
+    for (const type of explained) expect(description, type.type).toContain(`${type.type} ${type.typical_weekly_hours}`)
+    expect(description).toContain(
+      `all full pay but ${explained
+        .filter((type) => !type.full_pay)
+        .map((type) => type.type)
+        .join(', ')}`,
+    )
+    expect(description).toMatch(/compressed_hours[^.]*never is/i)
+  })
+
+  it('stays a lean list: at most 10 KB (10,240 bytes) of compact JSON, as every agent pays for it in tokens', async () => {
+    const response = await fetch(`${server.url}/api/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    })
+    const { result } = (await response.json()) as { result: { tools: unknown[] } }
+    expect(result.tools).toHaveLength(TOOL_NAMES.length)
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(10_240)
   })
 
   it('documents the paging bounds in the search tools input schemas', () => {
