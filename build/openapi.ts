@@ -219,8 +219,9 @@ const RESPONSES = {
     content: errorContent,
   },
   UndecodablePath: {
-    description: 'The path cannot be percent-decoded (a malformed escape such as %E0%A4%A).',
-    headers: { 'Cache-Control': headerRef('Cache-Control') },
+    description:
+      'The path cannot be percent-decoded (a malformed escape such as %E0%A4%A); error.field is `slug` (or `path`).',
+    headers: errorHeaders,
     content: errorContent,
   },
   NotFound: {

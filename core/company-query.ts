@@ -17,6 +17,7 @@ import {
   type ParseResult,
   pagingParams,
   scalarParam,
+  textParam,
   truncate,
 } from './params.ts'
 import { REMOTE_LEVEL_VALUES, type RemoteLevel } from './taxonomy.ts'
@@ -96,11 +97,9 @@ export function parseV2CompanyQuery(params: URLSearchParams): ParseResult<V2Comp
   if (!(COMPANY_SORTS as readonly string[]).includes(sortRaw))
     return refuse('sort', `sort must be one of ${COMPANY_SORTS.join(', ')}; got ${JSON.stringify(truncate(sortRaw))}.`)
 
-  const qParam = scalarParam(params, 'q')
+  const qParam = textParam(params, 'q', Q_MAX_LENGTH)
   if (!qParam.ok) return qParam
-  const q = qParam.value?.trim()
-  if (q !== undefined && q.length > Q_MAX_LENGTH)
-    return refuse('q', `q must be at most ${Q_MAX_LENGTH} characters; got ${q.length}.`)
+  const q = qParam.value
 
   return {
     ok: true,

@@ -118,6 +118,28 @@ export function integerParam(
   return { ok: true, value }
 }
 
+/**
+ * A free-text parameter (trimmed) of at most `maxCharacters` characters,
+ * counted as code points, as the OpenAPI document's `maxLength` counts them
+ * (an emoji is one character, not two UTF-16 units).
+ */
+export function textParam(
+  params: URLSearchParams,
+  name: string,
+  maxCharacters: number,
+): ParseResult<string | undefined> {
+  const found = scalarParam(params, name)
+  if (!found.ok) return found
+  const value = found.value?.trim()
+  if (value === undefined || value.length <= maxCharacters) return { ok: true, value }
+  const characters = [...value].length
+  if (characters <= maxCharacters) return { ok: true, value }
+  return {
+    ok: false,
+    error: { field: name, message: `${name} must be at most ${maxCharacters} characters; got ${characters}.` },
+  }
+}
+
 export function truncate(raw: string): string {
   return raw.length > 40 ? `${raw.slice(0, 40)}...` : raw
 }

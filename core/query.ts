@@ -19,6 +19,7 @@ import {
   scalarParam,
   listValues,
   strictInteger,
+  textParam,
   truncate,
 } from './params.ts'
 import { WORK_ARRANGEMENTS, type WorkArrangement } from './taxonomy.ts'
@@ -203,15 +204,9 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
     }
   }
 
-  const qParam = scalarParam(params, 'q')
+  const qParam = textParam(params, 'q', Q_MAX_LENGTH)
   if (!qParam.ok) return qParam
-  const q = qParam.value?.trim()
-  if (q !== undefined && q.length > Q_MAX_LENGTH) {
-    return {
-      ok: false,
-      error: { field: 'q', message: `q must be at most ${Q_MAX_LENGTH} characters; got ${q.length}.` },
-    }
-  }
+  const q = qParam.value
 
   return {
     ok: true,

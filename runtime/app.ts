@@ -94,6 +94,18 @@ interface RestRequest {
 
 const V2_JOB_PREFIX = '/api/v2/jobs/'
 
+const UNDECODABLE_PATH =
+  'The path is not valid percent-encoding: every % must start an escape (%XX) and the escapes must spell UTF-8 (%FF never does).'
+
+function isDecodablePath(pathname: string): boolean {
+  try {
+    decodeURI(pathname)
+    return true
+  } catch {
+    return false
+  }
+}
+
 function preflightReply(allowMethods: string): Reply {
   return {
     status: 204,
@@ -151,8 +163,26 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     return errorReply(method, status, message)
   }
 
+  /**
+   * h3 refuses a path it cannot percent-decode before routing, with a bare
+   * 400. On a REST path it is counted and answered as any bad parameter is:
+   * the envelope's headers, and `field` naming the slug (or the path).
+   */
+  const undecodablePath = (event: H3Event): Promise<Response> | Response => {
+    const { pathname } = event.url
+    const field = /^\/api\/v2\/(jobs|companies)\/[^/]*$/.test(pathname) ? 'slug' : 'path'
+    const version = pathname.startsWith('/api/v1') ? 'v1' : pathname.startsWith('/api/v2') ? 'v2' : undefined
+    if (!version) return replyResponse(errorReply(event.req.method, 400, UNDECODABLE_PATH, { field }))
+    return rest(version, (ctx) => {
+      throw httpError(400, UNDECODABLE_PATH, { field, headers: ctx.headers })
+    })(event).catch((error: unknown) => replyResponse(replyForError(event.req.method, pathname, error)))
+  }
+
   const app = new H3({
-    onError: (error, event) => replyResponse(replyForError(event.req.method, event.url.pathname, error)),
+    onError: (error, event) =>
+      HTTPError.isError(error) && error.status === 400 && !isDecodablePath(event.url.pathname)
+        ? undecodablePath(event)
+        : replyResponse(replyForError(event.req.method, event.url.pathname, error)),
   })
 
   /**

@@ -208,6 +208,7 @@ describe('GET /api/v2/companies', () => {
       ['page=abc', 'page'],
       ['limit=1.5', 'limit'],
       [`q=${'a'.repeat(201)}`, 'q'],
+      [`q=${encodeURIComponent('é😀'.repeat(101))}`, 'q'],
     ]
     for (const [query, field] of cases) {
       const response = await request<{ error: { field?: string; message: string } }>(
@@ -217,6 +218,8 @@ describe('GET /api/v2/companies', () => {
       expect(response.body.error.field, query).toBe(field)
       expect(response.headers.get('cache-control')).toBe('no-store')
     }
+    const emoji = await request<unknown>(`${server.url}/api/v2/companies?q=${encodeURIComponent('😀'.repeat(150))}`)
+    expect(emoji.status, 'q of 150 emoji is 150 characters').toBe(200)
     const ignored = await request<unknown>(`${server.url}/api/v2/companies?contry=DE&limit=2`)
     expect(ignored.status).toBe(200)
     expect(ignored.headers.get('x-ignored-parameters')).toBe('contry')

@@ -152,13 +152,29 @@ describe('400: invalid v2 query parameters', () => {
     }
   })
 
+  it('a path that cannot be percent-decoded: 400 naming the slug, counted and headed like any other', async () => {
+    for (const path of ['/api/v2/jobs/%FF', '/api/v2/jobs/%', '/api/v2/jobs/abc%E0%A4%A', '/api/v2/companies/%ZZ']) {
+      const res = await request(`${base}${path}`)
+      const error = expectErrorResponse(res, 400, 'slug')
+      expect(res.headers.get('x-api-version'), path).toBe('v2')
+      expectRateLimitHeaders(res.headers, LIMIT)
+      expect(error.message, path).toMatch(/percent-encoding/)
+    }
+    const v1 = await request(`${base}/api/v1/%FF`)
+    expectErrorResponse(v1, 400, 'path')
+    expect(v1.headers.get('x-api-version')).toBe('v1')
+  })
+
   it('sort outside date, salary', async () => {
     for (const bad of ['price', '-date', 'date,salary', 'relevance', 'salary_desc'])
       await expect400(`sort=${encodeURIComponent(bad)}`, 'sort', ['date', 'salary'])
   })
 
-  it('q longer than 200 characters; 200 is fine', async () => {
+  it('q longer than 200 characters; 200 is fine, counted as characters (an emoji is one), as OpenAPI maxLength counts', async () => {
     await expect400(`q=${'a'.repeat(201)}`, 'q', ['200'])
+    await expect400(`q=${encodeURIComponent('😀'.repeat(201))}`, 'q', ['200', '201'])
+    const emoji = await getV2List(base, `q=${encodeURIComponent('😀'.repeat(150))}`)
+    expect(emoji.status).toBe(200)
     await expect400(`q=${encodeURIComponent('engineer '.repeat(30))}`, 'q')
     const ok = await getV2List(base, `q=${'b'.repeat(200)}`)
     expect(ok.status).toBe(200)
