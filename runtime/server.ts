@@ -227,7 +227,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       // Node would answer a missing Host with a bare 400; refuseBeforeRouting answers it with the JSON error body.
       requireHostHeader: false,
       // Request ids, access lines and metrics: every response Node creates observes its request.
-      ...(observer ? { ServerResponse: observedResponseClass(observer) } : {}),
+      ServerResponse: observedResponseClass(observer),
     },
   })
   await server.ready()
