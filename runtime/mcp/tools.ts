@@ -11,7 +11,6 @@
  */
 import { LRUCache } from 'lru-cache'
 import { z } from 'zod'
-import { resolveCountry } from '../../core/geo.ts'
 import { NO_FILTER, type V2ListQuery } from '../../core/query.ts'
 import { formatSalary } from '../../core/salary.ts'
 import type { V2Job } from '../../core/schema/api.ts'
@@ -27,6 +26,7 @@ import {
 } from '../../core/taxonomy.ts'
 import { runV2Query } from '../query/run-query.ts'
 import { queryContext, type LoadedSnapshot } from '../snapshot.ts'
+import { runCompanyQuery } from '../query/companies.ts'
 import { liveJobsByCompany } from '../query/live-jobs.ts'
 import { ToolError } from './errors.ts'
 import { checkCategory, checkCountry, checkSkill } from './suggest.ts'
@@ -281,7 +281,7 @@ export const SearchCompaniesInput = z.strictObject({
     .optional()
     .describe('fully_remote: no office; remote_friendly: remote or hybrid.'),
   hires_worldwide: z.boolean().optional(),
-  query: z.string().max(100).optional().describe('Part of the company name.'),
+  query: z.string().max(100).optional().describe('Name or tagline word prefixes.'),
   page,
 })
 const CompanySummary = z.object({
@@ -318,32 +318,33 @@ function companySummary(c: IndexedCompany, liveJobs: number): z.infer<typeof Com
   }
 }
 
+/**
+ * The REST companies query (GET /api/v2/companies?sort=jobs) with the tool's
+ * arguments: the same matching (query words begin words of the name or
+ * one-line description), the same order, only employers with a live job.
+ */
 export function searchCompanies(
   snapshot: LoadedSnapshot,
   args: z.infer<typeof SearchCompaniesInput>,
   now: number,
 ): z.infer<typeof SearchCompaniesOutput> {
-  const live = liveJobsByCompany(snapshot, now)
-  const liveJobs = (c: IndexedCompany) => live.get(c.id) ?? 0
-  const country = args.country?.trim() ? resolveCountry(args.country) : undefined
-  if (args.country?.trim() && !country) checkCountry(args.country)
-  const name = args.query?.trim().toLowerCase()
-  const matches = snapshot.companies
-    .filter((c) => {
-      if (args.schedule?.length && !args.schedule.includes(c.schedule_type)) return false
-      if (args.remote_level?.length && !args.remote_level.includes(c.remote_level)) return false
-      if (args.hires_worldwide !== undefined && c.hires_worldwide !== args.hires_worldwide) return false
-      if (country !== undefined && (!c.country || resolveCountry(c.country) !== country)) return false
-      if (name && !c.name.toLowerCase().includes(name)) return false
-      return true
-    })
-    .sort((a, b) => liveJobs(b) - liveJobs(a) || a.name.localeCompare(b.name))
-  const start = (args.page - 1) * RESULTS_PER_CALL
-  return {
-    total: matches.length,
+  const country = args.country?.trim()
+  if (country) checkCountry(country)
+  const { total, page } = runCompanyQuery(snapshot.companies, liveJobsByCompany(snapshot, now), {
     page: args.page,
-    has_more: start + RESULTS_PER_CALL < matches.length,
-    companies: matches.slice(start, start + RESULTS_PER_CALL).map((c) => companySummary(c, liveJobs(c))),
+    limit: RESULTS_PER_CALL,
+    q: args.query?.trim() || undefined,
+    country: country ? [country] : [],
+    schedule: args.schedule ?? [],
+    remote_level: args.remote_level ?? [],
+    hires_worldwide: args.hires_worldwide,
+    sort: 'jobs',
+  })
+  return {
+    total,
+    page: args.page,
+    has_more: args.page * RESULTS_PER_CALL < total,
+    companies: page.map(({ company, liveJobs }) => companySummary(company, liveJobs)),
   }
 }
 
@@ -445,7 +446,7 @@ export function explainSchedule(args: z.infer<typeof ExplainScheduleInput>): z.i
 export const TOOL_DESCRIPTIONS = {
   search_jobs: `Live jobs; filters AND, a list matches any value. ${RESULTS_PER_CALL} a page. get_job has the full listing, list_filters valid values. ${SCHEDULE_LINE} ${FOUR_DAY_RULE}`,
   get_job: 'A live job in full by slug, plus readable salary, weekly hours, schedule, employer summary.',
-  search_companies: `Employers by schedule, HQ country, office policy, worldwide hiring; most live jobs first, ${RESULTS_PER_CALL} a page.`,
+  search_companies: `Employers by schedule, HQ country, office policy, worldwide hiring; busiest first, ${RESULTS_PER_CALL} a page.`,
   get_company:
     "An employer's profile: schedule policy, hours, office policy, benefits; day off, vacation, awards if published.",
   get_market_stats:
