@@ -250,14 +250,19 @@ export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.i
   const company = snapshot.companyById.get(snapshot.jobs.valueAt('company', position)!)
   const min = job.hours_per_week_min
   const max = job.hours_per_week_max
+  // Without hours of its own, a job on its employer's schedule works the employer's full-time hours; one on
+  // another schedule (compressed hours at a four-day-week employer, say) only that schedule's typical hours.
+  const onEmployersSchedule = !job.schedule_type || job.schedule_type === company?.schedule_type
   const hours =
     min && max && min !== max
       ? `${min}-${max} hours a week`
       : (max ?? min)
         ? `${max ?? min} hours a week`
-        : company?.hours_full_time
+        : company?.hours_full_time && onEmployersSchedule
           ? `${company.hours_full_time} hours a week (employer's full-time hours)`
-          : undefined
+          : job.schedule_type
+            ? `about ${SCHEDULE_TYPES[job.schedule_type].typicalWeeklyHours} hours a week (typical of ${job.schedule_type})`
+            : undefined
   return {
     job,
     salary: formatSalary(job),

@@ -484,6 +484,25 @@ describe('get_job', () => {
     }
   })
 
+  it("gives a job without hours of its own its employer's hours only when it is on the employer's schedule", async () => {
+    const bySlug = companyBySlug()
+    const offSchedule = allJobs.filter(
+      (job) =>
+        job.hours_per_week_max === undefined &&
+        job.hours_per_week_min === undefined &&
+        job.schedule_type !== undefined &&
+        job.company !== undefined &&
+        bySlug.get(job.company.slug)?.hours_full_time !== undefined &&
+        bySlug.get(job.company.slug)!.schedule_type !== job.schedule_type,
+    )
+    expect(offSchedule.length, 'the fixture has such jobs').toBeGreaterThan(0)
+    for (const job of offSchedule.slice(0, 30)) {
+      const { structured } = await callOk<GetJobResult>(mcp, 'get_job', { slug: job.slug })
+      expect(structured.weekly_hours, job.slug).not.toMatch(/employer/)
+      expect(structured.weekly_hours, job.slug).toContain(`typical of ${job.schedule_type}`)
+    }
+  })
+
   it('answers an unknown slug with a tool error that says to call search_jobs', async () => {
     const text = await callError(mcp, 'get_job', { slug: 'no-such-job-anywhere' })
     expect(text).toContain('no-such-job-anywhere')
