@@ -32,6 +32,7 @@ import {
   sendPayload,
   withCommonHeaders,
 } from './http/respond.ts'
+import { canonicalRestPath } from './http/canonical-path.ts'
 import { ResponseCache } from './http/response-cache.ts'
 import type { RestContext } from './routes/context.ts'
 import { handleV2Changes } from './routes/changes.ts'
@@ -220,10 +221,10 @@ export function createApp(deps: AppDependencies): JobsnapApp {
         headers,
       })
     }
-    // One spelling per resource: a trailing slash is redirected to the canonical path, query kept.
-    const { pathname, search } = url
-    if (decision.allowed && pathname.length > 1 && pathname.endsWith('/')) {
-      headers.push(['location', pathname.replace(/\/+$/, '') + search])
+    // One spelling per resource: another (a trailing slash, say) is redirected to the canonical path, query kept.
+    const canonical = decision.allowed ? canonicalRestPath(url.pathname) : undefined
+    if (canonical) {
+      headers.push(['location', canonical.path + url.search])
       return { status: 308, headers: withCommonHeaders(headers, [['cache-control', 'no-store']]), body: null }
     }
     if (!decision.allowed) {
@@ -467,6 +468,12 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   )
 
   app.all('/**', (event) => {
+    // Another spelling of a REST path (/API/V1, //api/v1) is that path's, redirected by its envelope.
+    const canonical = canonicalRestPath(event.url.pathname)
+    if (canonical)
+      return rest(canonical.version, () => {
+        throw new Error('unreachable: the envelope redirects another spelling before the handler runs')
+      })(event)
     throw httpError(404, `No endpoint at ${event.url.pathname.slice(0, 200)}. See /openapi.yaml or /docs.`)
   })
 

@@ -96,17 +96,26 @@ describe('400: invalid v2 query parameters', () => {
     expect(clean.headers.get('x-ignored-parameters')).toBeNull()
   })
 
-  it('redirects a trailing slash (308) to the canonical path, query kept', async () => {
+  it('redirects a trailing slash or other spelling (308) to the canonical path, query kept', async () => {
     for (const [from, to] of [
       ['/api/v1/?page=2', '/api/v1?page=2'],
       ['/api/v2/jobs/?level=senior&limit=3', '/api/v2/jobs?level=senior&limit=3'],
       ['/api/v2/jobs/some-slug/', '/api/v2/jobs/some-slug'],
+      ['//api/v1?page=2', '/api/v1?page=2'],
+      ['/API/V1', '/api/v1'],
+      ['/api/v2/Jobs?limit=1', '/api/v2/jobs?limit=1'],
+      ['/api/v2/jobs//some-slug', '/api/v2/jobs/some-slug'],
+      ['/Api/V2/Companies/Some-Company/', '/api/v2/companies/Some-Company'],
+      ['/api//v2/filters', '/api/v2/filters'],
     ]) {
       const response = await fetch(`${base}${from}`, { redirect: 'manual' })
       expect(response.status, from).toBe(308)
       expect(response.headers.get('location'), from).toBe(to)
       expect(response.headers.get('x-ratelimit-remaining'), from).not.toBeNull()
     }
+    // A slug in other letters is another slug, and a path that is no REST path is no other spelling of one.
+    for (const path of ['/api/v2/jobs/Some-Slug', '/api/v3/jobs', '/API/MCP', '/api/v2/jobs/a/b'])
+      expect((await fetch(`${base}${path}`, { redirect: 'manual' })).status, path).toBe(404)
   })
 
   it('a 405 carries the rate-limit headers like every other v1 and v2 answer', async () => {

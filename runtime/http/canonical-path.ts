@@ -1,0 +1,39 @@
+/**
+ * One spelling per REST resource: a path given with a trailing slash,
+ * doubled slashes or other letter case in its fixed segments
+ * (`/API/V2/Jobs/`, `//api/v1`) is redirected (308) to the canonical one
+ * rather than answered 404 or twice under two cache keys. Slugs are left as
+ * given: a slug in other letters is another slug.
+ */
+
+/** The REST paths, as segments; `*` stands for a slug. */
+const REST_PATHS: readonly (readonly string[])[] = [
+  ['api', 'v1'],
+  ['api', 'v2', 'jobs'],
+  ['api', 'v2', 'jobs', '*'],
+  ['api', 'v2', 'filters'],
+  ['api', 'v2', 'changes'],
+  ['api', 'v2', 'companies'],
+  ['api', 'v2', 'companies', '*'],
+]
+
+/** Anything that might make a path non-canonical; most requests are told apart by this one test. */
+const MAYBE_OTHER_SPELLING = /[A-Z]|\/\/|.\/$/
+
+/**
+ * The canonical spelling of `pathname` when it is another spelling of a
+ * REST path, with the API version it belongs to; undefined when it is
+ * canonical already or not a REST path at all.
+ */
+export function canonicalRestPath(pathname: string): { path: string; version: 'v1' | 'v2' } | undefined {
+  if (!MAYBE_OTHER_SPELLING.test(pathname)) return undefined
+  const segments = pathname.split('/').filter(Boolean)
+  const shape = REST_PATHS.find(
+    (path) =>
+      path.length === segments.length &&
+      path.every((fixed, i) => fixed === '*' || fixed === segments[i]!.toLowerCase()),
+  )
+  if (!shape) return undefined
+  const path = `/${shape.map((fixed, i) => (fixed === '*' ? segments[i]! : fixed)).join('/')}`
+  return path === pathname ? undefined : { path, version: shape[1] === 'v1' ? 'v1' : 'v2' }
+}
