@@ -32,7 +32,7 @@ import {
   sendPayload,
   withCommonHeaders,
 } from './http/respond.ts'
-import { canonicalRestPath } from './http/canonical-path.ts'
+import { canonicalRestPath, isDecodablePath } from './http/canonical-path.ts'
 import { ResponseCache } from './http/response-cache.ts'
 import type { RestContext } from './routes/context.ts'
 import { handleV2Changes } from './routes/changes.ts'
@@ -97,15 +97,6 @@ const V2_JOB_PREFIX = '/api/v2/jobs/'
 
 const UNDECODABLE_PATH =
   'The path is not valid percent-encoding: every % must start an escape (%XX) and the escapes must spell UTF-8 (%FF never does).'
-
-function isDecodablePath(pathname: string): boolean {
-  try {
-    decodeURI(pathname)
-    return true
-  } catch {
-    return false
-  }
-}
 
 function preflightReply(allowMethods: string): Reply {
   return {

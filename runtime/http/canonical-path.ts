@@ -33,7 +33,18 @@ export function canonicalRestPath(pathname: string): { path: string; version: 'v
       path.length === segments.length &&
       path.every((fixed, i) => fixed === '*' || fixed === segments[i]!.toLowerCase()),
   )
-  if (!shape) return undefined
+  // A path that cannot be percent-decoded is no spelling of anything: it is refused (400), not redirected.
+  if (!shape || !isDecodablePath(pathname)) return undefined
   const path = `/${shape.map((fixed, i) => (fixed === '*' ? segments[i]! : fixed)).join('/')}`
   return path === pathname ? undefined : { path, version: shape[1] === 'v1' ? 'v1' : 'v2' }
+}
+
+/** Whether `pathname` percent-decodes (every % starts an escape, and the escapes spell UTF-8). */
+export function isDecodablePath(pathname: string): boolean {
+  try {
+    decodeURI(pathname)
+    return true
+  } catch {
+    return false
+  }
 }

@@ -172,6 +172,9 @@ describe('400: invalid v2 query parameters', () => {
     const v1 = await request(`${base}/api/v1/%FF`)
     expectErrorResponse(v1, 400, 'path')
     expect(v1.headers.get('x-api-version')).toBe('v1')
+    // Not another spelling of anything: refused, never redirected to a path that cannot be decoded either.
+    const slashed = await fetch(`${base}/api/v2/jobs/%FF/`, { redirect: 'manual' })
+    expect(slashed.status).toBe(400)
   })
 
   it('sort outside date, salary', async () => {

@@ -132,8 +132,8 @@ const ODD_TARGETS = [
   '*',
 ]
 
-/** Where a REST path with a trailing slash is redirected: its canonical spelling, nowhere else. */
-const CANONICAL_REDIRECT = /^\/api\/(v1|v2\/jobs)(\/[^/?#]+)?(\?[^#]*)?$/
+/** Where another spelling of a REST path is redirected: its canonical spelling, nowhere else. */
+const CANONICAL_REDIRECT = /^\/api\/(v1|v2\/(filters|changes)|v2\/(jobs|companies)(\/[^/?#]+)?)(\?[^#]*)?$/
 
 /**
  * Answers a traversal payload may get: a 4xx; 200 only for a public document (the path normalised
