@@ -17,6 +17,7 @@ import { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { errorBody, errorHeaders } from './http/errors.ts'
 import { storedEncodingsBytes } from './http/payload.ts'
 import { observedResponseClass } from './http/observe.ts'
+import { withReasonPhrase } from './http/reason-phrase.ts'
 import type { HeaderList, Reply } from './http/respond.ts'
 import { watchGcPauses } from './gc-pauses.ts'
 import type { PrimaryLimitClient } from './http/primary-limiter.ts'
@@ -227,7 +228,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       // Node would answer a missing Host with a bare 400; refuseBeforeRouting answers it with the JSON error body.
       requireHostHeader: false,
       // Request ids, access lines and metrics: every response Node creates observes its request.
-      ServerResponse: observedResponseClass(observer),
+      ...(observer ? { ServerResponse: observedResponseClass(observer) } : {}),
     },
   })
   await server.ready()
@@ -259,7 +260,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
           return
         }
         const precomputed = jobsnap.precomputed(request)
-        if (precomputed === undefined) return handler(request, response)
+        if (precomputed === undefined) return handler(request, withReasonPhrase(response))
         if (precomputed instanceof Promise) {
           precomputed
             .then((reply) => writeReply(response, reply))

@@ -10,13 +10,7 @@
  * measurable against a cached request's ~40 us.
  */
 import { randomUUID } from 'node:crypto'
-import {
-  type IncomingMessage,
-  type OutgoingHttpHeader,
-  type OutgoingHttpHeaders,
-  STATUS_CODES,
-  ServerResponse,
-} from 'node:http'
+import { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import type { AccessLine } from '../log.ts'
 import { routeOf, type Metrics } from '../metrics.ts'
 
@@ -51,30 +45,8 @@ function addRequestId(headers: Headers, id: string): { headers: Headers; cache?:
   return { headers, cache }
 }
 
-/**
- * srvx passes a web Response's `statusText` on, and a Response made without
- * one has '' there, so every answer h3 built went out as `HTTP/1.1 200 `
- * while the fast path's said `200 OK`. Legal (the reason phrase may be
- * empty), but one API should not speak two ways; Node's own phrase is used.
- */
-function withReasonPhrase(status: number, rest: unknown[]): void {
-  if (rest[0] === '') rest[0] = STATUS_CODES[status] ?? ''
-}
-
-/** Responses that only get their reason phrase back (when nothing observes requests). */
-class PhrasedResponse extends ServerResponse<IncomingMessage> {
-  override writeHead(status: number, ...rest: unknown[]): this {
-    withReasonPhrase(status, rest)
-    return (super.writeHead as (...args: unknown[]) => this)(status, ...rest)
-  }
-}
-
-/**
- * The class Node should create responses with, observing for `observer`
- * (when given); pass it as `ServerResponse` to createServer.
- */
-export function observedResponseClass(observer: RequestObserver | undefined): typeof ServerResponse {
-  if (!observer) return PhrasedResponse as typeof ServerResponse
+/** The class Node should create responses with, observing for `observer`; pass it as `ServerResponse` to createServer. */
+export function observedResponseClass(observer: RequestObserver): typeof ServerResponse {
   const { access, metrics, clientOf } = observer
 
   class ObservedResponse extends ServerResponse<IncomingMessage> {
@@ -94,7 +66,6 @@ export function observedResponseClass(observer: RequestObserver | undefined): ty
 
     // Node's overloads (status, [reason], [headers]) in one signature; the headers are always last when given.
     override writeHead(status: number, ...rest: unknown[]): this {
-      withReasonPhrase(status, rest)
       const last = rest.length - 1
       const headersAt = last >= 0 && typeof rest[last] === 'object' ? last : -1
       const added = addRequestId(headersAt >= 0 ? (rest[headersAt] as Headers) : undefined, this.requestId)
