@@ -95,6 +95,10 @@ interface RestRequest {
 
 const V2_JOB_PREFIX = '/api/v2/jobs/'
 
+/** A single job, its slug read from the path (the fast path takes only plain slugs, so the path is as sent). */
+const handleV2JobAtPath = (ctx: RestContext): MaybePromise<Reply> =>
+  handleV2Job(ctx, ctx.url.pathname.slice(V2_JOB_PREFIX.length))
+
 const UNDECODABLE_PATH =
   'The path is not valid percent-encoding: every % must start an escape (%XX) and the escapes must spell UTF-8 (%FF never does).'
 
@@ -249,14 +253,15 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     const method = request.method
     if ((method !== 'GET' && method !== 'HEAD') || !snapshots.loaded) return undefined
     const target = request.url ?? ''
+    // No closure made per request on this path: under tsx each would also get its name by a defineProperty call
+    // (esbuild's keepNames).
     let version: 'v1' | 'v2'
     let handler: (ctx: RestContext) => MaybePromise<Reply>
     if (target.startsWith(V2_JOB_PREFIX)) {
       // Only a plain slug (no query, no further segment, nothing encoded): anything else takes h3's route.
-      const slug = target.slice(V2_JOB_PREFIX.length)
-      if (!SLUG_PATTERN.test(slug)) return undefined
+      if (!SLUG_PATTERN.test(target.slice(V2_JOB_PREFIX.length))) return undefined
       version = 'v2'
-      handler = (ctx) => handleV2Job(ctx, slug)
+      handler = handleV2JobAtPath
     } else if (target === '/api/v1' || target.startsWith('/api/v1?')) {
       version = 'v1'
       handler = handleV1List
@@ -268,12 +273,13 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       (request.headers['x-forwarded-for'] as string | undefined) ?? null,
       isTrusted,
     )
-    const failed = (error: unknown) => replyForError(method, url.pathname, error)
     try {
       const reply = restReply(version, handler, { request: { method, headers: nodeHeaders(request) }, url, client })
-      return reply instanceof Promise ? reply.catch(failed) : reply
+      return reply instanceof Promise
+        ? reply.catch((error: unknown) => replyForError(method, url.pathname, error))
+        : reply
     } catch (error) {
-      return failed(error)
+      return replyForError(method, url.pathname, error)
     }
   }
 

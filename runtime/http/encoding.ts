@@ -17,10 +17,14 @@ export function negotiateEncoding(acceptEncoding: string | null): Encoding | und
     const weight = qParam ? Number(qParam.slice(2)) : 1
     q.set(token.trim(), Number.isFinite(weight) ? weight : 0)
   }
-  const weight = (name: string) => q.get(name) ?? q.get('*') ?? 0
-  const br = weight('br')
-  const gzip = weight('gzip')
+  const br = weightOf(q, 'br')
+  const gzip = weightOf(q, 'gzip')
   if (br > 0 && br >= gzip) return 'br'
   if (gzip > 0) return 'gzip'
   return undefined
+}
+
+/** A coding's weight: its own, else the wildcard's, else 0 (not acceptable). */
+function weightOf(q: Map<string, number>, name: string): number {
+  return q.get(name) ?? q.get('*') ?? 0
 }
