@@ -48,3 +48,18 @@ export function isDecodablePath(pathname: string): boolean {
     return false
   }
 }
+
+/**
+ * A path segment as its percent-escapes spell it (`caf%C3%A9` -> `café`,
+ * `%61cme` -> `acme`): escapes are another spelling of the same characters
+ * (RFC 3986), so a slug is looked up, and named in a 404, decoded. Only
+ * called on paths that decode (undecodable ones are refused before routing).
+ */
+export function decodedSegment(segment: string): string {
+  if (!segment.includes('%')) return segment
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}

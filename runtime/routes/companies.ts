@@ -6,6 +6,7 @@
  */
 import { canonicalCompanyQuery, parseV2CompanyQuery, V2_COMPANY_PARAMS } from '../../core/company-query.ts'
 import { toV2CompanyProfile } from '../../core/company.ts'
+import { decodedSegment } from '../http/canonical-path.ts'
 import { httpError } from '../http/errors.ts'
 import { computedPayload } from '../http/payload.ts'
 import { payloadReply, type Reply } from '../http/respond.ts'
@@ -39,8 +40,9 @@ export async function handleV2Companies(ctx: RestContext): Promise<Reply> {
   })
 }
 
-export async function handleV2Company(ctx: RestContext, slug: string): Promise<Reply> {
+export async function handleV2Company(ctx: RestContext, pathSlug: string): Promise<Reply> {
   const { snapshot, now } = ctx
+  const slug = decodedSegment(pathSlug)
   const company = snapshot.companyBySlug.get(slug)
   const liveJobs = company ? (liveJobsByCompany(snapshot, now).get(company.id) ?? 0) : 0
   if (!company || liveJobs === 0) {

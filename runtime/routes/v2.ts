@@ -7,6 +7,7 @@
 import { canonicalV2Query, parseV2ListQuery, V2_LIST_PARAMS } from '../../core/query.ts'
 import { SLUG_PATTERN } from '../../core/schema/dataset.ts'
 import { computedPayload, storedPayload } from '../http/payload.ts'
+import { decodedSegment } from '../http/canonical-path.ts'
 import { httpError } from '../http/errors.ts'
 import { type MaybePromise, payloadReply, type Reply } from '../http/respond.ts'
 import { facetCounts } from '../query/facets.ts'
@@ -16,8 +17,9 @@ import { nameIgnoredParameters, type RestContext } from './context.ts'
 
 const LIST_HEAD = Buffer.from('{"data":[')
 
-export function handleV2Job(ctx: RestContext, slug: string): MaybePromise<Reply> {
+export function handleV2Job(ctx: RestContext, pathSlug: string): MaybePromise<Reply> {
   const { snapshot } = ctx
+  const slug = decodedSegment(pathSlug)
   // Anything that is not a slug cannot name a job: it is answered 404 without a lookup.
   const position = SLUG_PATTERN.test(slug) ? snapshot.jobs.positionOf(slug) : undefined
   if (position === undefined || snapshot.jobs.isExpired(position, ctx.now)) {

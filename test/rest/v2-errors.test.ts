@@ -284,6 +284,15 @@ describe('404 on /api/v2/jobs/{slug}', () => {
     }
   })
 
+  it('a slug is read as its percent-escapes spell it, in the lookup and in the 404', async () => {
+    const unknown = await request(`${base}/api/v2/jobs/caf%C3%A9-barista`)
+    expect(expectErrorResponse(unknown, 404).message).toContain('"café-barista"')
+    const escaped = [...sampleSlug].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join('')
+    const found = await request<V2Job>(`${base}/api/v2/jobs/${escaped}`)
+    expect(found.status).toBe(200)
+    expect(found.body.slug).toBe(sampleSlug)
+  })
+
   it('a known slug is 200 with the job', async () => {
     const res = await request<V2Job>(`${base}/api/v2/jobs/${sampleSlug}`)
     expect(res.status).toBe(200)
