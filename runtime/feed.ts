@@ -52,7 +52,7 @@ function summary(job: V2Job): string {
     .join(' · ')
 }
 
-function entry(job: V2Job): Item {
+function entry(job: V2Job, format: FeedFormat): Item {
   const posted = new Date(job.posted_at)
   const excerpt =
     job.description && job.description.length > EXCERPT_CHARS
@@ -70,7 +70,11 @@ function entry(job: V2Job): Item {
       .filter(Boolean)
       .map((paragraph) => `<p>${escapeHtml(paragraph!).replace(/\n+/g, '<br>')}</p>`)
       .join(''),
-    author: job.company ? [{ name: job.company.name, link: job.company.website ?? job.company.url }] : undefined,
+    // RSS's <author> is an e-mail address, which no job has; there the employer is in the title only.
+    author:
+      job.company && format !== 'rss'
+        ? [{ name: job.company.name, link: job.company.website ?? job.company.url }]
+        : undefined,
     category: [
       job.category ? categoryLabel(job.category) : undefined,
       job.level ? levelLabel(job.level) : undefined,
@@ -92,7 +96,7 @@ export function renderFeed(format: FeedFormat, input: FeedInput): string {
     feedLinks: input.links,
     copyright: 'Free to use; please link back to the public website.',
   })
-  for (const job of input.jobs) feed.addItem(entry(job))
+  for (const job of input.jobs) feed.addItem(entry(job, format))
   if (format === 'rss') return feed.rss2()
   if (format === 'atom') return feed.atom1()
   return jsonFeed11(feed.json1())

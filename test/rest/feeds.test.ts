@@ -66,6 +66,9 @@ describe('RSS and Atom', () => {
         })
         expect(feed.title).toMatch(/^jobsnap: /)
         expect(feed.self).toContain(`/feeds/jobs.${format}`)
+        // RSS 2.0's <author> must be an e-mail address: none is written; Atom names the employer.
+        if (format === 'rss') expect(text).not.toContain('<author>')
+        else expect((text.match(/<author>\s*<name>/g) ?? []).length).toBe(expected.length)
       }
     },
   )
