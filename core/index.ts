@@ -7,7 +7,14 @@
  */
 export { type Config, type ConfigInput, loadConfig } from './config.ts'
 export { contentHash, indexFileHash } from './content-hash.ts'
-export { allCountryCodes, countryName, regionsOfCountry, resolveCountry } from './geo.ts'
+export {
+  allCountryCodes,
+  countryContinent,
+  countryName,
+  regionsOfCountry,
+  resolveCountry,
+  type CountryCode,
+} from './geo.ts'
 export { PackedBodies } from './packed-bodies.ts'
 export { parseV2ListQuery, V2_LIST_PARAMS } from './query.ts'
 export {

@@ -27,6 +27,7 @@ import { rateLimitHeaders, type TokenBucketLimiter } from '../http/rate-limit.ts
 import type { Limiter } from '../http/redis-limiter.ts'
 import { withCommonHeaders, type HeaderList } from '../http/respond.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
+import { describeIssues } from './issue-wording.ts'
 import { createMcpServer } from './server.ts'
 
 export const MCP_MAX_BODY_BYTES = 1024 * 1024
@@ -109,13 +110,25 @@ const PARAMS_SCHEMAS = new Map(
   ].map((schema) => [schema.shape.method.value, schema]),
 )
 
+/** The list methods: this server answers each on one page and issues no cursor, so any cursor is invalid. */
+const LISTS = new Set(
+  [
+    ListToolsRequestSchema,
+    ListResourcesRequestSchema,
+    ListResourceTemplatesRequestSchema,
+    ListPromptsRequestSchema,
+  ].map((schema) => schema.shape.method.value as string),
+)
+
 /** Why a request's params do not fit its method, in a sentence; undefined when they do (or the method is unknown). */
 function paramsProblem(message: Record<string, unknown>): string | undefined {
+  const cursor = (message.params as { cursor?: unknown } | undefined)?.cursor
+  if (cursor !== undefined && LISTS.has(message.method as string))
+    return `Invalid params for ${message.method as string}: cursor ${JSON.stringify(cursor).slice(0, 100)} is not one this server issued (it lists everything on one page, with no nextCursor).`
   const schema = PARAMS_SCHEMAS.get(message.method as never)
-  const parsed = schema?.safeParse(message)
-  if (!parsed || parsed.success) return undefined
-  const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'params'}: ${issue.message}`)
-  return `Invalid params for ${message.method as string}: ${issues.join('; ')}`
+  if (!schema || schema.safeParse(message).success) return undefined
+  const issues = schema.safeParse(message, { reportInput: true }).error?.issues ?? []
+  return `Invalid params for ${message.method as string}: ${describeIssues(issues, 'params').join('; ')}`
 }
 
 /** True when the SDK transport would take this POST's headers (it answers 406 or 415 otherwise). */
@@ -281,7 +294,8 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
   response.headers.forEach((value, name) => {
     if (!OVERRIDDEN.has(name)) headers.push([name, value])
   })
-  const body = response.body ? Buffer.from(await response.arrayBuffer()) : null
+  let body: Buffer | null = response.body ? Buffer.from(await response.arrayBuffer()) : null
+  if (body && response.status >= 400) body = withRequestId(body, readableId(message))
   return new FastResponse(body, {
     status: response.status,
     headers: withCommonHeaders(headers, limitHeaders, [
@@ -289,6 +303,20 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
       ['x-cache', 'BYPASS'],
     ]),
   })
+}
+
+/**
+ * The transport's own HTTP errors (406 for an Accept it does not take, 415
+ * for a body not labelled JSON) carry `id: null` even when the message's id
+ * was readable; a client matches replies by id, so it is filled in.
+ */
+function withRequestId(body: Buffer, id: JsonRpcId): Buffer {
+  if (id === null) return body
+  const reply = parseJson(body)
+  if (reply === NOT_JSON || reply === null || typeof reply !== 'object' || Array.isArray(reply)) return body
+  const envelope = reply as Record<string, unknown>
+  if (envelope.id !== null || !('error' in envelope)) return body
+  return Buffer.from(JSON.stringify({ ...envelope, id }))
 }
 
 /** Headers the SDK may set that this endpoint sets itself. */

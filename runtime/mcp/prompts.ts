@@ -10,7 +10,8 @@ import { allCountryCodes, countryName, resolveCountry } from '../../core/geo.ts'
 import { CATEGORY_LABELS, SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { type Completion, completeFrom } from './complete.ts'
-import { InvalidParamsError } from './errors.ts'
+import { InvalidParamsError, ToolError } from './errors.ts'
+import { checkCategory, checkSkill } from './suggest.ts'
 
 const ARGUMENTS = {
   skills: 'Skills, stack or tools, comma-separated (e.g. python, react).',
@@ -35,7 +36,7 @@ const list = (value: string | undefined) =>
     .map((part) => part.trim())
     .filter(Boolean)
 
-export function getPrompt(name: string, args: Record<string, string> = {}): GetPromptResult {
+export function getPrompt(snapshot: LoadedSnapshot, name: string, args: Record<string, string> = {}): GetPromptResult {
   if (name !== 'find_jobs')
     throw new InvalidParamsError(`Unknown prompt "${name.slice(0, 100)}". This server's prompts: find_jobs.`)
   const unknown = Object.keys(args).filter((key) => !(key in ARGUMENTS))
@@ -47,6 +48,14 @@ export function getPrompt(name: string, args: Record<string, string> = {}): GetP
     throw new InvalidParamsError(`schedule must be one of ${SCHEDULE_TYPE_VALUES.join(', ')}; got "${args.schedule}".`)
   if (args.country && !resolveCountry(args.country))
     throw new InvalidParamsError(`country "${args.country.slice(0, 100)}" is not a country name or ISO code.`)
+  // A skill or category no job has would make the prompt's search fail: refused now, naming the nearest.
+  try {
+    for (const skill of list(args.skills)) checkSkill(snapshot, skill.toLowerCase())
+    if (args.category) checkCategory(snapshot, args.category)
+  } catch (error) {
+    if (error instanceof ToolError) throw new InvalidParamsError(error.message)
+    throw error
+  }
   const filters: Record<string, unknown> = {}
   if (list(args.skills).length) filters.skills = list(args.skills).map((skill) => skill.toLowerCase())
   if (args.country) filters.country = args.country
@@ -75,12 +84,15 @@ export function completePromptArgument(
       `Nothing to complete for ${argument} of prompt ${prompt.slice(0, 100)}: find_jobs takes ${Object.keys(ARGUMENTS).join(', ')}.`,
     )
   const vocabularies: Record<ArgumentName, () => Iterable<string>> = {
-    // The last comma-separated skill is the one being typed.
     skills: () => [...snapshot.jobs.valuesOf('tag')].sort(),
     country: () => allCountryCodes().map(countryName).sort(),
     schedule: () => SCHEDULE_TYPE_VALUES,
     category: () => Object.keys(CATEGORY_LABELS),
   }
-  const current = argument === 'skills' ? (typed.split(',').at(-1) ?? '') : typed
-  return completeFrom(vocabularies[argument as ArgumentName](), current)
+  if (argument !== 'skills') return completeFrom(vocabularies[argument as ArgumentName](), typed)
+  // The last comma-separated skill is the one being typed; each value is the whole argument, the
+  // skills before it included, since a client replaces what was typed with the value picked.
+  const before = list(typed.slice(0, typed.lastIndexOf(',') + 1))
+  const completion = completeFrom(vocabularies.skills(), typed.slice(typed.lastIndexOf(',') + 1))
+  return { ...completion, values: completion.values.map((skill) => [...before, skill].join(', ')) }
 }

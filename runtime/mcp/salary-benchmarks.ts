@@ -117,7 +117,7 @@ function groupValues(snapshot: LoadedSnapshot, grouping: Grouping, query: V2List
 
 function benchmarks(snapshot: LoadedSnapshot, args: SalaryBenchmarksArgs, now: number): SalaryBenchmarks {
   if (args.category) checkCategory(snapshot, args.category)
-  if (args.country?.trim()) checkCountry(args.country)
+  if (args.country?.trim()) checkCountry(snapshot, args.country)
   const query = queryFor(args)
   const { matched, salary } = percentilesOf(snapshot, query, now)
   const grouping = args.group_by

@@ -31,6 +31,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { z } from 'zod'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { InvalidParamsError, ToolError } from './errors.ts'
+import { describeIssues } from './issue-wording.ts'
 import { toolJsonSchema } from './json-schema.ts'
 import { completePromptArgument, getPrompt, PROMPTS } from './prompts.ts'
 import { ListFiltersInput, ListFiltersOutput, listFilters } from './list-filters.ts'
@@ -153,14 +154,22 @@ const TOOL_LIST: Tool[] = TOOLS.map((definition) => ({
 }))
 
 /** Why `args` do not fit a tool's schema, in words that say what is allowed. */
-function describeInvalidArguments(definition: ToolDefinition, error: z.ZodError): string {
+function describeInvalidArguments(definition: ToolDefinition, args: unknown): string {
+  // Parsed again with the input in each issue ("got 1.5"): only requests that failed pay for it.
+  const issues = definition.input.safeParse(args, { reportInput: true }).error?.issues ?? []
   const allowed = Object.keys(definition.input.shape)
-  const problems = error.issues.map((issue) => {
-    if (issue.code === 'unrecognized_keys')
-      return `unknown argument${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')} (${definition.name} takes ${allowed.length ? allowed.join(', ') : 'no arguments'})`
-    const where = issue.path.length ? issue.path.join('.') : 'arguments'
-    return `${where}: ${issue.message}`
-  })
+  const problems = issues
+    .filter((issue) => issue.code === 'unrecognized_keys')
+    .map(
+      (issue) =>
+        `unknown argument${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')} (${definition.name} takes ${allowed.length ? allowed.join(', ') : 'no arguments'})`,
+    )
+  problems.push(
+    ...describeIssues(
+      issues.filter((issue) => issue.code !== 'unrecognized_keys'),
+      'arguments',
+    ),
+  )
   return `Invalid arguments for ${definition.name}: ${problems.join('; ')}.`
 }
 
@@ -191,7 +200,8 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): Server {
       )
     }
     const parsed = definition.input.safeParse(request.params.arguments ?? {})
-    if (!parsed.success) throw new InvalidParamsError(describeInvalidArguments(definition, parsed.error))
+    if (!parsed.success)
+      throw new InvalidParamsError(describeInvalidArguments(definition, request.params.arguments ?? {}))
     try {
       const structured = definition.run(snapshot, parsed.data as never, now)
       // The text block carries the same JSON, for clients that read only text.
@@ -210,7 +220,7 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): Server {
   server.setRequestHandler(ReadResourceRequestSchema, (request) => readResource(snapshot, request.params.uri, now))
   server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: PROMPTS }))
   server.setRequestHandler(GetPromptRequestSchema, (request) =>
-    getPrompt(request.params.name, request.params.arguments),
+    getPrompt(snapshot, request.params.name, request.params.arguments),
   )
   server.setRequestHandler(CompleteRequestSchema, (request) => {
     const { ref, argument } = request.params

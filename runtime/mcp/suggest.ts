@@ -4,7 +4,18 @@
  * empty result it cannot tell from "no such jobs".
  */
 import { distance } from 'fastest-levenshtein'
-import { allCountryCodes, countryName, resolveCountry } from '../../core/geo.ts'
+import {
+  allCountryCodes,
+  continentName,
+  countryContinent,
+  countryName,
+  regionsOfCountry,
+  resolveContinent,
+  resolveCountry,
+  resolveRegion,
+  type CountryCode,
+} from '../../core/geo.ts'
+import { placeKey } from '../../core/snapshot.ts'
 import { CATEGORY_LABELS } from '../../core/taxonomy.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { ToolError } from './errors.ts'
@@ -42,7 +53,27 @@ export function checkCategory(snapshot: LoadedSnapshot, category: string): void 
     throw unknownValue('category', category, Object.keys(CATEGORY_LABELS))
 }
 
-/** A country name or ISO code, or a tool error naming the nearest country names. */
-export function checkCountry(country: string): void {
-  if (!resolveCountry(country)) throw unknownValue('country', country, allCountryCodes().map(countryName))
+/**
+ * A country name or ISO code, or a tool error. A continent or region
+ * ("Europe", "EMEA") is no country however near its spelling is to one
+ * ("Egypt"): the error says so and names its countries with the most live
+ * jobs; anything else gets the nearest country names.
+ */
+export function checkCountry(snapshot: LoadedSnapshot, country: string): void {
+  if (resolveCountry(country)) return
+  const continent = resolveContinent(country)
+  const region = continent ? undefined : resolveRegion(country)
+  if (!continent && !region) throw unknownValue('country', country, allCountryCodes().map(countryName))
+  const members = allCountryCodes().filter((code) =>
+    continent ? countryContinent(code) === continent : regionsOfCountry(code).includes(region!),
+  )
+  const jobsIn = (code: CountryCode) => snapshot.jobs.postingsFor('place', placeKey.country(code))?.length ?? 0
+  const busiest = members
+    .map((code) => [jobsIn(code), countryName(code)] as const)
+    .sort((a, b) => b[0] - a[0] || a[1].localeCompare(b[1]))
+    .slice(0, 5)
+    .map(([, name]) => `"${name}"`)
+  throw new ToolError(
+    `country: "${country.trim().slice(0, 100)}" is a ${continent ? 'continent' : 'region'} (${continent ? continentName(continent) : region}), not a country; country takes one country, by name or ISO code. Its countries with the most live jobs: ${busiest.join(', ')}. Retry with one of them, or without country.`,
+  )
 }

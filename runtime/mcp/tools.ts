@@ -90,7 +90,7 @@ export const SearchJobsInput = z.strictObject({
   country: z.string().optional().describe('Name or ISO code: an office there, or remote from there.'),
   work_arrangement: z.array(z.enum(WORK_ARRANGEMENTS)).optional(),
   min_work_life_score: z.int().min(0).max(100).optional(),
-  posted_within_days: z.int().min(1).max(365).optional(),
+  posted_within_days: z.int().min(0).max(365).optional(),
   sort: z.enum(['date', 'salary']).default('date').describe('salary: highest annual USD first.'),
   page,
 })
@@ -175,7 +175,7 @@ function summarise(job: V2Job) {
 function checkOpenValues(snapshot: LoadedSnapshot, args: z.infer<typeof SearchJobsInput>): void {
   for (const skill of args.skills ?? []) checkSkill(snapshot, skill)
   for (const category of args.category ?? []) checkCategory(snapshot, category)
-  if (args.country?.trim()) checkCountry(args.country)
+  if (args.country?.trim()) checkCountry(snapshot, args.country)
 }
 
 /** The v2 list query a search_jobs call means, so both faces answer alike. */
@@ -334,7 +334,7 @@ export function searchCompanies(
   now: number,
 ): z.infer<typeof SearchCompaniesOutput> {
   const country = args.country?.trim()
-  if (country) checkCountry(country)
+  if (country) checkCountry(snapshot, country)
   const { total, page } = runCompanyQuery(snapshot.companies, liveJobsByCompany(snapshot, now), {
     page: args.page,
     limit: RESULTS_PER_CALL,

@@ -8,7 +8,14 @@
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { DatasetCompany, DatasetJob } from '../../core/index.ts'
+import {
+  type CountryCode,
+  countryContinent,
+  type DatasetCompany,
+  type DatasetJob,
+  regionsOfCountry,
+  resolveCountry,
+} from '../../core/index.ts'
 import type { RunningServer } from '../../runtime/index.ts'
 import { buildFixture, FIXTURE_NOW, startFixtureServer, type FixtureSnapshot } from '../support/fixtures.ts'
 import {
@@ -362,6 +369,14 @@ describe('search_jobs', () => {
     expect((await allSearchJobs({ posted_within_days: days })).pages).toBe(last)
   })
 
+  it('reads posted_within_days 0 as no date restriction, as REST reads posted_after=0', async () => {
+    const all = await callOk<SearchJobsResult>(mcp, 'search_jobs', {})
+    const zero = await callOk<SearchJobsResult>(mcp, 'search_jobs', { posted_within_days: 0 })
+    expect(zero.structured).toEqual(all.structured)
+    const oneDay = await callOk<SearchJobsResult>(mcp, 'search_jobs', { posted_within_days: 1 })
+    expect(oneDay.structured.total, 'a one-day window restricts').toBeLessThan(all.structured.total)
+  })
+
   it('answers an empty match of known values with total 0, not an error', async () => {
     const { structured } = await callOk<SearchJobsResult>(mcp, 'search_jobs', { query: 'zzzqqqxxx' })
     expect(structured).toEqual({ total: 0, page: 1, has_more: false, jobs: [] })
@@ -377,6 +392,20 @@ describe('search_jobs', () => {
       const text = await callError(mcp, 'search_jobs', args)
       expect(text).toContain(argument)
       expect(text).toContain(`"${closest}"`)
+    },
+  )
+
+  it.each([
+    ['Europe', 'continent', (code: CountryCode) => countryContinent(code) === 'EU'],
+    ['emea', 'region', (code: CountryCode) => regionsOfCountry(code).includes('EMEA')],
+  ] as const)(
+    'answers country %j with a tool error saying it is a %s and naming countries in it',
+    async (value, kind, inside) => {
+      const text = await callError(mcp, 'search_jobs', { country: value })
+      expect(text).toContain(`is a ${kind}`)
+      const named = [...text.matchAll(/"([^"]+)"/g)].map((m) => m[1]!).filter((name) => name !== value)
+      expect(named.length).toBeGreaterThan(0)
+      for (const name of named) expect(inside(resolveCountry(name)!), name).toBe(true)
     },
   )
 
@@ -403,11 +432,36 @@ describe('search_jobs', () => {
     [{ sort: 'relevance' }, 'sort'],
     [{ query: 'x'.repeat(201) }, 'query'],
     [{ min_work_life_score: 101 }, 'min_work_life_score'],
-    [{ posted_within_days: 0 }, 'posted_within_days'],
+    [{ posted_within_days: -1 }, 'posted_within_days'],
     [{ posted_within_days: 366 }, 'posted_within_days'],
   ] as [Record<string, unknown>, string][])('rejects %j as invalid params naming %s', async (args, argument) => {
     const text = await callInvalid(mcp, 'search_jobs', args)
     expect(text).toContain(argument)
+  })
+
+  it.each([
+    [{ page: 1.5 }, 'page: expected an integer, got 1.5'],
+    [{ page: '2' }, 'page: expected a number, got the string "2"'],
+    [{ skills: 'python' }, 'skills: expected a list (a JSON array), got the string "python"'],
+    [{ min_work_life_score: -1 }, 'min_work_life_score: must be at least 0'],
+    [{ query: 'x'.repeat(201) }, 'query: must be at most 200 characters'],
+    [
+      { work_arrangement: ['office'] },
+      'work_arrangement.0: must be one of "onsite", "hybrid", "remote", got the string "office"',
+    ],
+  ] as [Record<string, unknown>, string][])(
+    "words %j as %j, without the validator library's jargon",
+    async (args, words) => {
+      const text = await callInvalid(mcp, 'search_jobs', args)
+      expect(text).toContain(words)
+      expect(text).not.toMatch(/Invalid input|Too (big|small)|received/)
+    },
+  )
+
+  it("names one problem for a page of 1e20: the page limit, not the number type's range", async () => {
+    const text = await callInvalid(mcp, 'search_jobs', { page: 1e20 })
+    expect(text).toMatch(/at most 200/)
+    expect(text).not.toMatch(/9007199254740991/)
   })
 
   it('says page 201 is over the limit of 200', async () => {
@@ -837,6 +891,19 @@ describe('resource templates, the find_jobs prompt and completions', () => {
     expect((error as McpError).code).toBe(ErrorCode.InvalidParams)
   })
 
+  it('refuses find_jobs with a skill or category no job has, naming the nearest known ones', async () => {
+    for (const [args, nearest] of [
+      [{ skills: 'python, pyhton' }, '"python"'],
+      [{ category: 'enginering' }, '"engineering"'],
+    ] as const) {
+      const error = await mcp.client
+        .getPrompt({ name: 'find_jobs', arguments: args })
+        .catch((caught: unknown) => caught)
+      expect((error as McpError).code, JSON.stringify(args)).toBe(ErrorCode.InvalidParams)
+      expect((error as McpError).message).toContain(nearest)
+    }
+  })
+
   it('completes prompt arguments from the snapshot and template slugs from live jobs and employers', async () => {
     const prompt = { type: 'ref/prompt' as const, name: 'find_jobs' }
     const schedule = await mcp.client.complete({ ref: prompt, argument: { name: 'schedule', value: '4' } })
@@ -846,8 +913,9 @@ describe('resource templates, the find_jobs prompt and completions', () => {
       ref: prompt,
       argument: { name: 'skills', value: `python, ${skill.slice(0, 2)}` },
     })
-    expect(skills.completion.values).toContain(skill)
-    for (const value of skills.completion.values) expect(value.startsWith(skill.slice(0, 2))).toBe(true)
+    // Each value is the whole argument: the skills typed before the last comma, then a completion.
+    expect(skills.completion.values).toContain(`python, ${skill}`)
+    for (const value of skills.completion.values) expect(value.startsWith(`python, ${skill.slice(0, 2)}`)).toBe(true)
     const country = await mcp.client.complete({ ref: prompt, argument: { name: 'country', value: 'germ' } })
     expect(country.completion.values).toEqual(['Germany'])
 

@@ -170,7 +170,21 @@ describe('JSON-RPC envelope and params', () => {
     expect(body.id).toBe(21)
     expect(body.error.message).toMatch(member)
     expect(body.error.message, 'a sentence, not a raw validator dump').not.toMatch(/^\[/)
+    expect(body.error.message, "in words, not the validator's").not.toMatch(/Invalid input|received|record/)
   })
+
+  it.each(['tools/list', 'resources/list', 'resources/templates/list', 'prompts/list'])(
+    '%s with a cursor this server never issued -> -32602 naming the cursor; without one, the whole list',
+    async (method) => {
+      const response = await postMcp(open.url, { jsonrpc: '2.0', id: 41, method, params: { cursor: 'bogus' } })
+      const body = expectJsonRpcError(response.text, -32602)
+      expect(body.id).toBe(41)
+      expect(body.error.message).toMatch(/cursor "bogus"/)
+      const whole = JSON.parse((await postMcp(open.url, { jsonrpc: '2.0', id: 42, method, params: {} })).text)
+      expect(whole.result, method).toBeDefined()
+      expect(whole.result.nextCursor, method).toBeUndefined()
+    },
+  )
 
   it('an unknown tool -> -32602, and an unknown method -> -32601', async () => {
     const unknownTool = await postMcp(open.url, {

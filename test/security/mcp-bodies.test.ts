@@ -305,11 +305,14 @@ describe('transport rules', () => {
       const res = await post(message, { 'content-type': contentType })
       problems.push(...check(res, `content-type ${contentType}`))
       if (res.status !== 415) problems.push(`content-type ${JSON.stringify(contentType)}: ${res.status}`)
+      if (JSON.parse(res.text).id !== 1) problems.push(`content-type ${JSON.stringify(contentType)}: id ${res.text}`)
     }
     for (const accept of ['', 'text/html', 'application/json', 'text/event-stream', '*/*;q=0']) {
       const res = await post(message, { accept })
       problems.push(...check(res, `accept ${accept}`))
       if (res.status !== 406) problems.push(`accept ${JSON.stringify(accept)}: ${res.status}`)
+      // The reply carries the request's id, which was readable.
+      if (JSON.parse(res.text).id !== 1) problems.push(`accept ${JSON.stringify(accept)}: id ${res.text}`)
     }
     expect(problems).toEqual([])
   })

@@ -1,0 +1,85 @@
+/**
+ * zod's issues in words an agent (or its user) reads without knowing zod:
+ * "expected an integer, got 1.5" rather than "Invalid input: expected int,
+ * received number", and one problem per argument (a page of 1e20 broke both
+ * the safe-integer bound and the page limit; only the limit is news).
+ */
+import type { z } from 'zod'
+
+type Issue = z.core.$ZodIssue
+
+const TYPE_WORDS: Record<string, string> = {
+  int: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  array: 'a list (a JSON array)',
+  object: 'an object',
+  record: 'an object',
+}
+
+/** What a JSON value is, briefly, for "got ...". */
+function describeValue(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'a list'
+  if (typeof value === 'number') return String(value)
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`
+  if (typeof value === 'object') return 'an object'
+  return typeof value
+}
+
+/** A bound as words: "at most 200", "fewer than 3 characters" ... */
+function bound(issue: Extract<Issue, { code: 'too_big' | 'too_small' }>): string {
+  const big = issue.code === 'too_big'
+  const limit = Number(big ? issue.maximum : issue.minimum)
+  const unit = issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' values' : ''
+  const inclusive = issue.inclusive !== false
+  return `must be ${big ? (inclusive ? 'at most' : 'less than') : inclusive ? 'at least' : 'more than'} ${limit}${unit}`
+}
+
+/** zod's own messages (the ones reworded). */
+const ZOD_WORDING = /^(Invalid|Too (big|small))\b/
+
+/** One issue as "<what is wrong>" (without the path). */
+function issueWords(issue: Issue): string {
+  // A message a schema here wrote itself says more than the generic wording.
+  if (!ZOD_WORDING.test(issue.message)) return issue.message
+  switch (issue.code) {
+    case 'invalid_type': {
+      const input = (issue as { input?: unknown }).input
+      const expected = TYPE_WORDS[issue.expected] ?? issue.expected
+      return `expected ${expected}${input === undefined ? '' : `, got ${describeValue(input)}`}`
+    }
+    case 'too_big':
+    case 'too_small':
+      return bound(issue)
+    case 'invalid_value': {
+      const input = (issue as { input?: unknown }).input
+      return `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}${input === undefined ? '' : `, got ${describeValue(input)}`}`
+    }
+    default:
+      return issue.message
+  }
+}
+
+/** The number type's own range: reported only when nothing else is wrong with the value. */
+const isSafeIntegerBound = (issue: Issue) =>
+  (issue.code === 'too_big' && Number(issue.maximum) === Number.MAX_SAFE_INTEGER) ||
+  (issue.code === 'too_small' && Number(issue.minimum) === Number.MIN_SAFE_INTEGER)
+
+/**
+ * Each path's problems as "path: words", one line per path, in the order
+ * they came; `root` names the value when the path is empty.
+ */
+export function describeIssues(issues: readonly Issue[], root: string): string[] {
+  const byPath = new Map<string, Issue[]>()
+  for (const issue of issues) {
+    const where = issue.path.length ? issue.path.map(String).join('.') : root
+    byPath.set(where, [...(byPath.get(where) ?? []), issue])
+  }
+  return [...byPath].map(([where, found]) => {
+    const kept = found.length > 1 ? found.filter((issue) => !isSafeIntegerBound(issue)) : found
+    return `${where}: ${(kept.length ? kept : found).map(issueWords).join('; ')}`
+  })
+}
