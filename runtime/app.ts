@@ -40,7 +40,7 @@ import { handleV2Companies, handleV2Company } from './routes/companies.ts'
 import { handleDocs } from './routes/docs.ts'
 import { handleFeed } from './routes/feeds.ts'
 import { handleV2Filters } from './routes/filters.ts'
-import { handleMcpRequest } from './mcp/endpoint.ts'
+import { handleMcpRequest, mcpNotReady } from './mcp/endpoint.ts'
 import { handleV1List } from './routes/v1.ts'
 import { handleV2Job, handleV2List } from './routes/v2.ts'
 import type { GcPauses } from './gc-pauses.ts'
@@ -319,14 +319,17 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     )
 
   app.all('/api/mcp', (event) =>
-    handleMcpRequest(event.req, {
-      config,
-      snapshot: snapshots.current,
-      limiter: mcpGate,
-      bucket: mcpLimiter,
-      client: clientOf(event.req),
-      now: clock(),
-    }),
+    // Before the first snapshot has loaded, a JSON-RPC error an MCP client can read, not the REST envelope.
+    snapshots.loaded
+      ? handleMcpRequest(event.req, {
+          config,
+          snapshot: snapshots.current,
+          limiter: mcpGate,
+          bucket: mcpLimiter,
+          client: clientOf(event.req),
+          now: clock(),
+        })
+      : mcpNotReady(),
   )
 
   app.all('/openapi.yaml', async (event) => {

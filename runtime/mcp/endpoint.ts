@@ -207,6 +207,16 @@ function parseJson(body: Buffer): unknown {
   }
 }
 
+/** The answer while the server's first snapshot is still loading (a few seconds after start). */
+export function mcpNotReady(): Response {
+  return jsonRpcError(
+    503,
+    -32000,
+    'The server is starting: its first snapshot is still loading. Retry in a few seconds.',
+    [['retry-after', '2']],
+  )
+}
+
 export async function handleMcpRequest(request: Request, deps: McpDependencies): Promise<Response> {
   const { config } = deps
   if (isLoopbackBind(config.HOST) && !LOOPBACK_HOSTS.has(hostName(request.headers.get('host')).toLowerCase())) {

@@ -247,6 +247,15 @@ describe('/ready', () => {
       expect(list.status).toBe(503)
       expect(header(list, 'retry-after')).toBe('2')
       expect(JSON.parse(list.body.toString('utf8')).error.code).toBe(503)
+      // The tool endpoint answers in JSON-RPC, which an MCP client can read.
+      const mcp = await fetch(`${url}/api/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      })
+      expect(mcp.status).toBe(503)
+      expect(mcp.headers.get('retry-after')).toBe('2')
+      expect(await mcp.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } })
 
       await snapshots.reload()
       expect((await get(`${url}/ready`)).status).toBe(200)
