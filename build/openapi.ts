@@ -294,17 +294,22 @@ const IF_NONE_MATCH = {
   schema: { type: 'string' },
 }
 
-/** The CORS preflight every path answers: not rate limited, no body. */
+/** The CORS preflight every path answers: not counted against the rate limit, no body. */
 function preflightOf(get: Operation): Operation {
   const header = (description: string) => ({ description, schema: { type: 'string' } })
   const pathParameters = ((get.parameters as { in: string }[] | undefined) ?? []).filter((p) => p.in === 'path')
+  // On a rate-limited path the preflight says where the client stands (without counting itself).
+  const ok = (get.responses['200']?.headers ?? {}) as Record<string, unknown>
+  const standing =
+    'X-RateLimit-Limit' in ok
+      ? { ...('X-API-Version' in ok ? { 'X-API-Version': ok['X-API-Version'] } : {}), ...rateLimitHeaders }
+      : undefined
   return {
     operationId: `${get.operationId}Preflight`,
     tags: get.tags,
     ...(pathParameters.length > 0 ? { parameters: pathParameters } : {}),
     summary: 'CORS preflight',
-    description:
-      'Any origin may read this API. Methods other than GET, HEAD and OPTIONS are answered 405 with an Allow header and the error body, and count against the rate limit.',
+    description: `Any origin may read this API. Methods other than GET, HEAD and OPTIONS are answered 405 with an Allow header and the error body, and count against the rate limit.${standing ? ' A preflight is not counted; its rate-limit headers say where the client stands (`X-RateLimit-Reset` is 0 when nothing is counted in the window).' : ''}`,
     responses: {
       '204': {
         description: 'Which methods and headers a cross-origin request may use.',
@@ -313,6 +318,7 @@ function preflightOf(get: Operation): Operation {
           'Access-Control-Allow-Methods': header('`GET, HEAD, OPTIONS`.'),
           'Access-Control-Allow-Headers': header('`*`: any request header.'),
           'Access-Control-Max-Age': header('Seconds a browser may keep this answer: 86400.'),
+          ...standing,
         },
       },
       ...(pathParameters.length > 0 ? { '400': responseRef('UndecodablePath') } : {}),

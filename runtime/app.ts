@@ -25,6 +25,7 @@ import {
 } from './http/redis-limiter.ts'
 import { errorReply, httpError, replyForHttpError } from './http/errors.ts'
 import {
+  type HeaderList,
   type MaybePromise,
   type Reply,
   replyResponse,
@@ -102,14 +103,17 @@ const handleV2JobAtPath = (ctx: RestContext): MaybePromise<Reply> =>
 const UNDECODABLE_PATH =
   'The path is not valid percent-encoding: every % must start an escape (%XX) and the escapes must spell UTF-8 (%FF never does).'
 
-function preflightReply(allowMethods: string): Reply {
+function preflightReply(allowMethods: string, extra: HeaderList = []): Reply {
   return {
     status: 204,
-    headers: withCommonHeaders([
-      ['access-control-allow-methods', allowMethods],
-      ['access-control-allow-headers', '*'],
-      ['access-control-max-age', '86400'],
-    ]),
+    headers: withCommonHeaders(
+      [
+        ['access-control-allow-methods', allowMethods],
+        ['access-control-allow-headers', '*'],
+        ['access-control-max-age', '86400'],
+      ],
+      extra,
+    ),
     body: null,
   }
 }
@@ -192,7 +196,13 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     handler: (ctx: RestContext) => MaybePromise<Reply>,
     rest: RestRequest,
   ): MaybePromise<Reply> => {
-    if (rest.request.method === 'OPTIONS') return preflightReply(ALLOW)
+    // A preflight is not counted, but says where the client stands, as every v1 and v2 answer does.
+    if (rest.request.method === 'OPTIONS') {
+      const standing = restGate.peek(rest.client, clock())
+      return standing instanceof Promise
+        ? standing.then((decided) => restPreflight(version, decided))
+        : restPreflight(version, standing)
+    }
     // Every other answer on a REST path, 405 and 308 included, counts against the client's limit and says so.
     const now = clock()
     const decision = restGate.hit(rest.client, now)
@@ -200,6 +210,9 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       ? decision.then((decided) => afterLimit(version, handler, rest, now, decided))
       : afterLimit(version, handler, rest, now, decision)
   }
+
+  const restPreflight = (version: 'v1' | 'v2', standing: RateDecision): Reply =>
+    preflightReply(ALLOW, [...rateLimitHeaders('rest', standing, REST_WINDOW_SECONDS), ['x-api-version', version]])
 
   const afterLimit = (
     version: 'v1' | 'v2',

@@ -19,7 +19,8 @@ export type Bucket = 'rest' | 'mcp'
 interface LimitAsk {
   type: 'jobsnap:limits'
   batch: number
-  hits: [bucket: Bucket, client: string][]
+  /** A third member `1` asks where the client stands without counting a request (a peek). */
+  hits: [bucket: Bucket, client: string, peek?: 1][]
 }
 
 /** Primary -> worker: the decisions, in the order asked. */
@@ -44,7 +45,7 @@ interface Pending {
 
 /** The worker's side: asks the primary, batching per event-loop turn. */
 export class PrimaryLimitClient {
-  private queued: { hit: [Bucket, string]; resolve: (decision: RateDecision | undefined) => void }[] = []
+  private queued: { hit: LimitAsk['hits'][number]; resolve: (decision: RateDecision | undefined) => void }[] = []
   private readonly pending = new Map<number, Pending>()
   private batches = 0
   private degraded = false
@@ -60,11 +61,11 @@ export class PrimaryLimitClient {
     })
   }
 
-  /** The primary's decision, or undefined when it did not answer in time. */
-  ask(bucket: Bucket, client: string): Promise<RateDecision | undefined> {
+  /** The primary's decision (or, with `peek`, its state uncounted), or undefined when it did not answer in time. */
+  ask(bucket: Bucket, client: string, peek = false): Promise<RateDecision | undefined> {
     return new Promise((resolve) => {
       if (this.queued.length === 0) setImmediate(() => this.flush())
-      this.queued.push({ hit: [bucket, client], resolve })
+      this.queued.push({ hit: peek ? [bucket, client, 1] : [bucket, client], resolve })
     })
   }
 
@@ -135,6 +136,10 @@ export class PrimaryLimiter implements Limiter {
   async hit(client: string, now: number): Promise<RateDecision> {
     return (await this.client.ask(this.bucket, client)) ?? this.fallback.hit(client, now)
   }
+
+  async peek(client: string, now: number): Promise<RateDecision> {
+    return (await this.client.ask(this.bucket, client, true)) ?? this.fallback.peek(client, now)
+  }
 }
 
 /**
@@ -152,7 +157,9 @@ export function answerLimitAsks(
   reply({
     type: 'jobsnap:limits',
     batch: message.batch,
-    decisions: message.hits.map(([bucket, client]) => limiters[bucket].hit(client, now)),
+    decisions: message.hits.map(([bucket, client, peek]) =>
+      peek === 1 ? limiters[bucket].peek(client, now) : limiters[bucket].hit(client, now),
+    ),
   })
   return true
 }

@@ -54,6 +54,23 @@ export class SlidingWindowLimiter {
     }
   }
 
+  /**
+   * The client's state without counting a request (for CORS preflights,
+   * which the limit does not count but which say where the client stands).
+   * `resetSeconds` is 0 when nothing is counted in the window.
+   */
+  peek(client: string, now = Date.now()): RateDecision {
+    const log = this.logs.peek(client)
+    log?.dropUpTo(now - this.windowMs)
+    const counted = log?.size ?? 0
+    return {
+      allowed: counted < this.limit,
+      limit: this.limit,
+      remaining: Math.max(0, this.limit - counted),
+      resetSeconds: counted > 0 ? this.secondsUntilLeaves(log!.oldest!, now) : 0,
+    }
+  }
+
   /** Whole seconds (at least 1) until a request made at `timestamp` leaves the window. */
   private secondsUntilLeaves(timestamp: number, now: number): number {
     return Math.max(1, Math.ceil((timestamp + this.windowMs - now) / 1000))
@@ -120,6 +137,16 @@ export function secondsUntilNextToken(tokens: number, ratePerSecond: number): nu
   return Math.max(1, Math.ceil((Math.floor(tokens) + 1 - tokens) / ratePerSecond))
 }
 
+/** What a bucket holding `tokens` says without a token taken. */
+export function peekedBucket(tokens: number, burst: number, ratePerSecond: number): RateDecision {
+  return {
+    allowed: tokens >= 1,
+    limit: burst,
+    remaining: Math.floor(tokens),
+    resetSeconds: tokens >= burst ? 0 : secondsUntilNextToken(tokens, ratePerSecond),
+  }
+}
+
 /** Token bucket for MCP: `burst` capacity, refilled at `ratePerSecond`. */
 export class TokenBucketLimiter {
   private readonly buckets: LRUCache<string, { tokens: number; at: number }>
@@ -156,6 +183,15 @@ export class TokenBucketLimiter {
       remaining: Math.floor(bucket.tokens),
       resetSeconds: secondsUntilNextToken(bucket.tokens, this.ratePerSecond),
     }
+  }
+
+  /** The client's bucket without taking a token; `resetSeconds` is 0 when it is full. */
+  peek(client: string, now = Date.now()): RateDecision {
+    const bucket = this.buckets.peek(client)
+    const tokens = bucket
+      ? Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.ratePerSecond)
+      : this.burst
+    return peekedBucket(tokens, this.burst, this.ratePerSecond)
   }
 }
 

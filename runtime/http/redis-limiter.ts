@@ -13,6 +13,7 @@
  */
 import type { Redis } from 'ioredis'
 import {
+  peekedBucket,
   type RateDecision,
   type SlidingWindowLimiter,
   secondsUntilNextToken,
@@ -56,17 +57,43 @@ redis.call('PEXPIRE', key, math.ceil(burst / rate * 1000) + 1000)
 return {allowed, tostring(tokens)}
 `
 
+/** The same state read without counting: how many requests the window holds, and when its oldest leaves. */
+const SLIDING_LOG_PEEK = `
+local key, window = KEYS[1], tonumber(ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local count = redis.call('ZCOUNT', key, now - window + 1, '+inf')
+local oldest = redis.call('ZRANGEBYSCORE', key, now - window + 1, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+local untilLeaves = 0
+if oldest[2] then untilLeaves = tonumber(oldest[2]) + window - now end
+return {count, untilLeaves}
+`
+
+const TOKEN_BUCKET_PEEK = `
+local key, burst, rate = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local state = redis.call('HMGET', key, 'tokens', 'at')
+local tokens = tonumber(state[1]) or burst
+local at = tonumber(state[2]) or now
+return tostring(math.min(burst, tokens + math.max(0, now - at) / 1000 * rate))
+`
+
 /** Anything the app can ask for a decision; local limiters answer synchronously, Redis ones asynchronously. */
 export interface Limiter {
   readonly limit: number
   hit(client: string, now: number): RateDecision | Promise<RateDecision>
+  /** Where the client stands, without counting a request (CORS preflights). */
+  peek(client: string, now: number): RateDecision | Promise<RateDecision>
 }
 
 type Log = (message: string, fields?: Record<string, unknown>) => void
 
 interface Scripts {
   slidingLog(key: string, windowMs: number, limit: number, member: string): Promise<[number, number, number]>
+  slidingLogPeek(key: string, windowMs: number): Promise<[number, number]>
   tokenBucket(key: string, burst: number, rate: number): Promise<[number, string]>
+  tokenBucketPeek(key: string, burst: number, rate: number): Promise<string>
 }
 
 /** One Redis connection shared by both buckets, with fail-open bookkeeping. */
@@ -97,6 +124,8 @@ export class SharedLimitStore {
     })
     redis.defineCommand('slidingLog', { numberOfKeys: 1, lua: SLIDING_LOG })
     redis.defineCommand('tokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET })
+    redis.defineCommand('slidingLogPeek', { numberOfKeys: 1, lua: SLIDING_LOG_PEEK })
+    redis.defineCommand('tokenBucketPeek', { numberOfKeys: 1, lua: TOKEN_BUCKET_PEEK })
     redis.on('error', () => {}) // reported through markDegraded, once per outage
     redis.on('ready', () => this.markRecovered())
     this.redis = redis as Redis & Scripts
@@ -194,6 +223,20 @@ export class RedisSlidingWindowLimiter implements Limiter {
       resetSeconds: Math.max(1, Math.ceil(untilOldestLeavesMs / 1000)),
     }
   }
+
+  async peek(client: string, now: number): Promise<RateDecision> {
+    const reply = await this.store.attempt(() =>
+      this.store.redis.slidingLogPeek(this.prefix + client, this.fallback.windowMs),
+    )
+    if (!reply) return this.fallback.peek(client, now)
+    const [count, untilOldestLeavesMs] = reply
+    return {
+      allowed: count < this.limit,
+      limit: this.limit,
+      remaining: Math.max(0, this.limit - count),
+      resetSeconds: count > 0 ? Math.max(1, Math.ceil(untilOldestLeavesMs / 1000)) : 0,
+    }
+  }
 }
 
 /** MCP token bucket in Redis; the in-memory bucket answers while Redis is away. */
@@ -228,5 +271,13 @@ export class RedisTokenBucketLimiter implements Limiter {
           remaining: 0,
           resetSeconds: secondsUntilNextToken(tokens, ratePerSecond),
         }
+  }
+
+  async peek(client: string, now: number): Promise<RateDecision> {
+    const { burst, ratePerSecond } = this.fallback
+    const reply = await this.store.attempt(() =>
+      this.store.redis.tokenBucketPeek(this.prefix + client, burst, ratePerSecond),
+    )
+    return reply === undefined ? this.fallback.peek(client, now) : peekedBucket(Number(reply), burst, ratePerSecond)
   }
 }

@@ -226,19 +226,25 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
   if (origin !== null && !config.JOBSNAP_MCP_ORIGINS.includes('*') && !config.JOBSNAP_MCP_ORIGINS.includes(origin)) {
     return jsonRpcError(403, -32000, `Forbidden: origin ${origin.slice(0, 100)} is not allowed.`)
   }
+  const windowSeconds = Math.round(deps.bucket.burst / deps.bucket.ratePerSecond)
   if (request.method === 'OPTIONS') {
+    // Not counted, but says where the client's bucket stands.
+    const standing = await deps.limiter.peek(deps.client, deps.now)
     return new Response(null, {
       status: 204,
-      headers: withCommonHeaders([
-        ['access-control-allow-methods', ALLOW],
-        ['access-control-allow-headers', 'content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id'],
-        ['access-control-max-age', '86400'],
-      ]),
+      headers: withCommonHeaders(
+        [
+          ['access-control-allow-methods', ALLOW],
+          ['access-control-allow-headers', 'content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id'],
+          ['access-control-max-age', '86400'],
+        ],
+        rateLimitHeaders('mcp', standing, windowSeconds),
+      ),
     })
   }
 
   const decision = await deps.limiter.hit(deps.client, deps.now)
-  const limitHeaders = rateLimitHeaders('mcp', decision, Math.round(deps.bucket.burst / deps.bucket.ratePerSecond))
+  const limitHeaders = rateLimitHeaders('mcp', decision, windowSeconds)
   if (!decision.allowed) {
     // The refused request's id, when its body can be read cheaply, so a client can tell which call was refused.
     const body = request.method === 'POST' ? await readBodyCapped(request, MCP_MAX_BODY_BYTES) : undefined

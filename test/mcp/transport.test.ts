@@ -356,6 +356,12 @@ describe('CORS preflight', () => {
     expect(response.headers.get('access-control-allow-methods')).toMatch(/\bPOST\b/)
     expect(response.headers.get('access-control-allow-headers')).toMatch(/mcp-protocol-version/i)
     expect(response.headers.get('access-control-allow-headers')).toMatch(/content-type/i)
+    // Not counted against the bucket, but it says where the client stands.
+    expect(response.headers.get('ratelimit-policy')).toMatch(/^"mcp";q=\d+;w=\d+$/)
+    const remaining = Number(response.headers.get('x-ratelimit-remaining'))
+    expect(remaining).toBeGreaterThan(0)
+    const again = await fetch(`${restricted.url}/api/mcp`, { method: 'OPTIONS', headers: { origin: ALLOWED_ORIGIN } })
+    expect(Number(again.headers.get('x-ratelimit-remaining'))).toBeGreaterThanOrEqual(remaining)
   })
 
   it('OPTIONS from an Origin outside JOBSNAP_MCP_ORIGINS -> 403', async () => {

@@ -51,9 +51,22 @@ function restAs(client: string, n: number, i: number): Promise<HttpResult> {
   return get(`${servers[n % 2]!.url}${path}`, { headers: { 'x-forwarded-for': client } })
 }
 
+/** A CORS preflight as `client` to server `n`: not counted, but showing the client's standing. */
+async function preflightRemaining(client: string, n: number): Promise<string | undefined> {
+  const response = await get(`${servers[n % 2]!.url}/api/v2/jobs`, {
+    method: 'OPTIONS',
+    headers: { 'x-forwarded-for': client, origin: 'https://example.org', 'access-control-request-method': 'GET' },
+  })
+  expect(response.status).toBe(204)
+  return header(response, 'x-ratelimit-remaining')
+}
+
 /** 61 requests alternating between the servers: 60 answered, with one count shared by both; the 61st refused. */
 async function expectSharedRestLimit(client: string): Promise<void> {
   for (let i = 0; i < 60; i++) {
+    // Preflights read the shared count from either server and never add to it.
+    if (i === 30)
+      for (const n of [0, 1]) expect(await preflightRemaining(client, n), `preflight to server ${n}`).toBe('30')
     const response = await restAs(client, i, i)
     expect(response.status, `request ${i + 1} of ${client}, to server ${i % 2}`).toBe(200)
     expect(header(response, 'x-ratelimit-remaining'), `request ${i + 1}: one count across both servers`).toBe(
@@ -65,6 +78,7 @@ async function expectSharedRestLimit(client: string): Promise<void> {
     expect(refused.status, `request ${61 + n} of ${client}, to server ${n}`).toBe(429)
     expect(Number(header(refused, 'retry-after'))).toBeGreaterThanOrEqual(1)
     expect(header(refused, 'x-ratelimit-remaining')).toBe('0')
+    expect(await preflightRemaining(client, n)).toBe('0')
   }
 }
 

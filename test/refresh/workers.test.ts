@@ -86,7 +86,19 @@ describe('jobsnap serve --workers 2', () => {
 
   it("counts a client's REST requests once across workers: the 61st is refused whichever worker gets it", async () => {
     const client = freshClient()
+    // A preflight reads the primary's count from either worker and never adds to it.
+    const preflight = async (worker: number) =>
+      header(
+        await get(`${server.url}/api/v1`, {
+          method: 'OPTIONS',
+          agent: pinned[worker]![0],
+          headers: { 'x-forwarded-for': client, origin: 'https://example.org', 'access-control-request-method': 'GET' },
+        }),
+        'x-ratelimit-remaining',
+      )
     for (let i = 0; i < 60; i++) {
+      if (i === 30)
+        for (const worker of [0, 1]) expect(await preflight(worker), `preflight to worker ${worker}`).toBe('30')
       const response = await restAs(client, i, i)
       expect(response.status, `request ${i + 1}, to worker ${pinned[i % 2]![1]}`).toBe(200)
       expect(header(response, 'x-ratelimit-remaining'), `request ${i + 1}: one count across both workers`).toBe(
@@ -97,6 +109,7 @@ describe('jobsnap serve --workers 2', () => {
       const refused = await restAs(client, worker, 60 + worker)
       expect(refused.status, `request ${61 + worker}, to worker ${pinned[worker]![1]}`).toBe(429)
       expect(Number(header(refused, 'retry-after'))).toBeGreaterThanOrEqual(1)
+      expect(await preflight(worker)).toBe('0')
     }
     // Another client is unaffected on either worker.
     expect((await restAs(freshClient(), 0, 0)).status).toBe(200)

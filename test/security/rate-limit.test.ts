@@ -115,6 +115,36 @@ describe('a peer that is not a trusted proxy', () => {
     for (const [method, path] of requests) expect429(await rawGet(client, path, {}, method))
   })
 
+  it('a CORS preflight is not counted, and says where the client stands', async () => {
+    const client = { ...base, localAddress: '127.0.0.61' }
+    const preflight = async (path: string) => {
+      const res = await rawGet(
+        client,
+        path,
+        { origin: 'https://example.org', 'access-control-request-method': 'GET' },
+        'OPTIONS',
+      )
+      expect(res.status, path).toBe(204)
+      return res.headers
+    }
+    const fresh = await preflight('/api/v1')
+    expect(fresh['x-ratelimit-limit']).toBe('60')
+    expect(fresh['x-ratelimit-remaining']).toBe('60')
+    expect(fresh['x-ratelimit-reset'], 'nothing counted yet').toBe('0')
+    expect(fresh['x-api-version']).toBe('v1')
+    expect(fresh.ratelimit).toBe('"rest";r=60;t=0')
+    const limited = await exhaust(async (i) => {
+      // Preflights between the counted requests change nothing.
+      if (i % 20 === 0) expect((await preflight(`/api/v2/jobs/${slug}`))['x-ratelimit-remaining']).toBe(String(60 - i))
+      return rawGet(client, '/api/v2/jobs?limit=1')
+    })
+    expect429(limited)
+    const after = await preflight('/api/v2/jobs')
+    expect(after['x-ratelimit-remaining']).toBe('0')
+    expect(Number(after['x-ratelimit-reset'])).toBeGreaterThanOrEqual(1)
+    expect(after['x-api-version']).toBe('v2')
+  })
+
   it('once limited, no path alias, encoding or method serves data past the limit', async () => {
     const client = { ...base, localAddress: '127.0.0.5' }
     expect429(await exhaust(() => rawGet(client, '/api/v1?limit=1')))
