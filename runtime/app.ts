@@ -33,7 +33,7 @@ import {
   sendPayload,
   withCommonHeaders,
 } from './http/respond.ts'
-import { canonicalRestPath, isDecodablePath } from './http/canonical-path.ts'
+import { canonicalPath, isDecodablePath } from './http/canonical-path.ts'
 import { ResponseCache } from './http/response-cache.ts'
 import type { RestContext } from './routes/context.ts'
 import { handleV2Changes } from './routes/changes.ts'
@@ -119,6 +119,17 @@ function preflightReply(allowMethods: string, extra: HeaderList = []): Reply {
 }
 
 const preflight = (allowMethods: string): Response => replyResponse(preflightReply(allowMethods))
+
+/** A permanent redirect that keeps the method (308), for another spelling of an unlimited path. */
+const redirectTo = (location: string): Response =>
+  replyResponse({
+    status: 308,
+    headers: withCommonHeaders([
+      ['location', location],
+      ['cache-control', 'no-store'],
+    ]),
+    body: null,
+  })
 
 /** A Node request's headers as a web Request's `headers.get` reads them (repeated fields joined, as fetch joins them). */
 function nodeHeaders(request: IncomingMessage): RequestLike['headers'] {
@@ -230,7 +241,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       })
     }
     // One spelling per resource: another (a trailing slash, say) is redirected to the canonical path, query kept.
-    const canonical = decision.allowed ? canonicalRestPath(url.pathname) : undefined
+    const canonical = decision.allowed ? canonicalPath(url.pathname) : undefined
     if (canonical) {
       headers.push(['location', canonical.path + url.search])
       return { status: 308, headers: withCommonHeaders(headers, [['cache-control', 'no-store']]), body: null }
@@ -347,6 +358,9 @@ export function createApp(deps: AppDependencies): JobsnapApp {
 
   app.all('/openapi.yaml', async (event) => {
     const request = event.req
+    // The router also matches /openapi.yaml/: that spelling is redirected, as the API's are.
+    const canonical = canonicalPath(event.url.pathname)
+    if (canonical) return redirectTo(canonical.path + event.url.search)
     if (request.method === 'OPTIONS') return preflight(ALLOW)
     if (!READ_METHODS.has(request.method))
       throw httpError(405, 'Only GET and HEAD are allowed.', { headers: [['allow', ALLOW]] })
@@ -481,13 +495,22 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   )
 
   app.all('/**', (event) => {
+    const { pathname } = event.url
     // Another spelling of a REST path (/API/V1, //api/v1) is that path's, redirected by its envelope.
-    const canonical = canonicalRestPath(event.url.pathname)
-    if (canonical)
+    const canonical = canonicalPath(pathname)
+    if (canonical?.version)
       return rest(canonical.version, () => {
         throw new Error('unreachable: the envelope redirects another spelling before the handler runs')
       })(event)
-    throw httpError(404, `No endpoint at ${event.url.pathname.slice(0, 200)}. See /openapi.yaml or /docs.`)
+    if (canonical) return redirectTo(canonical.path + event.url.search)
+    const notFound = (ctx?: RestContext) => {
+      throw httpError(404, `No endpoint at ${pathname.slice(0, 200)}. See /openapi.yaml or /docs.`, {
+        headers: ctx?.headers,
+      })
+    }
+    // Under /api/v1 and /api/v2 a 404 is a v1 or v2 answer like any other: counted, with the rate-limit headers.
+    const version = /^\/api\/(v[12])(?:\/|$)/i.exec(pathname)?.[1]?.toLowerCase() as 'v1' | 'v2' | undefined
+    return version ? rest(version, notFound)(event) : notFound()
   })
 
   return { app, restLimiter, mcpLimiter, responseCache, clientOf, precomputed }

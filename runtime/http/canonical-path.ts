@@ -1,20 +1,32 @@
 /**
- * One spelling per REST resource: a path given with a trailing slash,
+ * One spelling per public resource: a path given with a trailing slash,
  * doubled slashes or other letter case in its fixed segments
- * (`/API/V2/Jobs/`, `//api/v1`) is redirected (308) to the canonical one
- * rather than answered 404 or twice under two cache keys. Slugs are left as
- * given: a slug in other letters is another slug.
+ * (`/API/V2/Jobs/`, `//api/v1`, `/feeds/jobs.rss/`) is redirected (308) to
+ * the canonical one rather than answered 404 or twice under two cache keys.
+ * Slugs are left as given: a slug in other letters is another slug.
  */
 
-/** The REST paths, as segments; `*` stands for a slug. */
-const REST_PATHS: readonly (readonly string[])[] = [
-  ['api', 'v1'],
-  ['api', 'v2', 'jobs'],
-  ['api', 'v2', 'jobs', '*'],
-  ['api', 'v2', 'filters'],
-  ['api', 'v2', 'changes'],
-  ['api', 'v2', 'companies'],
-  ['api', 'v2', 'companies', '*'],
+interface CanonicalPath {
+  /** Fixed segments in their canonical spelling; `*` stands for a slug. */
+  segments: readonly string[]
+  /** The API version whose rate limit and headers the path's answers carry; absent for unlimited documents. */
+  version?: 'v1' | 'v2'
+}
+
+const CANONICAL_PATHS: readonly CanonicalPath[] = [
+  { segments: ['api', 'v1'], version: 'v1' },
+  ...[
+    ['api', 'v2', 'jobs'],
+    ['api', 'v2', 'jobs', '*'],
+    ['api', 'v2', 'filters'],
+    ['api', 'v2', 'changes'],
+    ['api', 'v2', 'companies'],
+    ['api', 'v2', 'companies', '*'],
+    ['feeds', 'jobs.rss'],
+    ['feeds', 'jobs.atom'],
+    ['feeds', 'jobs.json'],
+  ].map((segments) => ({ segments, version: 'v2' as const })),
+  { segments: ['openapi.yaml'] },
 ]
 
 /** Anything that might make a path non-canonical; most requests are told apart by this one test. */
@@ -22,21 +34,21 @@ const MAYBE_OTHER_SPELLING = /[A-Z]|\/\/|.\/$/
 
 /**
  * The canonical spelling of `pathname` when it is another spelling of a
- * REST path, with the API version it belongs to; undefined when it is
- * canonical already or not a REST path at all.
+ * public path, with the API version whose limit it counts against (none
+ * for the OpenAPI document); undefined when it is canonical already or
+ * not a public path at all.
  */
-export function canonicalRestPath(pathname: string): { path: string; version: 'v1' | 'v2' } | undefined {
+export function canonicalPath(pathname: string): { path: string; version?: 'v1' | 'v2' } | undefined {
   if (!MAYBE_OTHER_SPELLING.test(pathname)) return undefined
   const segments = pathname.split('/').filter(Boolean)
-  const shape = REST_PATHS.find(
-    (path) =>
-      path.length === segments.length &&
-      path.every((fixed, i) => fixed === '*' || fixed === segments[i]!.toLowerCase()),
+  const shape = CANONICAL_PATHS.find(
+    ({ segments: fixed }) =>
+      fixed.length === segments.length && fixed.every((part, i) => part === '*' || part === segments[i]!.toLowerCase()),
   )
   // A path that cannot be percent-decoded is no spelling of anything: it is refused (400), not redirected.
   if (!shape || !isDecodablePath(pathname)) return undefined
-  const path = `/${shape.map((fixed, i) => (fixed === '*' ? segments[i]! : fixed)).join('/')}`
-  return path === pathname ? undefined : { path, version: shape[1] === 'v1' ? 'v1' : 'v2' }
+  const path = `/${shape.segments.map((part, i) => (part === '*' ? segments[i]! : part)).join('/')}`
+  return path === pathname ? undefined : { path, version: shape.version }
 }
 
 /** Whether `pathname` percent-decodes (every % starts an escape, and the escapes spell UTF-8). */

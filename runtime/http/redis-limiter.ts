@@ -20,10 +20,13 @@ import {
   type TokenBucketLimiter,
 } from './rate-limit.ts'
 
+/** Redis's own clock in milliseconds, so replicas with skewed clocks agree. */
+const REDIS_NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`
+
 const SLIDING_LOG = `
 local key, window, limit, member = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+${REDIS_NOW}
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
 local count = redis.call('ZCARD', key)
 local allowed = 0
@@ -39,14 +42,27 @@ if oldest[2] then oldestAt = tonumber(oldest[2]) end
 return {allowed, count, oldestAt + window - now}
 `
 
-const TOKEN_BUCKET = `
-local key, burst, rate = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+/** The same log read without counting: how many requests the window holds, and when its oldest leaves. */
+const SLIDING_LOG_PEEK = `
+local key, window = KEYS[1], tonumber(ARGV[1])
+${REDIS_NOW}
+local count = redis.call('ZCOUNT', key, now - window + 1, '+inf')
+local oldest = redis.call('ZRANGEBYSCORE', key, now - window + 1, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+local untilLeaves = 0
+if oldest[2] then untilLeaves = tonumber(oldest[2]) + window - now end
+return {count, untilLeaves}
+`
+
+/** A client's bucket refilled up to now (burst when it has none). */
+const REFILLED_TOKENS = `local key, burst, rate = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
+${REDIS_NOW}
 local state = redis.call('HMGET', key, 'tokens', 'at')
 local tokens = tonumber(state[1]) or burst
 local at = tonumber(state[2]) or now
-tokens = math.min(burst, tokens + math.max(0, now - at) / 1000 * rate)
+tokens = math.min(burst, tokens + math.max(0, now - at) / 1000 * rate)`
+
+const TOKEN_BUCKET = `
+${REFILLED_TOKENS}
 local allowed = 0
 if tokens >= 1 then
   tokens = tokens - 1
@@ -57,26 +73,10 @@ redis.call('PEXPIRE', key, math.ceil(burst / rate * 1000) + 1000)
 return {allowed, tostring(tokens)}
 `
 
-/** The same state read without counting: how many requests the window holds, and when its oldest leaves. */
-const SLIDING_LOG_PEEK = `
-local key, window = KEYS[1], tonumber(ARGV[1])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local count = redis.call('ZCOUNT', key, now - window + 1, '+inf')
-local oldest = redis.call('ZRANGEBYSCORE', key, now - window + 1, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-local untilLeaves = 0
-if oldest[2] then untilLeaves = tonumber(oldest[2]) + window - now end
-return {count, untilLeaves}
-`
-
+/** The same bucket read without taking a token. */
 const TOKEN_BUCKET_PEEK = `
-local key, burst, rate = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local state = redis.call('HMGET', key, 'tokens', 'at')
-local tokens = tonumber(state[1]) or burst
-local at = tonumber(state[2]) or now
-return tostring(math.min(burst, tokens + math.max(0, now - at) / 1000 * rate))
+${REFILLED_TOKENS}
+return tostring(tokens)
 `
 
 /** Anything the app can ask for a decision; local limiters answer synchronously, Redis ones asynchronously. */

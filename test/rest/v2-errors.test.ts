@@ -107,15 +107,46 @@ describe('400: invalid v2 query parameters', () => {
       ['/api/v2/jobs//some-slug', '/api/v2/jobs/some-slug'],
       ['/Api/V2/Companies/Some-Company/', '/api/v2/companies/Some-Company'],
       ['/api//v2/filters', '/api/v2/filters'],
+      ['/feeds/jobs.rss/', '/feeds/jobs.rss'],
+      ['/FEEDS/Jobs.json?category=x', '/feeds/jobs.json?category=x'],
+      ['//feeds/jobs.atom', '/feeds/jobs.atom'],
     ]) {
       const response = await fetch(`${base}${from}`, { redirect: 'manual' })
       expect(response.status, from).toBe(308)
       expect(response.headers.get('location'), from).toBe(to)
       expect(response.headers.get('x-ratelimit-remaining'), from).not.toBeNull()
     }
+    // The OpenAPI document too, which is not rate limited.
+    for (const from of ['/openapi.yaml/', '/OpenAPI.yaml', '//openapi.yaml']) {
+      const response = await fetch(`${base}${from}`, { redirect: 'manual' })
+      expect(response.status, from).toBe(308)
+      expect(response.headers.get('location'), from).toBe('/openapi.yaml')
+      expect(response.headers.get('x-ratelimit-remaining'), from).toBeNull()
+    }
     // A slug in other letters is another slug, and a path that is no REST path is no other spelling of one.
     for (const path of ['/api/v2/jobs/Some-Slug', '/api/v3/jobs', '/API/MCP', '/api/v2/jobs/a/b'])
       expect((await fetch(`${base}${path}`, { redirect: 'manual' })).status, path).toBe(404)
+  })
+
+  it('a 404 anywhere under /api/v1 or /api/v2 is a v1 or v2 answer: counted, with the rate-limit and version headers', async () => {
+    for (const [path, version] of [
+      ['/api/v2/nope', 'v2'],
+      ['/api/v2', 'v2'],
+      ['/api/v2/jobs/a/b', 'v2'],
+      ['/api/v1/extra', 'v1'],
+      ['/api/v2/companies/a/b', 'v2'],
+    ]) {
+      const before = Number((await fetch(`${base}/api/v1`)).headers.get('x-ratelimit-remaining'))
+      const response = await request(`${base}${path}`)
+      expectErrorResponse(response, 404)
+      expect(response.headers.get('x-api-version'), path).toBe(version)
+      expectRateLimitHeaders(response.headers, LIMIT)
+      expect(Number(response.headers.get('x-ratelimit-remaining')), `${path} counted`).toBe(before - 1)
+    }
+    // Outside the versions nothing is counted.
+    const other = await fetch(`${base}/api/v3/jobs`)
+    expect(other.status).toBe(404)
+    expect(other.headers.get('x-ratelimit-remaining')).toBeNull()
   })
 
   it('a 405 carries the rate-limit headers like every other v1 and v2 answer', async () => {
