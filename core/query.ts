@@ -60,7 +60,7 @@ export const V2_LIST_PARAMS = {
     kind: 'list',
     schema: z.string().meta({ examples: ['Germany', 'DE'] }),
     description:
-      'Country name or ISO 3166-1 alpha-2 code, case-insensitive. Matches jobs with an office there, or whose remote_allowed names that country, a continent or region containing it, or Worldwide. Several countries, comma-separated or repeated, match any of them. An unknown country matches nothing.',
+      'Country name or ISO 3166-1 alpha-2 code, case-insensitive (common names such as UK or USA too). Matches jobs with an office there, or whose remote_allowed names that country, a continent or region containing it, or Worldwide. Several countries, comma-separated or repeated, match any of them. An unknown country matches nothing.',
   },
   salary_min: {
     kind: 'integer',

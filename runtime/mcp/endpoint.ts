@@ -218,6 +218,19 @@ export function mcpNotReady(): Response {
 }
 
 export async function handleMcpRequest(request: Request, deps: McpDependencies): Promise<Response> {
+  const response = await answerMcpRequest(request, deps)
+  const origins = deps.config.JOBSNAP_MCP_ORIGINS
+  if (origins.includes('*')) return response
+  // With an allow-list, CORS names the allowed Origin it answers (never `*`), and no refused one.
+  const origin = request.headers.get('origin')
+  if (origin !== null && origins.includes(origin)) {
+    response.headers.set('access-control-allow-origin', origin)
+    response.headers.append('vary', 'Origin')
+  } else response.headers.delete('access-control-allow-origin')
+  return response
+}
+
+async function answerMcpRequest(request: Request, deps: McpDependencies): Promise<Response> {
   const { config } = deps
   if (isLoopbackBind(config.HOST) && !LOOPBACK_HOSTS.has(hostName(request.headers.get('host')).toLowerCase())) {
     return jsonRpcError(403, -32000, 'Forbidden: this server listens on loopback and only answers loopback Host names.')

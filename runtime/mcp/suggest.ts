@@ -63,11 +63,15 @@ export function checkCountry(snapshot: LoadedSnapshot, country: string): void {
   if (resolveCountry(country)) return
   const continent = resolveContinent(country)
   const region = continent ? undefined : resolveRegion(country)
-  if (!continent && !region) throw unknownValue('country', country, allCountryCodes().map(countryName))
+  const jobsIn = (code: CountryCode) => snapshot.jobs.postingsFor('place', placeKey.country(code))?.length ?? 0
+  if (!continent && !region) {
+    // Suggestions from the countries jobs name (offices, remote from), else from every country.
+    const named = allCountryCodes().filter((code) => jobsIn(code) > 0)
+    throw unknownValue('country', country, (named.length ? named : allCountryCodes()).map(countryName))
+  }
   const members = allCountryCodes().filter((code) =>
     continent ? countryContinent(code) === continent : regionsOfCountry(code).includes(region!),
   )
-  const jobsIn = (code: CountryCode) => snapshot.jobs.postingsFor('place', placeKey.country(code))?.length ?? 0
   const busiest = members
     .map((code) => [jobsIn(code), countryName(code)] as const)
     .sort((a, b) => b[0] - a[0] || a[1].localeCompare(b[1]))

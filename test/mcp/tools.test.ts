@@ -395,6 +395,20 @@ describe('search_jobs', () => {
     },
   )
 
+  it('suggests, for a name that is no country, only countries some job names', async () => {
+    const named = new Set(
+      allJobs.flatMap((job) =>
+        [...(job.office_locations ?? []), ...(job.remote_allowed ?? [])].flatMap((place) =>
+          place.country ? [place.country] : [],
+        ),
+      ),
+    )
+    const text = await callError(mcp, 'search_jobs', { country: 'Narnia' })
+    const suggested = [...text.matchAll(/"([^"]+)"/g)].map((m) => m[1]!).filter((name) => name !== 'Narnia')
+    expect(suggested.length).toBeGreaterThan(0)
+    for (const name of suggested) expect(named.has(name), `${name} is named by some job`).toBe(true)
+  })
+
   it.each([
     ['Europe', 'continent', (code: CountryCode) => countryContinent(code) === 'EU'],
     ['emea', 'region', (code: CountryCode) => regionsOfCountry(code).includes('EMEA')],

@@ -320,11 +320,17 @@ describe('Origin', () => {
       const response = await postMcp(restricted.url, toolsListMessage(1), { origin })
       expect(response.status, origin).toBe(403)
       expectJsonRpcError(response.text)
+      // Nothing a browser would read as permission.
+      expect(response.headers.get('access-control-allow-origin'), origin).toBeNull()
     }
   })
 
   it('with JOBSNAP_MCP_ORIGINS set, the allowed Origin and a request without Origin work', async () => {
-    expectToolsList(await postMcp(restricted.url, toolsListMessage(1), { origin: ALLOWED_ORIGIN }))
+    const allowed = await postMcp(restricted.url, toolsListMessage(1), { origin: ALLOWED_ORIGIN })
+    expectToolsList(allowed)
+    // CORS names the allowed Origin itself, never `*`, and says the answer varies by Origin.
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(ALLOWED_ORIGIN)
+    expect(allowed.headers.get('vary')).toMatch(/origin/i)
     expectToolsList(await postMcp(restricted.url, toolsListMessage(1)))
   })
 
