@@ -41,7 +41,7 @@ import { handleV2Companies, handleV2Company } from './routes/companies.ts'
 import { handleDocs } from './routes/docs.ts'
 import { handleFeed } from './routes/feeds.ts'
 import { handleV2Filters } from './routes/filters.ts'
-import { handleMcpRequest, mcpNotReady } from './mcp/endpoint.ts'
+import { handleMcpRequest } from './mcp/endpoint.ts'
 import { handleV1List } from './routes/v1.ts'
 import { handleV2Job, handleV2List } from './routes/v2.ts'
 import type { GcPauses } from './gc-pauses.ts'
@@ -92,6 +92,8 @@ interface RestRequest {
   request: RequestLike
   url: URL
   client: string
+  /** The path as the client spelled it, when that may differ from `url`'s (h3 decodes needless escapes). */
+  spelledPath?: string
 }
 
 const V2_JOB_PREFIX = '/api/v2/jobs/'
@@ -228,7 +230,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   const afterLimit = (
     version: 'v1' | 'v2',
     handler: (ctx: RestContext) => MaybePromise<Reply>,
-    { request, url }: RestRequest,
+    { request, url, spelledPath }: RestRequest,
     now: number,
     decision: RateDecision,
   ): MaybePromise<Reply> => {
@@ -241,7 +243,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       })
     }
     // One spelling per resource: another (a trailing slash, say) is redirected to the canonical path, query kept.
-    const canonical = decision.allowed ? canonicalPath(url.pathname) : undefined
+    const canonical = decision.allowed ? canonicalPath(spelledPath ?? url.pathname) : undefined
     if (canonical) {
       headers.push(['location', canonical.path + url.search])
       return { status: 308, headers: withCommonHeaders(headers, [['cache-control', 'no-store']]), body: null }
@@ -269,6 +271,8 @@ export function createApp(deps: AppDependencies): JobsnapApp {
           request: event.req,
           url: event.url,
           client: clientOf(event.req),
+          // `%61cme` reaches h3's routes as `acme`: the escaped spelling is redirected like any other.
+          spelledPath: event.req.url.includes('%') ? new FastURL(event.req.url).pathname : undefined,
         }),
         event.runtime?.node?.res,
       )
@@ -343,25 +347,24 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     )
 
   app.all('/api/mcp', (event) =>
-    // Before the first snapshot has loaded, a JSON-RPC error an MCP client can read, not the REST envelope.
-    snapshots.loaded
-      ? handleMcpRequest(event.req, {
-          config,
-          snapshot: snapshots.current,
-          limiter: mcpGate,
-          bucket: mcpLimiter,
-          client: clientOf(event.req),
-          now: clock(),
-        })
-      : mcpNotReady(),
+    handleMcpRequest(event.req, {
+      config,
+      // Before the first load the endpoint answers in JSON-RPC that the server is starting.
+      snapshot: snapshots.loaded ? snapshots.current : undefined,
+      limiter: mcpGate,
+      bucket: mcpLimiter,
+      client: clientOf(event.req),
+      now: clock(),
+    }),
   )
 
   app.all('/openapi.yaml', async (event) => {
     const request = event.req
+    // A preflight cannot follow a redirect: answered whatever the spelling.
+    if (request.method === 'OPTIONS') return preflight(ALLOW)
     // The router also matches /openapi.yaml/: that spelling is redirected, as the API's are.
     const canonical = canonicalPath(event.url.pathname)
     if (canonical) return redirectTo(canonical.path + event.url.search)
-    if (request.method === 'OPTIONS') return preflight(ALLOW)
     if (!READ_METHODS.has(request.method))
       throw httpError(405, 'Only GET and HEAD are allowed.', { headers: [['allow', ALLOW]] })
     const snapshot = snapshots.current
@@ -509,7 +512,11 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       })
     }
     // Under /api/v1 and /api/v2 a 404 is a v1 or v2 answer like any other: counted, with the rate-limit headers.
-    const version = /^\/api\/(v[12])(?:\/|$)/i.exec(pathname)?.[1]?.toLowerCase() as 'v1' | 'v2' | undefined
+    const [first, second] = pathname.split('/').filter(Boolean)
+    const version =
+      first?.toLowerCase() === 'api' && /^v[12]$/i.test(second ?? '')
+        ? (second!.toLowerCase() as 'v1' | 'v2')
+        : undefined
     return version ? rest(version, notFound)(event) : notFound()
   })
 

@@ -1,3 +1,5 @@
+import { SLUG_PATTERN } from '../../core/schema/dataset.ts'
+
 /**
  * One spelling per public resource: a path given with a trailing slash,
  * doubled slashes or other letter case in its fixed segments
@@ -30,7 +32,7 @@ const CANONICAL_PATHS: readonly CanonicalPath[] = [
 ]
 
 /** Anything that might make a path non-canonical; most requests are told apart by this one test. */
-const MAYBE_OTHER_SPELLING = /[A-Z]|\/\/|.\/$/
+const MAYBE_OTHER_SPELLING = /[A-Z%]|\/\/|.\/$/
 
 /**
  * The canonical spelling of `pathname` when it is another spelling of a
@@ -40,14 +42,19 @@ const MAYBE_OTHER_SPELLING = /[A-Z]|\/\/|.\/$/
  */
 export function canonicalPath(pathname: string): { path: string; version?: 'v1' | 'v2' } | undefined {
   if (!MAYBE_OTHER_SPELLING.test(pathname)) return undefined
-  const segments = pathname.split('/').filter(Boolean)
+  // A path that cannot be percent-decoded is no spelling of anything: it is refused (400), not redirected.
+  if (!isDecodablePath(pathname)) return undefined
+  const given = pathname.split('/').filter(Boolean)
+  const segments = given.map(decodedSegment)
   const shape = CANONICAL_PATHS.find(
     ({ segments: fixed }) =>
       fixed.length === segments.length && fixed.every((part, i) => part === '*' || part === segments[i]!.toLowerCase()),
   )
-  // A path that cannot be percent-decoded is no spelling of anything: it is refused (400), not redirected.
-  if (!shape || !isDecodablePath(pathname)) return undefined
-  const path = `/${shape.segments.map((part, i) => (part === '*' ? segments[i]! : part)).join('/')}`
+  if (!shape) return undefined
+  // A slug spelled with escapes goes to its plain spelling when that is a slug at all (`%61cme` -> `acme`);
+  // anything else stays as given (and is answered 404).
+  const slugAt = (i: number) => (SLUG_PATTERN.test(segments[i]!) ? segments[i]! : given[i]!)
+  const path = `/${shape.segments.map((part, i) => (part === '*' ? slugAt(i) : part)).join('/')}`
   return path === pathname ? undefined : { path, version: shape.version }
 }
 
@@ -64,8 +71,7 @@ export function isDecodablePath(pathname: string): boolean {
 /**
  * A path segment as its percent-escapes spell it (`caf%C3%A9` -> `café`,
  * `%61cme` -> `acme`): escapes are another spelling of the same characters
- * (RFC 3986), so a slug is looked up, and named in a 404, decoded. Only
- * called on paths that decode (undecodable ones are refused before routing).
+ * (RFC 3986). The segment as given when it does not decode.
  */
 export function decodedSegment(segment: string): string {
   if (!segment.includes('%')) return segment

@@ -36,7 +36,8 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
 
 export interface McpDependencies {
   config: Config
-  snapshot: LoadedSnapshot
+  /** Undefined until the server's first snapshot has loaded (then answered 503). */
+  snapshot: LoadedSnapshot | undefined
   /** Decides (in memory or in Redis). */
   limiter: Limiter
   /** The bucket's configured size and refill, for the RateLimit headers. */
@@ -208,7 +209,7 @@ function parseJson(body: Buffer): unknown {
 }
 
 /** The answer while the server's first snapshot is still loading (a few seconds after start). */
-export function mcpNotReady(): Response {
+function mcpNotReady(): Response {
   return jsonRpcError(
     503,
     -32000,
@@ -255,6 +256,9 @@ async function answerMcpRequest(request: Request, deps: McpDependencies): Promis
       ),
     })
   }
+
+  const { snapshot } = deps
+  if (!snapshot) return mcpNotReady()
 
   const decision = await deps.limiter.hit(deps.client, deps.now)
   const limitHeaders = rateLimitHeaders('mcp', decision, windowSeconds)
@@ -312,7 +316,7 @@ async function answerMcpRequest(request: Request, deps: McpDependencies): Promis
   // A server and transport per POST (stateless): nothing outlives the response, so they are left to
   // the garbage collector. server.close() would only build a "Connection closed" McpError with a
   // stack trace for the SDK to discard (~80 us a call).
-  const server = createMcpServer(deps.snapshot, deps.now)
+  const server = createMcpServer(snapshot, deps.now)
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,

@@ -26,14 +26,15 @@ function describeValue(value: unknown): string {
   if (typeof value === 'string')
     return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`
   if (typeof value === 'object') return 'an object'
-  return typeof value
+  return String(value)
 }
 
-/** A bound as words: "at most 200", "fewer than 3 characters" ... */
+/** A bound as words: "must be at most 200", "must be at least 1 character" ... */
 function bound(issue: Extract<Issue, { code: 'too_big' | 'too_small' }>): string {
   const big = issue.code === 'too_big'
   const limit = Number(big ? issue.maximum : issue.minimum)
-  const unit = issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' values' : ''
+  const noun = issue.origin === 'string' ? ' character' : issue.origin === 'array' ? ' value' : ''
+  const unit = noun && limit !== 1 ? `${noun}s` : noun
   const inclusive = issue.inclusive !== false
   return `must be ${big ? (inclusive ? 'at most' : 'less than') : inclusive ? 'at least' : 'more than'} ${limit}${unit}`
 }
@@ -49,7 +50,8 @@ function issueWords(issue: Issue): string {
     case 'invalid_type': {
       const input = (issue as { input?: unknown }).input
       const expected = TYPE_WORDS[issue.expected] ?? issue.expected
-      return `expected ${expected}${input === undefined ? '' : `, got ${describeValue(input)}`}`
+      // With the input reported, an undefined one was never given: the argument is missing.
+      return input === undefined ? `required (${expected})` : `expected ${expected}, got ${describeValue(input)}`
     }
     case 'too_big':
     case 'too_small':

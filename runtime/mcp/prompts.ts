@@ -51,7 +51,7 @@ export function getPrompt(snapshot: LoadedSnapshot, name: string, args: Record<s
   // A skill or category no job has would make the prompt's search fail: refused now, naming the nearest.
   try {
     for (const skill of list(args.skills)) checkSkill(snapshot, skill.toLowerCase())
-    if (args.category) checkCategory(snapshot, args.category)
+    if (args.category?.trim()) checkCategory(snapshot, args.category.trim())
   } catch (error) {
     if (error instanceof ToolError) throw new InvalidParamsError(error.message)
     throw error
@@ -60,7 +60,7 @@ export function getPrompt(snapshot: LoadedSnapshot, name: string, args: Record<s
   if (list(args.skills).length) filters.skills = list(args.skills).map((skill) => skill.toLowerCase())
   if (args.country) filters.country = args.country
   if (args.schedule) filters.schedule = [args.schedule]
-  if (args.category) filters.category = [args.category.toLowerCase()]
+  if (args.category?.trim()) filters.category = [args.category.trim().toLowerCase()]
   const text = [
     `Find live jobs for me. Call search_jobs with ${JSON.stringify(filters)}${Object.keys(filters).length ? '' : ' (no filters: ask me what I am looking for first if that is too broad)'}.`,
     'Show the best matches with title, employer, schedule, work arrangement, location, salary when published, and the link.',
@@ -93,6 +93,8 @@ export function completePromptArgument(
   // The last comma-separated skill is the one being typed; each value is the whole argument, the
   // skills before it included, since a client replaces what was typed with the value picked.
   const before = list(typed.slice(0, typed.lastIndexOf(',') + 1))
-  const completion = completeFrom(vocabularies.skills(), typed.slice(typed.lastIndexOf(',') + 1))
+  const chosen = new Set(before.map((skill) => skill.toLowerCase()))
+  const offered = [...vocabularies.skills()].filter((skill) => !chosen.has(skill))
+  const completion = completeFrom(offered, typed.slice(typed.lastIndexOf(',') + 1))
   return { ...completion, values: completion.values.map((skill) => [...before, skill].join(', ')) }
 }

@@ -7,7 +7,6 @@
  */
 import { LRUCache } from 'lru-cache'
 import { z } from 'zod'
-import { resolveCountry } from '../../core/geo.ts'
 import { NO_FILTER, type V2ListQuery } from '../../core/query.ts'
 import { LEVEL_LABELS, SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
 import { runV2Query } from '../query/run-query.ts'
@@ -107,11 +106,7 @@ function groupValues(snapshot: LoadedSnapshot, grouping: Grouping, query: V2List
   const filtered = query[grouping]
   if (filtered.length) return filtered
   if (grouping === 'schedule') return [...SCHEDULE_TYPE_VALUES]
-  if (grouping === 'country')
-    return snapshot.jobs.valuesOf('place').flatMap((key) => {
-      const code = key.startsWith('c:') ? resolveCountry(key.slice(2)) : undefined
-      return code ? [code] : []
-    })
+  if (grouping === 'country') return snapshot.jobs.countriesNamed()
   return snapshot.jobs.valuesOf(grouping)
 }
 

@@ -63,21 +63,21 @@ export function checkCountry(snapshot: LoadedSnapshot, country: string): void {
   if (resolveCountry(country)) return
   const continent = resolveContinent(country)
   const region = continent ? undefined : resolveRegion(country)
-  const jobsIn = (code: CountryCode) => snapshot.jobs.postingsFor('place', placeKey.country(code))?.length ?? 0
-  if (!continent && !region) {
-    // Suggestions from the countries jobs name (offices, remote from), else from every country.
-    const named = allCountryCodes().filter((code) => jobsIn(code) > 0)
+  // Suggestions come from the countries jobs name (offices, remote from), else from every country.
+  const named = snapshot.jobs.countriesNamed()
+  if (!continent && !region)
     throw unknownValue('country', country, (named.length ? named : allCountryCodes()).map(countryName))
-  }
-  const members = allCountryCodes().filter((code) =>
-    continent ? countryContinent(code) === continent : regionsOfCountry(code).includes(region!),
-  )
-  const busiest = members
+  const jobsIn = (code: CountryCode) => snapshot.jobs.postingsFor('place', placeKey.country(code))?.length ?? 0
+  const busiest = named
+    .filter((code) => (continent ? countryContinent(code) === continent : regionsOfCountry(code).includes(region!)))
     .map((code) => [jobsIn(code), countryName(code)] as const)
     .sort((a, b) => b[0] - a[0] || a[1].localeCompare(b[1]))
     .slice(0, 5)
     .map(([, name]) => `"${name}"`)
+  const area = `"${country.trim().slice(0, 100)}" is a ${continent ? 'continent' : 'region'} (${continent ? continentName(continent) : region}), not a country; country takes one country, by name or ISO code.`
   throw new ToolError(
-    `country: "${country.trim().slice(0, 100)}" is a ${continent ? 'continent' : 'region'} (${continent ? continentName(continent) : region}), not a country; country takes one country, by name or ISO code. Its countries with the most live jobs: ${busiest.join(', ')}. Retry with one of them, or without country.`,
+    busiest.length
+      ? `country: ${area} Its countries with the most live jobs: ${busiest.join(', ')}. Retry with one of them, or without country.`
+      : `country: ${area} No live job names a country in it; retry without country.`,
   )
 }

@@ -4,7 +4,7 @@
  * is the `total` the list returns for that one value (the same query engine
  * runs it), so the two cannot disagree.
  */
-import { countryName, resolveCountry, resolveRegion } from '../../core/geo.ts'
+import { countryName, resolveRegion } from '../../core/geo.ts'
 import { NO_FILTER, type V2ListQuery } from '../../core/query.ts'
 import type { V2FiltersResponse } from '../../core/schema/api.ts'
 import {
@@ -27,10 +27,7 @@ export function filterVocabulary(context: QueryContext, snapshotId: string): V2F
     runV2Query(context, { ...NO_FILTER, ...query }, extra).total
   const { index } = context
   const places = index.valuesOf('place')
-  const countries = places.flatMap((key) => {
-    const code = key.startsWith('c:') ? resolveCountry(key.slice(2)) : undefined
-    return code ? [code] : []
-  })
+  const countries = index.countriesNamed()
   const regions = places.flatMap((key) => {
     const name = key.startsWith('r:') ? resolveRegion(key.slice(2)) : undefined
     return name ? [{ name, key }] : []

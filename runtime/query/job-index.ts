@@ -8,6 +8,7 @@
  * string, so a million jobs add a handful of objects to the heap the
  * garbage collector walks, not tens of millions.
  */
+import { type CountryCode, resolveCountry } from '../../core/geo.ts'
 import type { IndexedJob, SnapshotJobIndex } from '../../core/snapshot.ts'
 import { BitsetCache, bitsWhere, countBits } from './intersect.ts'
 import { SlugTable } from './slug-table.ts'
@@ -187,6 +188,14 @@ export class JobIndex implements RangeColumns {
       this.vocabularies.set(facet, values)
     }
     return values
+  }
+
+  /** The countries some job's offices or remote listing name (`c:` place keys), as ISO codes. */
+  countriesNamed(): CountryCode[] {
+    return this.valuesOf('place').flatMap((key) => {
+      const code = key.startsWith('c:') ? resolveCountry(key.slice(2)) : undefined
+      return code ? [code] : []
+    })
   }
 
   /** Content hash of the job's v2 body: its ETag. */

@@ -40,15 +40,14 @@ export async function handleV2Companies(ctx: RestContext): Promise<Reply> {
   })
 }
 
-export async function handleV2Company(ctx: RestContext, pathSlug: string): Promise<Reply> {
+export async function handleV2Company(ctx: RestContext, slug: string): Promise<Reply> {
   const { snapshot, now } = ctx
-  const slug = decodedSegment(pathSlug)
   const company = snapshot.companyBySlug.get(slug)
   const liveJobs = company ? (liveJobsByCompany(snapshot, now).get(company.id) ?? 0) : 0
   if (!company || liveJobs === 0) {
     throw httpError(
       404,
-      `No company with a live job has the slug ${JSON.stringify(slug.slice(0, 100))}. List companies at /api/v2/companies.`,
+      `No company with a live job has the slug ${JSON.stringify(decodedSegment(slug).slice(0, 100))}. List companies at /api/v2/companies.`,
       { headers: ctx.headers },
     )
   }

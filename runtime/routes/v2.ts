@@ -17,15 +17,19 @@ import { nameIgnoredParameters, type RestContext } from './context.ts'
 
 const LIST_HEAD = Buffer.from('{"data":[')
 
-export function handleV2Job(ctx: RestContext, pathSlug: string): MaybePromise<Reply> {
+export function handleV2Job(ctx: RestContext, slug: string): MaybePromise<Reply> {
   const { snapshot } = ctx
-  const slug = decodedSegment(pathSlug)
   // Anything that is not a slug cannot name a job: it is answered 404 without a lookup.
   const position = SLUG_PATTERN.test(slug) ? snapshot.jobs.positionOf(slug) : undefined
   if (position === undefined || snapshot.jobs.isExpired(position, ctx.now)) {
-    throw httpError(404, `No live job has the slug ${JSON.stringify(slug.slice(0, 100))}. List jobs at /api/v2/jobs.`, {
-      headers: ctx.headers,
-    })
+    // Named as its escapes spell it (one that decodes to a slug was redirected to that spelling before).
+    throw httpError(
+      404,
+      `No live job has the slug ${JSON.stringify(decodedSegment(slug).slice(0, 100))}. List jobs at /api/v2/jobs.`,
+      {
+        headers: ctx.headers,
+      },
+    )
   }
   // The identity body from memory; compressed copies are made on first demand and shared by hash.
   const payload = storedPayload(snapshot.v2Bodies.body(position), snapshot.jobs.hashAt(position))

@@ -930,6 +930,14 @@ describe('resource templates, the find_jobs prompt and completions', () => {
     // Each value is the whole argument: the skills typed before the last comma, then a completion.
     expect(skills.completion.values).toContain(`python, ${skill}`)
     for (const value of skills.completion.values) expect(value.startsWith(`python, ${skill.slice(0, 2)}`)).toBe(true)
+    // A skill already typed is not offered again.
+    const again = await mcp.client.complete({
+      ref: prompt,
+      argument: { name: 'skills', value: `${skill}, ${skill.slice(0, 2)}` },
+    })
+    expect(again.completion.values).not.toContain(`${skill}, ${skill}`)
+    const fresh = await mcp.client.complete({ ref: prompt, argument: { name: 'skills', value: skill.slice(0, 2) } })
+    expect(fresh.completion.values, 'offered when not typed yet').toContain(skill)
     const country = await mcp.client.complete({ ref: prompt, argument: { name: 'country', value: 'germ' } })
     expect(country.completion.values).toEqual(['Germany'])
 

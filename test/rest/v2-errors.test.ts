@@ -116,13 +116,14 @@ describe('400: invalid v2 query parameters', () => {
       expect(response.headers.get('location'), from).toBe(to)
       expect(response.headers.get('x-ratelimit-remaining'), from).not.toBeNull()
     }
-    // The OpenAPI document too, which is not rate limited.
+    // The OpenAPI document too, which is not rate limited; a preflight, which cannot follow a redirect, is answered.
     for (const from of ['/openapi.yaml/', '/OpenAPI.yaml', '//openapi.yaml']) {
       const response = await fetch(`${base}${from}`, { redirect: 'manual' })
       expect(response.status, from).toBe(308)
       expect(response.headers.get('location'), from).toBe('/openapi.yaml')
       expect(response.headers.get('x-ratelimit-remaining'), from).toBeNull()
     }
+    expect((await fetch(`${base}/openapi.yaml/`, { method: 'OPTIONS' })).status).toBe(204)
     // A slug in other letters is another slug, and a path that is no REST path is no other spelling of one.
     for (const path of ['/api/v2/jobs/Some-Slug', '/api/v3/jobs', '/API/MCP', '/api/v2/jobs/a/b'])
       expect((await fetch(`${base}${path}`, { redirect: 'manual' })).status, path).toBe(404)
@@ -135,6 +136,8 @@ describe('400: invalid v2 query parameters', () => {
       ['/api/v2/jobs/a/b', 'v2'],
       ['/api/v1/extra', 'v1'],
       ['/api/v2/companies/a/b', 'v2'],
+      ['//api/v2/nope', 'v2'],
+      ['/API//V1/extra', 'v1'],
     ]) {
       const before = Number((await fetch(`${base}/api/v1`)).headers.get('x-ratelimit-remaining'))
       const response = await request(`${base}${path}`)
@@ -315,13 +318,21 @@ describe('404 on /api/v2/jobs/{slug}', () => {
     }
   })
 
-  it('a slug is read as its percent-escapes spell it, in the lookup and in the 404', async () => {
+  it('a slug spelled with escapes is redirected to its plain spelling; a 404 names it decoded', async () => {
     const unknown = await request(`${base}/api/v2/jobs/caf%C3%A9-barista`)
     expect(expectErrorResponse(unknown, 404).message).toContain('"café-barista"')
     const escaped = [...sampleSlug].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join('')
-    const found = await request<V2Job>(`${base}/api/v2/jobs/${escaped}`)
-    expect(found.status).toBe(200)
-    expect(found.body.slug).toBe(sampleSlug)
+    const redirected = await fetch(`${base}/api/v2/jobs/${escaped}?x=1`, { redirect: 'manual' })
+    expect(redirected.status).toBe(308)
+    expect(redirected.headers.get('location')).toBe(`/api/v2/jobs/${sampleSlug}?x=1`)
+    const followed = await request<V2Job>(`${base}/api/v2/jobs/${escaped}`)
+    expect(followed.status).toBe(200)
+    expect(followed.body.slug).toBe(sampleSlug)
+    // Escapes of fixed segments too; an escape that decodes to no slug is not redirected.
+    const version = await fetch(`${base}/api/%76%31?page=2`, { redirect: 'manual' })
+    expect(version.status).toBe(308)
+    expect(version.headers.get('location')).toBe('/api/v1?page=2')
+    expect((await fetch(`${base}/api/v2/jobs/a%2Fb`, { redirect: 'manual' })).status).toBe(404)
   })
 
   it('a known slug is 200 with the job', async () => {
