@@ -113,17 +113,26 @@ export class PackedBodies {
     return this.source.read(this.offsets[from]!, this.offsets[to]! - 1)
   }
 
+  /** The byte length of framedRange(from, to, head, tail). */
+  framedLength(from: number, to: number, head: string, tail: string): number {
+    const bodies = from < to ? this.offsets[to]! - 1 - this.offsets[from]! : 0
+    return Buffer.byteLength(head) + bodies + Buffer.byteLength(tail)
+  }
+
   /**
-   * `head`, bodies `from`..`to - 1` joined by commas, then `tail`, in one buffer
-   * made for it: a v1 page is one such range, and reading it into a buffer of
-   * its own and then copying it into the page's made two ~50 KB allocations a
-   * request, and V8 collects after every few MB of those.
+   * `head`, bodies `from`..`to - 1` joined by commas, then `tail`, written to
+   * the front of `into` (a buffer made for it when not given; at least
+   * framedLength bytes when given); returns the bytes written. A v1 page is
+   * one such range: reading it into a buffer of its own and then copying it
+   * into the page's made two ~50 KB allocations a request, and V8 collects
+   * after every few MB of those.
    */
-  framedRange(from: number, to: number, head: string, tail: string): Buffer {
+  framedRange(from: number, to: number, head: string, tail: string, into?: Buffer): Buffer {
     const start = from < to ? this.offsets[from]! : 0
     const end = from < to ? this.offsets[to]! - 1 : 0
     const headBytes = Buffer.byteLength(head)
-    const out = Buffer.allocUnsafe(headBytes + (end - start) + Buffer.byteLength(tail))
+    const length = headBytes + (end - start) + Buffer.byteLength(tail)
+    const out = into ? into.subarray(0, length) : Buffer.allocUnsafe(length)
     out.write(head, 0)
     if (end > start) this.source.copy(start, end, out.subarray(headBytes))
     out.write(tail, headBytes + (end - start))

@@ -8,6 +8,7 @@
 export { createApp } from './app.ts'
 export { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 export { computedPayload, storedEncodingsBytes, storedPayload } from './http/payload.ts'
+export { ScratchBuffers } from './http/scratch-buffers.ts'
 export { SlidingWindowLimiter, TokenBucketLimiter } from './http/rate-limit.ts'
 export { ResponseCache } from './http/response-cache.ts'
 export { LineWriter } from './line-writer.ts'

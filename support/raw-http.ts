@@ -161,3 +161,18 @@ export async function inBatches<T, R>(
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker))
   return results
 }
+
+/** Pipelined HTTP/1.1 responses with Content-Length bodies, in order. */
+export function splitResponses(bytes: Buffer): RawResponse[] {
+  const responses: RawResponse[] = []
+  let offset = 0
+  for (;;) {
+    const headEnd = bytes.indexOf('\r\n\r\n', offset)
+    if (headEnd < 0) break
+    const length = Number(/\r\ncontent-length: *(\d+)/i.exec(bytes.subarray(offset, headEnd).toString('latin1'))?.[1])
+    if (!Number.isFinite(length) || headEnd + 4 + length > bytes.length) break
+    responses.push(parseResponse(bytes.subarray(offset, headEnd + 4 + length)))
+    offset = headEnd + 4 + length
+  }
+  return responses
+}

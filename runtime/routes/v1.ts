@@ -11,6 +11,7 @@ import { computedPayload, storedPayload } from '../http/payload.ts'
 import { type MaybePromise, payloadReply, type Reply } from '../http/respond.ts'
 import { livePositions } from '../query/run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
+import { ScratchBuffers } from '../http/scratch-buffers.ts'
 import type { RestContext } from './context.ts'
 
 /** The exact bytes of a v1 page holding the jobs at ascending date `positions`. */
@@ -24,6 +25,9 @@ function v1PageBytes(
   const { head, tail } = v1PageFrame(v1UsageNotice(snapshot.manifest.site_url), page, limit, total)
   return Buffer.concat([Buffer.from(head), snapshot.v1Bodies.pick(positions), Buffer.from(tail)])
 }
+
+/** The buffers precomputed pages are read into, one per page in flight. */
+const pageBuffers = new ScratchBuffers()
 
 const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i)
 
@@ -40,9 +44,17 @@ export function handleV1List(ctx: RestContext): MaybePromise<Reply> {
     const hash = snapshot.manifest.files[file]
     if (hash !== undefined) {
       const { head, tail } = v1PageFrame(v1UsageNotice(snapshot.manifest.site_url), page, limit, total)
-      const body = snapshot.v1Bodies.framedRange(start, Math.min(total, start + limit), head, tail)
+      const end = Math.min(total, start + limit)
+      // Read into a reused buffer, given back once the response has been sent (or no body is sent).
+      const scratch = pageBuffers.take(snapshot.v1Bodies.framedLength(start, end, head, tail))
+      const body = snapshot.v1Bodies.framedRange(start, end, head, tail, scratch.bytes)
       const payload = storedPayload(body, hash)
-      return payloadReply(ctx.request, payload, { cacheStatus: 'HIT', maxAgeSeconds, headers: ctx.headers })
+      return payloadReply(ctx.request, payload, {
+        cacheStatus: 'HIT',
+        maxAgeSeconds,
+        headers: ctx.headers,
+        release: scratch.release,
+      })
     }
   }
   return computedV1Page(ctx, page, limit, nothingExpired)

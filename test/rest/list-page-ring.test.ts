@@ -10,7 +10,7 @@ import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { contentHash } from '../../core/index.ts'
 import { computedPayload, ResponseCache, type RunningServer } from '../../runtime/index.ts'
-import { parseResponse } from '../../support/raw-http.ts'
+import { splitResponses } from '../../support/raw-http.ts'
 import { buildFixture, type FixtureSnapshot, startFixtureServer } from '../support/fixtures.ts'
 
 const KB = 1024
@@ -207,18 +207,3 @@ describe('list pages over HTTP with a small ring', () => {
     }
   }, 60_000)
 })
-
-/** Pipelined HTTP/1.1 responses with Content-Length bodies, in order. */
-function splitResponses(bytes: Buffer): ReturnType<typeof parseResponse>[] {
-  const responses: ReturnType<typeof parseResponse>[] = []
-  let offset = 0
-  for (;;) {
-    const headEnd = bytes.indexOf('\r\n\r\n', offset)
-    if (headEnd < 0) break
-    const length = Number(/\r\ncontent-length: *(\d+)/i.exec(bytes.subarray(offset, headEnd).toString('latin1'))?.[1])
-    if (!Number.isFinite(length) || headEnd + 4 + length > bytes.length) break
-    responses.push(parseResponse(bytes.subarray(offset, headEnd + 4 + length)))
-    offset = headEnd + 4 + length
-  }
-  return responses
-}

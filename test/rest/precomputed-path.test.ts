@@ -7,11 +7,12 @@
  */
 import { readFile } from 'node:fs/promises'
 import http from 'node:http'
+import net from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { snapshotPaths } from '../../core/index.ts'
 import type { RunningServer } from '../../runtime/index.ts'
-import { rawGet, targetOf } from '../../support/raw-http.ts'
+import { rawGet, splitResponses, targetOf } from '../../support/raw-http.ts'
 import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
 import { buildRestFixture, type RestFixture } from './support/fixture.ts'
 
@@ -43,7 +44,8 @@ const answeredFast = new Set<string>()
 
 beforeAll(async () => {
   fixture = await buildRestFixture({ jobs: 300, companies: 40, seed: 3 })
-  server = await startFixtureServer(fixture.distDir)
+  // Limits raised: one test here asks for a few hundred pages.
+  server = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: '100000' })
   // Which requests the fast path answered: it returns a reply, or leaves the request to h3.
   const precomputed = server.jobsnap.precomputed
   server.jobsnap.precomputed = (request) => {
@@ -139,6 +141,63 @@ describe('the fast path for single jobs and v1 pages', () => {
     const file = await readFile(path.join(fixture.distDir, 'current', snapshotPaths.v1Page(25, 2)))
     for (let i = 0; i < 3; i++) expect((await viaHttp('GET', '/api/v1?page=2', {})).body.equals(file)).toBe(true)
   })
+
+  it('v1 pages are read into reused buffers: a slow client gets each page intact while others ask for more', async () => {
+    // One connection pipelines 92 pages at once and reads nothing: 80 of 100 jobs (~15 MB, more than the
+    // socket's buffers hold), then 12 of 25 jobs, whose bodies wait in Node in reused buffers behind them (Node
+    // reads no further requests from a connection that far behind, so they must come in the same write).
+    // Meanwhile other clients ask for pages of 25, taking every such buffer given back: one given back before
+    // its bytes were sent would reach the slow client holding another page's bytes.
+    const pages = [
+      ...Array.from({ length: 80 }, (_, i) => ({ limit: 100, page: (i % 3) + 1 })),
+      ...Array.from({ length: 12 }, (_, i) => ({ limit: 25, page: i + 1 })),
+    ]
+    const files = new Map<string, Buffer>()
+    for (const [limit, count] of [
+      [25, 12],
+      [100, 3],
+    ] as const)
+      for (let page = 1; page <= count; page++)
+        files.set(
+          `${limit}/${page}`,
+          await readFile(path.join(fixture.distDir, 'current', snapshotPaths.v1Page(limit, page))),
+        )
+    const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1')
+    await new Promise<void>((resolve) => socket.once('connect', resolve))
+    socket.pause()
+    const received: Buffer[] = []
+    socket.on('data', (chunk: Buffer) => received.push(chunk))
+    socket.write(
+      pages.map(({ limit, page }) => `GET /api/v1?limit=${limit}&page=${page} HTTP/1.1\r\nHost: test\r\n\r\n`).join(''),
+    )
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    // 125 pages: the last ones differ from the slow client's last, whose buffer a wrong release hands on first.
+    for (let i = 0; i < 125; i++) {
+      const page = (i % 12) + 1
+      const other = await viaHttp('GET', `/api/v1?page=${page}`, {})
+      expect(other.body.equals(files.get(`25/${page}`)!), `other client, page ${page}`).toBe(true)
+    }
+    socket.resume()
+    const all = await new Promise<Buffer>((resolve, reject) => {
+      const done = () => {
+        const bytes = Buffer.concat(received)
+        if (splitResponses(bytes).length >= pages.length) resolve(bytes)
+      }
+      socket.on('data', done)
+      socket.once('error', reject)
+      done()
+    })
+    socket.destroy()
+    const responses = splitResponses(all)
+    expect(responses).toHaveLength(pages.length)
+    for (const [i, response] of responses.entries()) {
+      const { limit, page } = pages[i]!
+      expect(response.status).toBe(200)
+      expect(response.body.equals(files.get(`${limit}/${page}`)!), `slow client, limit ${limit} page ${page}`).toBe(
+        true,
+      )
+    }
+  }, 60_000)
 
   it('leaves everything else to the routes: a query on a single job, a trailing slash, other methods', async () => {
     for (const [method, path] of [
