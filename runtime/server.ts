@@ -5,6 +5,7 @@
  * production API does not want in its request path.
  */
 import cluster from 'node:cluster'
+import { randomUUID } from 'node:crypto'
 import { watch, type FSWatcher } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
@@ -76,7 +77,14 @@ function writeRawError(socket: Duplex, status: number, message: string, extraHea
     return
   }
   const { body, headers } = errorParts(status, message)
-  const lines = [...headers, ...extraHeaders].map(([name, value]) => `${name}: ${value}\r\n`)
+  // What every answer carries, these too: the date (RFC 9110 6.6.1) and a request id for the log and the client.
+  const stamped: HeaderList = [
+    ...headers,
+    ...extraHeaders,
+    ['date', new Date().toUTCString()],
+    ['x-request-id', randomUUID()],
+  ]
+  const lines = stamped.map(([name, value]) => `${name}: ${value}\r\n`)
   socket.write(`HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n${lines.join('')}\r\n`)
   socket.end(body)
 }
@@ -87,14 +95,35 @@ function writeRawError(socket: Duplex, status: number, message: string, extraHea
  * status line or an HTML page.
  */
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
-  const message =
-    status === 431
-      ? 'Request headers or URL too large.'
-      : status === 408
-        ? 'Request took too long to arrive.'
-        : 'Malformed HTTP request.'
-  writeRawError(socket, status, message)
+  // Requests read before the bad bytes are owed their answers first, in order (RFC 9112 9.3.2).
+  afterOwedResponses(socket, () => {
+    // Bytes after a request that asked to close are not a request: the connection closes once it is answered.
+    if (error.code === 'HPE_CLOSED_CONNECTION') return void socket.end()
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
+    const message =
+      status === 431
+        ? 'Request headers or URL too large.'
+        : status === 408
+          ? 'Request took too long to arrive.'
+          : 'Malformed HTTP request.'
+    writeRawError(socket, status, message)
+  })
+}
+
+/**
+ * Runs `then` once every response the connection still owes has been sent.
+ * Node hands the socket to each pipelined response in turn (`_httpMessage`,
+ * set from the moment the previous one finished, whether or not its handler
+ * has answered yet): each is waited for until there is none.
+ */
+function afterOwedResponses(socket: Duplex, then: () => void): void {
+  const owed = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
+  if (!owed || socket.destroyed) return then()
+  // The bad bytes are the owed request's own (its body): it can never be answered, so the error goes now, as
+  // Node's own handler does, unless that response has begun (then only closing the connection is left).
+  if (!owed.req.complete) return owed.headersSent ? void socket.destroy() : then()
+  // 'close' comes after Node has detached the finished response and handed the socket to the next.
+  owed.once('close', () => setImmediate(afterOwedResponses, socket, then))
 }
 
 /**

@@ -141,6 +141,30 @@ describe('protocol junk', () => {
     expect(second).toBeGreaterThan(0)
     expect(text.slice(second)).toContain('"code":400')
   })
+
+  it('requests pipelined before garbage are all answered, in order, before its 400 (computed ones too)', async () => {
+    const get = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}\r\n`
+    const res = await rawExchange(
+      setup.target,
+      `${get('/api/v1?page=2')}${get('/api/v2/jobs?limit=77&q=engineer', 'Accept-Encoding: br\r\n')}${get('/health')}` +
+        'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: y\r\n\r\n',
+    )
+    const statuses = [...res.raw.toString('latin1').matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1])
+    expect(statuses).toEqual(['200', '200', '200', '400'])
+    const error = res.raw.toString('latin1').slice(res.raw.toString('latin1').lastIndexOf('HTTP/1.1 400'))
+    expect(error).toMatch(/\r\ndate: /i)
+    expect(error).toMatch(/\r\nx-request-id: /i)
+  })
+
+  it('bytes after a request asking to close are ignored: every request up to it is answered, then the connection closes', async () => {
+    const get = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}\r\n`
+    const res = await rawExchange(
+      setup.target,
+      `${get('/health')}${get('/api/v2/jobs?limit=3')}${get('/health', 'Connection: close\r\n')}${get('/api/v1')}`,
+    )
+    const statuses = [...res.raw.toString('latin1').matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1])
+    expect(statuses).toEqual(['200', '200', '200'])
+  })
 })
 
 describe('Host and forwarding headers never get into responses', () => {
