@@ -122,6 +122,20 @@ function preflightReply(allowMethods: string, extra: HeaderList = []): Reply {
 
 const preflight = (allowMethods: string): Response => replyResponse(preflightReply(allowMethods))
 
+/**
+ * A document route that, like every path here, answers GET and HEAD, a CORS
+ * preflight to OPTIONS, and 405 with Allow to any other method.
+ */
+const readOnly =
+  (handler: (event: H3Event) => Response | Promise<Response>) =>
+  (event: H3Event): Response | Promise<Response> => {
+    const { method } = event.req
+    if (method === 'OPTIONS') return preflight(ALLOW)
+    if (!READ_METHODS.has(method))
+      throw httpError(405, `Method ${method} is not allowed; only GET and HEAD are.`, { headers: [['allow', ALLOW]] })
+    return handler(event)
+  }
+
 /** A permanent redirect that keeps the method (308), for another spelling of an unlimited path. */
 const redirectTo = (location: string): Response =>
   replyResponse({
@@ -395,45 +409,51 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   }
 
   // Liveness: 200 whenever the process answers, `starting` until the first snapshot has loaded.
-  app.all('/health', (event) => {
-    if (!snapshots.loaded) return operational(event.req, 200, { status: 'starting', pid: process.pid })
-    const snapshot = snapshots.current
-    const now = clock()
-    const body = {
-      status: 'ok',
-      snapshot_id: snapshot.id,
-      built_at: snapshot.manifest.built_at,
-      age_seconds: Math.max(0, Math.round((now - Date.parse(snapshot.manifest.built_at)) / 1000)),
-      live_jobs: snapshot.jobs.size,
-      companies: snapshot.companies.length,
-      // Which process answered: with --workers N, each worker is its own process.
-      pid: process.pid,
-      ...(deps.gcPauses
-        ? {
-            gc: {
-              longest_pause_ms: Math.round(deps.gcPauses.longestMs() * 100) / 100,
-              collections: deps.gcPauses.collections(),
-            },
-          }
-        : {}),
-    }
-    return operational(event.req, 200, body)
-  })
+  app.all(
+    '/health',
+    readOnly((event) => {
+      if (!snapshots.loaded) return operational(event.req, 200, { status: 'starting', pid: process.pid })
+      const snapshot = snapshots.current
+      const now = clock()
+      const body = {
+        status: 'ok',
+        snapshot_id: snapshot.id,
+        built_at: snapshot.manifest.built_at,
+        age_seconds: Math.max(0, Math.round((now - Date.parse(snapshot.manifest.built_at)) / 1000)),
+        live_jobs: snapshot.jobs.size,
+        companies: snapshot.companies.length,
+        // Which process answered: with --workers N, each worker is its own process.
+        pid: process.pid,
+        ...(deps.gcPauses
+          ? {
+              gc: {
+                longest_pause_ms: Math.round(deps.gcPauses.longestMs() * 100) / 100,
+                collections: deps.gcPauses.collections(),
+              },
+            }
+          : {}),
+      }
+      return operational(event.req, 200, body)
+    }),
+  )
 
   // Readiness, for a load balancer: 503 until the first snapshot has loaded and from SIGTERM on (the drain).
-  app.all('/ready', (event) => {
-    const unready = !snapshots.loaded
-      ? 'starting: the first snapshot is still loading'
-      : deps.draining?.()
-        ? 'draining: shutting down after SIGTERM; send new requests elsewhere'
-        : undefined
-    if (unready)
-      return operational(event.req, 503, { error: { code: 503, message: `Not ready: ${unready}.` } }, [
-        ['retry-after', '2'],
-        ['x-cache', 'BYPASS'],
-      ])
-    return operational(event.req, 200, { status: 'ready', snapshot_id: snapshots.current.id, pid: process.pid })
-  })
+  app.all(
+    '/ready',
+    readOnly((event) => {
+      const unready = !snapshots.loaded
+        ? 'starting: the first snapshot is still loading'
+        : deps.draining?.()
+          ? 'draining: shutting down after SIGTERM; send new requests elsewhere'
+          : undefined
+      if (unready)
+        return operational(event.req, 503, { error: { code: 503, message: `Not ready: ${unready}.` } }, [
+          ['retry-after', '2'],
+          ['x-cache', 'BYPASS'],
+        ])
+      return operational(event.req, 200, { status: 'ready', snapshot_id: snapshots.current.id, pid: process.pid })
+    }),
+  )
 
   const { metrics } = deps
   if (metrics) {
@@ -456,45 +476,53 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     })
   }
 
-  app.all('/docs/**', (event) => {
-    const response = handleDocs(event.req, event.url.pathname)
-    if (!response) throw httpError(404, 'No such documentation file.')
-    return response
-  })
-  app.all('/docs', (event) => handleDocs(event.req, '/docs')!)
+  app.all(
+    '/docs/**',
+    readOnly((event) => {
+      const response = handleDocs(event.req, event.url.pathname)
+      if (!response) throw httpError(404, 'No such documentation file.')
+      return response
+    }),
+  )
+  app.all(
+    '/docs',
+    readOnly((event) => handleDocs(event.req, '/docs')!),
+  )
 
+  const index = Buffer.from(
+    JSON.stringify({
+      name: 'jobsnap',
+      description: 'Every live job posting as JSON. Read-only, no authentication.',
+      endpoints: {
+        v2_list: '/api/v2/jobs',
+        v2_job: '/api/v2/jobs/{slug}',
+        v2_filters: '/api/v2/filters',
+        v2_changes: '/api/v2/changes?since={snapshot_id}',
+        feeds: ['/feeds/jobs.rss', '/feeds/jobs.atom', '/feeds/jobs.json'],
+        v2_companies: '/api/v2/companies',
+        v2_company: '/api/v2/companies/{slug}',
+        v1_list: '/api/v1',
+        mcp: '/api/mcp',
+        openapi: '/openapi.yaml',
+        docs: '/docs',
+        health: '/health',
+        ready: '/ready',
+      },
+    }),
+  )
   app.all(
     '/',
-    (event) =>
-      new FastResponse(
-        event.req.method === 'HEAD'
-          ? null
-          : JSON.stringify({
-              name: 'jobsnap',
-              description: 'Every live job posting as JSON. Read-only, no authentication.',
-              endpoints: {
-                v2_list: '/api/v2/jobs',
-                v2_job: '/api/v2/jobs/{slug}',
-                v2_filters: '/api/v2/filters',
-                v2_changes: '/api/v2/changes?since={snapshot_id}',
-                feeds: ['/feeds/jobs.rss', '/feeds/jobs.atom', '/feeds/jobs.json'],
-                v2_companies: '/api/v2/companies',
-                v2_company: '/api/v2/companies/{slug}',
-                v1_list: '/api/v1',
-                mcp: '/api/mcp',
-                openapi: '/openapi.yaml',
-                docs: '/docs',
-                health: '/health',
-                ready: '/ready',
-              },
-            }),
-        {
+    readOnly(
+      (event) =>
+        // HEAD announces GET's length, as everywhere.
+        new FastResponse(event.req.method === 'HEAD' ? null : index, {
           headers: withCommonHeaders([
             ['content-type', 'application/json; charset=utf-8'],
+            ['content-length', String(index.length)],
             ['cache-control', 'public, max-age=3600'],
           ]),
-        },
-      ),
+        }),
+    ),
   )
 
   app.all('/**', (event) => {

@@ -152,6 +152,26 @@ describe('400: invalid v2 query parameters', () => {
     expect(other.headers.get('x-ratelimit-remaining')).toBeNull()
   })
 
+  it('the documents beside the API (/, /health, /ready, /docs) take GET and HEAD only, like every path', async () => {
+    for (const path of ['/', '/health', '/ready', '/docs', '/docs/assets/init.js']) {
+      for (const method of ['DELETE', 'POST', 'PUT']) {
+        const response = await request(`${base}${path}`, { method })
+        expectErrorResponse(response, 405)
+        expect(response.headers.get('allow'), `${method} ${path}`).toBe('GET, HEAD, OPTIONS')
+      }
+      const preflight = await fetch(`${base}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://example.org', 'access-control-request-method': 'GET' },
+      })
+      expect(preflight.status, `OPTIONS ${path}`).toBe(204)
+      expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, HEAD, OPTIONS')
+      // HEAD announces GET's length.
+      const get = await fetch(`${base}${path}`)
+      const head = await fetch(`${base}${path}`, { method: 'HEAD' })
+      expect(head.headers.get('content-length'), `HEAD ${path}`).toBe(String((await get.arrayBuffer()).byteLength))
+    }
+  })
+
   it('a 405 carries the rate-limit headers like every other v1 and v2 answer', async () => {
     const response = await fetch(`${base}/api/v2/jobs`, { method: 'DELETE' })
     expect(response.status).toBe(405)
