@@ -92,7 +92,7 @@ interface RestRequest {
   request: RequestLike
   url: URL
   client: string
-  /** The path as the client spelled it, when that may differ from `url`'s (h3 decodes needless escapes). */
+  /** The path as the client spelled it, when that may differ from `url`'s (h3 decodes escapes and dot segments). */
   spelledPath?: string
 }
 
@@ -121,6 +121,20 @@ function preflightReply(allowMethods: string, extra: HeaderList = []): Reply {
 }
 
 const preflight = (allowMethods: string): Response => replyResponse(preflightReply(allowMethods))
+
+/**
+ * The request's path as the client sent it: h3's `event.url` has escapes of
+ * plain characters decoded and dot segments resolved, so `/api/v2/./jobs`
+ * or `/%6Fpenapi.yaml` would look canonical there.
+ */
+function spelledPathOf(event: H3Event): string {
+  const target = event.runtime?.node?.req?.url
+  if (target === undefined) return event.url.pathname
+  // Absolute-form (`GET http://host/path`): the path starts after the authority.
+  const path = target[0] === '/' ? target : target.replace(/^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i, '')
+  const end = path.search(/[?#]/)
+  return end < 0 ? path : path.slice(0, end)
+}
 
 /**
  * A document route that, like every path here, answers GET and HEAD, a CORS
@@ -285,8 +299,8 @@ export function createApp(deps: AppDependencies): JobsnapApp {
           request: event.req,
           url: event.url,
           client: clientOf(event.req),
-          // `%61cme` reaches h3's routes as `acme`: the escaped spelling is redirected like any other.
-          spelledPath: event.req.url.includes('%') ? new FastURL(event.req.url).pathname : undefined,
+          // `%61cme` or `/./` reach h3's routes resolved: such spellings are redirected like any other.
+          spelledPath: spelledPathOf(event),
         }),
         event.runtime?.node?.res,
       )
@@ -377,7 +391,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     // A preflight cannot follow a redirect: answered whatever the spelling.
     if (request.method === 'OPTIONS') return preflight(ALLOW)
     // The router also matches /openapi.yaml/: that spelling is redirected, as the API's are.
-    const canonical = canonicalPath(event.url.pathname)
+    const canonical = canonicalPath(spelledPathOf(event))
     if (canonical) return redirectTo(canonical.path + event.url.search)
     if (!READ_METHODS.has(request.method))
       throw httpError(405, 'Only GET and HEAD are allowed.', { headers: [['allow', ALLOW]] })
@@ -528,7 +542,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   app.all('/**', (event) => {
     const { pathname } = event.url
     // Another spelling of a REST path (/API/V1, //api/v1) is that path's, redirected by its envelope.
-    const canonical = canonicalPath(pathname)
+    const canonical = canonicalPath(spelledPathOf(event))
     if (canonical?.version)
       return rest(canonical.version, () => {
         throw new Error('unreachable: the envelope redirects another spelling before the handler runs')

@@ -32,7 +32,7 @@ const CANONICAL_PATHS: readonly CanonicalPath[] = [
 ]
 
 /** Anything that might make a path non-canonical; most requests are told apart by this one test. */
-const MAYBE_OTHER_SPELLING = /[A-Z%]|\/\/|.\/$/
+const MAYBE_OTHER_SPELLING = /[A-Z%]|\/\/|\/\.|.\/$/
 
 /**
  * The canonical spelling of `pathname` when it is another spelling of a
@@ -44,8 +44,21 @@ export function canonicalPath(pathname: string): { path: string; version?: 'v1' 
   if (!MAYBE_OTHER_SPELLING.test(pathname)) return undefined
   // A path that cannot be percent-decoded is no spelling of anything: it is refused (400), not redirected.
   if (!isDecodablePath(pathname)) return undefined
-  const given = pathname.split('/').filter(Boolean)
-  const segments = given.map(decodedSegment)
+  // Segments decoded, with `.` and `..` resolved (as RFC 3986 5.2.4 does), each beside its spelling as given.
+  const given: string[] = []
+  const segments: string[] = []
+  for (const spelled of pathname.split('/')) {
+    if (spelled === '') continue
+    const segment = decodedSegment(spelled)
+    if (segment === '.') continue
+    if (segment === '..') {
+      given.pop()
+      segments.pop()
+      continue
+    }
+    given.push(spelled)
+    segments.push(segment)
+  }
   const shape = CANONICAL_PATHS.find(
     ({ segments: fixed }) =>
       fixed.length === segments.length && fixed.every((part, i) => part === '*' || part === segments[i]!.toLowerCase()),

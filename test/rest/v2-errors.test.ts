@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningServer } from '../../runtime/index.ts'
+import { rawGet, targetOf } from '../../support/raw-http.ts'
 import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
 import { buildRestFixture, type RestFixture } from './support/fixture.ts'
 import {
@@ -127,6 +128,26 @@ describe('400: invalid v2 query parameters', () => {
     // A slug in other letters is another slug, and a path that is no REST path is no other spelling of one.
     for (const path of ['/api/v2/jobs/Some-Slug', '/api/v3/jobs', '/API/MCP', '/api/v2/jobs/a/b'])
       expect((await fetch(`${base}${path}`, { redirect: 'manual' })).status, path).toBe(404)
+  })
+
+  it('redirects dot segments and escaped letters as sent on the wire (a browser would resolve them first)', async () => {
+    const target = targetOf(base)
+    for (const [from, to] of [
+      ['/api/v2/./jobs?limit=1', '/api/v2/jobs?limit=1'],
+      ['/api/x/../v1', '/api/v1'],
+      ['/./api/v1', '/api/v1'],
+      ['/feeds/./jobs.rss', '/feeds/jobs.rss'],
+      ['/api/v2/%2e/jobs', '/api/v2/jobs'],
+      [`/api/v2/jobs/%2E/${sampleSlug}`, `/api/v2/jobs/${sampleSlug}`],
+      ['/%6Fpenapi.yaml', '/openapi.yaml'],
+      ['/openapi.yam%6c?x=1', '/openapi.yaml?x=1'],
+    ]) {
+      const response = await rawGet(target, from!)
+      expect(response.status, from).toBe(308)
+      expect(response.headers.location, from).toBe(to)
+    }
+    // Dot segments that leave the API name no endpoint: not redirected anywhere.
+    expect((await rawGet(target, '/api/v2/jobs/../../../etc/passwd')).status).toBe(404)
   })
 
   it('a 404 anywhere under /api/v1 or /api/v2 is a v1 or v2 answer: counted, with the rate-limit and version headers', async () => {
