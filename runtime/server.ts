@@ -98,7 +98,10 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   // Requests read before the bad bytes are owed their answers first, in order (RFC 9112 9.3.2).
   afterOwedResponses(socket, () => {
     // Bytes after a request that asked to close are not a request: the connection closes once it is answered.
-    if (error.code === 'HPE_CLOSED_CONNECTION') return void socket.end()
+    if (error.code === 'HPE_CLOSED_CONNECTION') {
+      socket.end()
+      return
+    }
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
     const message =
       status === 431
@@ -118,10 +121,17 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
  */
 function afterOwedResponses(socket: Duplex, then: () => void): void {
   const owed = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
-  if (!owed || socket.destroyed) return then()
+  if (!owed || socket.destroyed) {
+    then()
+    return
+  }
   // The bad bytes are the owed request's own (its body): it can never be answered, so the error goes now, as
   // Node's own handler does, unless that response has begun (then only closing the connection is left).
-  if (!owed.req.complete) return owed.headersSent ? void socket.destroy() : then()
+  if (!owed.req.complete) {
+    if (owed.headersSent) socket.destroy()
+    else then()
+    return
+  }
   // 'close' comes after Node has detached the finished response and handed the socket to the next.
   owed.once('close', () => setImmediate(afterOwedResponses, socket, then))
 }

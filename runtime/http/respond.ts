@@ -52,12 +52,17 @@ function etagFor(hash: string, encoding: Encoding | undefined): string {
   return `"${hash}${encoding ? ETAG_SUFFIX[encoding] : ''}"`
 }
 
-/** True when If-None-Match names any representation of this content (or `*`). */
-function matchesIfNoneMatch(header: string | null, hash: string): boolean {
+/**
+ * True when If-None-Match names the representation being sent (its encoding's
+ * tag; weak comparison, RFC 9110 13.1.2) or is `*`. Another encoding's tag
+ * does not match: a cache holding only the gzip copy could not use a 304
+ * naming the identity one.
+ */
+function matchesIfNoneMatch(header: string | null, etag: string): boolean {
   if (!header) return false
   return header.split(',').some((raw) => {
     const tag = raw.trim().replace(/^W\//, '')
-    return tag === '*' || tag === `"${hash}"` || ENCODINGS.some(({ etagSuffix }) => tag === `"${hash}${etagSuffix}"`)
+    return tag === '*' || tag === etag
   })
 }
 
@@ -143,11 +148,12 @@ function replyWith(
   encodedBody: Buffer | undefined,
 ): Reply {
   const usedEncoding = encodedBody ? encoding : undefined
-  const notModified = matchesIfNoneMatch(request.headers.get('if-none-match'), payload.hash)
+  const etag = etagFor(payload.hash, usedEncoding)
+  const notModified = matchesIfNoneMatch(request.headers.get('if-none-match'), etag)
   const headers = withCommonHeaders(
     [
       ['cache-control', `public, max-age=${options.maxAgeSeconds}`],
-      ['etag', etagFor(payload.hash, usedEncoding)],
+      ['etag', etag],
       ['vary', 'Accept-Encoding'],
       ['x-cache', options.cacheStatus],
     ],

@@ -101,6 +101,24 @@ describe('caching', () => {
     }
   })
 
+  it("If-None-Match matches only the tag of the encoding being sent, not another encoding's", async () => {
+    for (const path of cacheable()) {
+      const gzip = await fetch(`${base}${path}`, { headers: { 'accept-encoding': 'gzip' } })
+      await gzip.arrayBuffer()
+      const gzipTag = gzip.headers.get('etag')!
+      // Bodies too small to compress have one representation, whatever was asked.
+      if (gzip.headers.get('content-encoding') !== 'gzip') continue
+      const again = await fetch(`${base}${path}`, { headers: { 'accept-encoding': 'gzip', 'if-none-match': gzipTag } })
+      expect(again.status, `${path}: its own tag`).toBe(304)
+      const identity = await fetch(`${base}${path}`, {
+        headers: { 'accept-encoding': 'identity', 'if-none-match': gzipTag },
+      })
+      expect(identity.status, `${path}: the gzip tag for identity`).toBe(200)
+      expect(identity.headers.get('etag')).not.toBe(gzipTag)
+      await identity.arrayBuffer()
+    }
+  })
+
   it('X-Cache: a v2 list is MISS, then HIT with the same bytes; single jobs are HIT; errors BYPASS', async () => {
     const fresh = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: 100_000 })
     try {

@@ -295,10 +295,11 @@ async function corpus(): Promise<Case[]> {
     '/feeds/jobs.atom?q=engineer',
     `/api/v2/changes?since=${snapshotId}`,
   ]) {
-    const etag = (await fetch(`${server.url}${p}`, { headers: { 'x-forwarded-for': nextClient() } })).headers.get(
-      'etag',
-    )!
-    cases.push({ path: p, headers: { 'if-none-match': etag } })
+    // Each encoding has its own tag: the identity one, asked for again as identity.
+    const etag = (
+      await fetch(`${server.url}${p}`, { headers: { 'x-forwarded-for': nextClient(), 'accept-encoding': 'identity' } })
+    ).headers.get('etag')!
+    cases.push({ path: p, headers: { 'if-none-match': etag, 'accept-encoding': 'identity' } })
   }
   return cases
 }
