@@ -154,7 +154,23 @@ function refuseBeforeRouting(request: IncomingMessage): string | undefined {
   // HTTP/1.1 requires a Host header (RFC 9112, 3.2); Node is told not to answer its absence itself (below).
   if (request.httpVersion === '1.1' && request.headers.host === undefined)
     return 'HTTP/1.1 requests need a Host header.'
+  // One Host, and a valid one (RFC 9112 3.2: a 400 otherwise); Node keeps the first of several silently.
+  const host = request.headers.host
+  if (host !== undefined && (!VALID_HOST.test(host) || hostLines(request.rawHeaders) > 1))
+    return 'The Host header must appear once and be a host name or address, with an optional port.'
   return undefined
+}
+
+/** A Host field value: a reg-name, IPv4 or bracketed IPv6 address, and an optional port up to 65535 (RFC 3986 3.2). */
+const VALID_HOST =
+  /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(?::(?:[0-5]?\d{0,4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5]))?$/
+
+/** How many Host lines a request carried. */
+function hostLines(rawHeaders: string[]): number {
+  let count = 0
+  for (let i = 0; i < rawHeaders.length; i += 2)
+    if (rawHeaders[i]!.length === 4 && rawHeaders[i]!.toLowerCase() === 'host') count++
+  return count
 }
 
 /** A Reply written to Node's response as srvx would write the same Response (headers in order, then the body). */

@@ -383,21 +383,29 @@ describe('CORS preflight', () => {
 describe('Host on a loopback listener', () => {
   const port = () => new URL(open.url).port
 
-  it.each([
-    'evil.example',
-    'evil.example:PORT',
-    '127.0.0.1.evil.example',
-    'localhost.evil.example:PORT',
-    '[::1].evil.example',
-    '10.0.0.1',
-  ])('Host %s -> 403', async (host) => {
-    const response = await nodeRequest(`${open.url}/api/mcp`, {
-      headers: { ...POST_HEADERS, host: host.replace('PORT', port()) },
-      body: JSON.stringify(toolsListMessage(1)),
-    })
-    expect(response.status).toBe(403)
-    expectJsonRpcError(response.text)
-  })
+  it.each(['evil.example', 'evil.example:PORT', '127.0.0.1.evil.example', 'localhost.evil.example:PORT', '10.0.0.1'])(
+    'Host %s -> 403',
+    async (host) => {
+      const response = await nodeRequest(`${open.url}/api/mcp`, {
+        headers: { ...POST_HEADERS, host: host.replace('PORT', port()) },
+        body: JSON.stringify(toolsListMessage(1)),
+      })
+      expect(response.status).toBe(403)
+      expectJsonRpcError(response.text)
+    },
+  )
+
+  it.each(['[::1].evil.example', 'localhost:PORT:1'])(
+    'Host %s, no host at all -> 400 before any route',
+    async (host) => {
+      const response = await nodeRequest(`${open.url}/api/mcp`, {
+        headers: { ...POST_HEADERS, host: host.replace('PORT', port()) },
+        body: JSON.stringify(toolsListMessage(1)),
+      })
+      expect(response.status).toBe(400)
+      expect(JSON.parse(response.text).error.code).toBe(400)
+    },
+  )
 
   it.each(['127.0.0.1:PORT', 'localhost:PORT', 'LOCALHOST:PORT', 'localhost'])('Host %s -> 200', async (host) => {
     const response = await nodeRequest(`${open.url}/api/mcp`, {

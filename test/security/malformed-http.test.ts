@@ -121,6 +121,9 @@ describe('protocol junk', () => {
     ['authority-form on GET', 'GET 127.0.0.1:80 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'],
     ['header name with a space', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX A: b\r\nConnection: close\r\n\r\n'],
     ['CR inside a header value', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a\rb\r\nConnection: close\r\n\r\n'],
+    ['two Host lines', 'GET /api/v1 HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n'],
+    ['a Host with a space', 'GET /api/v1 HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n'],
+    ['a Host with a port past 65535', 'GET /api/v1 HTTP/1.1\r\nHost: x:99999\r\nConnection: close\r\n\r\n'],
   ]
 
   it(`${cases.length} malformed or smuggling-shaped requests each get a 4xx with the error body`, async () => {
