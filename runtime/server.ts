@@ -148,16 +148,19 @@ function isUnroutableTarget(target: string | undefined): boolean {
   return !((url.protocol === 'http:' || url.protocol === 'https:') && url.host !== '')
 }
 
-/** Why a request is refused before routing, or undefined to let it through. */
-function refuseBeforeRouting(request: IncomingMessage): string | undefined {
-  if (isUnroutableTarget(request.url)) return 'Malformed request target: use a path (origin-form) or an http(s) URL.'
+/** Why a request is refused before routing (status and message), or undefined to let it through. */
+function refuseBeforeRouting(request: IncomingMessage): [status: number, message: string] | undefined {
+  // Node's parser takes any HTTP/x.y; this server speaks HTTP/1.x (RFC 9110 15.6.6).
+  if (request.httpVersionMajor !== 1) return [505, 'HTTP version not supported: this server speaks HTTP/1.1.']
+  if (isUnroutableTarget(request.url))
+    return [400, 'Malformed request target: use a path (origin-form) or an http(s) URL.']
   // HTTP/1.1 requires a Host header (RFC 9112, 3.2); Node is told not to answer its absence itself (below).
   if (request.httpVersion === '1.1' && request.headers.host === undefined)
-    return 'HTTP/1.1 requests need a Host header.'
+    return [400, 'HTTP/1.1 requests need a Host header.']
   // One Host, and a valid one (RFC 9112 3.2: a 400 otherwise); Node keeps the first of several silently.
   const host = request.headers.host
   if (host !== undefined && (!VALID_HOST.test(host) || hostLines(request.rawHeaders) > 1))
-    return 'The Host header must appear once and be a host name or address, with an optional port.'
+    return [400, 'The Host header must appear once and be a host name or address, with an optional port.']
   return undefined
 }
 
@@ -310,8 +313,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       nodeServer.on('request', (request: IncomingMessage, response: ServerResponse) => {
         const refusal = refuseBeforeRouting(request)
         if (refusal !== undefined) {
-          const { body, headers } = errorParts(400, refusal)
-          response.writeHead(400, headers.flat()).end(body)
+          const [status, message] = refusal
+          const { body, headers } = errorParts(status, message)
+          response.writeHead(status, headers.flat()).end(body)
           return
         }
         const precomputed = jobsnap.precomputed(request)

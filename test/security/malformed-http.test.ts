@@ -136,6 +136,20 @@ describe('protocol junk', () => {
     expect(problems).toEqual([])
   })
 
+  it('a request line of another major HTTP version is a 505 with the error body (this server speaks HTTP/1.x)', async () => {
+    // (llhttp itself refuses versions past 2 as malformed: 400.)
+    for (const version of ['2.0']) {
+      const res = await rawExchange(
+        setup.target,
+        `GET /api/v1 HTTP/${version}\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+      )
+      expect(res.status, version).toBe(505)
+      expect(JSON.parse(res.text)).toEqual({ error: { code: 505, message: expect.stringMatching(/HTTP\/1\.1/) } })
+    }
+    const old = await rawExchange(setup.target, 'GET /api/v1 HTTP/1.0\r\n\r\n')
+    expect(old.status, 'HTTP/1.0 is still served').toBe(200)
+  })
+
   it('a valid request pipelined before garbage is answered, then the garbage gets a 400', async () => {
     const res = await rawExchange(setup.target, 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGARBAGE\u0001\r\n\r\n')
     const text = res.raw.toString('latin1')
