@@ -8,7 +8,9 @@
  * screenshot of the getJob operation with its live response is kept in .artifacts/ for a person to look at.
  */
 import { existsSync, mkdirSync, statSync } from 'node:fs'
+import http from 'node:http'
 import path from 'node:path'
+import { brotliDecompressSync } from 'node:zlib'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningServer } from '../../runtime/index.ts'
@@ -186,4 +188,34 @@ describe('/docs in a real browser', () => {
       await context.close()
     }
   }, 90_000)
+})
+
+describe('/docs files over HTTP', () => {
+  it('are sent compressed on request, with a strong ETag that If-None-Match (or *) turns into 304', async () => {
+    const url = `${server.url}/docs/assets/swagger-ui-bundle.js`
+    const plain = await fetch(url, { headers: { 'accept-encoding': 'identity' } })
+    const identity = Buffer.from(await plain.arrayBuffer())
+    const etag = plain.headers.get('etag')!
+    expect(etag).toMatch(/^"[!#-~]+"$/)
+    expect(plain.headers.get('content-security-policy')).toContain("script-src 'self'")
+    // Read as raw bytes: node:http leaves the body compressed.
+    const compressed = await new Promise<{ encoding?: string; body: Buffer }>((resolve, reject) => {
+      http
+        .get(url, { headers: { 'accept-encoding': 'br' } }, (response) => {
+          const chunks: Buffer[] = []
+          response.on('data', (chunk: Buffer) => chunks.push(chunk))
+          response.on('end', () =>
+            resolve({ encoding: response.headers['content-encoding'], body: Buffer.concat(chunks) }),
+          )
+        })
+        .once('error', reject)
+    })
+    expect(compressed.encoding).toBe('br')
+    expect(compressed.body.length).toBeLessThan(identity.length / 2)
+    expect(brotliDecompressSync(compressed.body).equals(identity)).toBe(true)
+    for (const tag of [etag, '*']) {
+      const again = await fetch(url, { headers: { 'accept-encoding': 'identity', 'if-none-match': tag } })
+      expect(again.status, tag).toBe(304)
+    }
+  })
 })
