@@ -138,14 +138,17 @@ function spelledPathOf(event: H3Event): string {
 
 /**
  * A document route that, like every path here, answers GET and HEAD, a CORS
- * preflight to OPTIONS, and 405 with Allow to any other method.
+ * preflight to OPTIONS (a bare OPTIONS as GET), and 405 with Allow to any
+ * other method.
  */
 const readOnly =
   (handler: (event: H3Event) => Response | Promise<Response>) =>
   (event: H3Event): Response | Promise<Response> => {
     const { method } = event.req
-    if (method === 'OPTIONS') return preflight(ALLOW)
-    if (!READ_METHODS.has(method))
+    // Only a CORS preflight says which method it asks about; a bare OPTIONS (HAProxy's default health
+    // check) is answered by the handler, so /ready still says 503 while starting or draining.
+    if (method === 'OPTIONS' && event.req.headers.has('access-control-request-method')) return preflight(ALLOW)
+    if (!READ_METHODS.has(method) && method !== 'OPTIONS')
       throw httpError(405, `Method ${method} is not allowed; only GET and HEAD are.`, { headers: [['allow', ALLOW]] })
     return handler(event)
   }

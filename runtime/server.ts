@@ -89,14 +89,29 @@ function writeRawError(socket: Duplex, status: number, message: string, extraHea
   socket.end(body)
 }
 
+/** Connections whose client error has been answered (or is waiting for the responses owed before it). */
+const answered = new WeakSet<Duplex>()
+
+/** How long owed responses may take before a connection with a client error is simply closed. */
+const OWED_RESPONSES_MAX_MS = 30_000
+
 /**
  * Requests Node rejects before any handler runs (oversized headers or URL,
  * malformed HTTP, timeouts) still get the JSON error body, never a bare
  * status line or an HTML page.
  */
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  // Requests read before the bad bytes are owed their answers first, in order (RFC 9112 9.3.2).
+  // Node reports the parser's error again for every later chunk (and the request timeout after it): the
+  // first one is answered, the connection reads nothing more, and the rest are ignored.
+  if (answered.has(socket)) return
+  answered.add(socket)
+  socket.pause()
+  // Requests read before the bad bytes are owed their answers first, in order (RFC 9112 9.3.2), within a bound.
+  const giveUp = setTimeout(() => socket.destroy(), OWED_RESPONSES_MAX_MS)
+  giveUp.unref()
+  socket.once('close', () => clearTimeout(giveUp))
   afterOwedResponses(socket, () => {
+    clearTimeout(giveUp)
     // Bytes after a request that asked to close are not a request: the connection closes once it is answered.
     if (error.code === 'HPE_CLOSED_CONNECTION') {
       socket.end()
@@ -159,14 +174,23 @@ function refuseBeforeRouting(request: IncomingMessage): [status: number, message
     return [400, 'HTTP/1.1 requests need a Host header.']
   // One Host, and a valid one (RFC 9112 3.2: a 400 otherwise); Node keeps the first of several silently.
   const host = request.headers.host
-  if (host !== undefined && (!VALID_HOST.test(host) || hostLines(request.rawHeaders) > 1))
+  if (host !== undefined && (!isValidHost(host) || hostLines(request.rawHeaders) > 1))
     return [400, 'The Host header must appear once and be a host name or address, with an optional port.']
   return undefined
 }
 
-/** A Host field value: a reg-name, IPv4 or bracketed IPv6 address, and an optional port up to 65535 (RFC 3986 3.2). */
-const VALID_HOST =
-  /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(?::(?:[0-5]?\d{0,4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5]))?$/
+/**
+ * A Host field value (RFC 3986 3.2.2-3.2.3): a bracketed IP literal (IPv6,
+ * with a zone id, or IPvFuture), or a reg-name/IPv4 of unreserved and
+ * sub-delim characters and %XX escapes; then an optional port of digits.
+ */
+const HOST_SYNTAX = /^(?:\[[0-9A-Za-z:.%_~-]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::(\d*))?$/
+
+/** Whether `host` is a valid Host value whose port, if any, is at most 65535. */
+function isValidHost(host: string): boolean {
+  const match = HOST_SYNTAX.exec(host)
+  return match !== null && (match[1] === undefined || match[1] === '' || Number(match[1]) <= 65535)
+}
 
 /** How many Host lines a request carried. */
 function hostLines(rawHeaders: string[]): number {

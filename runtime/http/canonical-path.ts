@@ -44,11 +44,11 @@ export function canonicalPath(pathname: string): { path: string; version?: 'v1' 
   if (!MAYBE_OTHER_SPELLING.test(pathname)) return undefined
   // A path that cannot be percent-decoded is no spelling of anything: it is refused (400), not redirected.
   if (!isDecodablePath(pathname)) return undefined
-  // Segments decoded, with `.` and `..` resolved (as RFC 3986 5.2.4 does), each beside its spelling as given.
-  const given: string[] = []
-  const segments: string[] = []
-  for (const spelled of pathname.split('/')) {
-    if (spelled === '') continue
+  // Segments decoded, with `.` and `..` resolved as RFC 3986 5.2.4 does (`..` removes the segment before it,
+  // an empty one included: `/jobs//..` is `/jobs/`), each beside its spelling as given; then empty ones dropped.
+  let given: string[] = []
+  let segments: string[] = []
+  for (const spelled of pathname.split('/').slice(1)) {
     const segment = decodedSegment(spelled)
     if (segment === '.') continue
     if (segment === '..') {
@@ -59,6 +59,8 @@ export function canonicalPath(pathname: string): { path: string; version?: 'v1' 
     given.push(spelled)
     segments.push(segment)
   }
+  given = given.filter((_, i) => segments[i] !== '')
+  segments = segments.filter((segment) => segment !== '')
   const shape = CANONICAL_PATHS.find(
     ({ segments: fixed }) =>
       fixed.length === segments.length && fixed.every((part, i) => part === '*' || part === segments[i]!.toLowerCase()),

@@ -240,6 +240,7 @@ describe('/ready', () => {
       expect(ready.status).toBe(503)
       expect(header(ready, 'retry-after')).toBe('2')
       expect(JSON.parse(ready.body.toString('utf8')).error.message).toMatch(/^Not ready: starting/)
+      expect((await get(`${url}/ready`, { method: 'OPTIONS' })).status).toBe(503)
       const health = await get(`${url}/health`)
       expect(health.status).toBe(200)
       expect(JSON.parse(health.body.toString('utf8')).status).toBe('starting')
@@ -278,6 +279,13 @@ describe('/ready', () => {
       const during = await get(`${server.url}/ready`)
       expect(during.status).toBe(503)
       expect(JSON.parse(during.body.toString('utf8')).error.message).toMatch(/^Not ready: draining/)
+      // A load balancer's bare OPTIONS check (HAProxy's default) sees the same; only a CORS preflight gets 204.
+      expect((await get(`${server.url}/ready`, { method: 'OPTIONS' })).status).toBe(503)
+      const preflight = await get(`${server.url}/ready`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://example.org', 'access-control-request-method': 'GET' },
+      })
+      expect(preflight.status).toBe(204)
       expect((await get(`${server.url}/health`)).status).toBe(200)
       expect((await get(`${server.url}/api/v1`)).status).toBe(200)
       const metrics = await scrape(server.url)

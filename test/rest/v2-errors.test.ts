@@ -141,6 +141,7 @@ describe('400: invalid v2 query parameters', () => {
       [`/api/v2/jobs/%2E/${sampleSlug}`, `/api/v2/jobs/${sampleSlug}`],
       ['/%6Fpenapi.yaml', '/openapi.yaml'],
       ['/openapi.yam%6c?x=1', '/openapi.yaml?x=1'],
+      ['/api/v2/jobs//..', '/api/v2/jobs'],
     ]) {
       const response = await rawGet(target, from!)
       expect(response.status, from).toBe(308)
