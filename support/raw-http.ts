@@ -163,7 +163,7 @@ export async function inBatches<T, R>(
 }
 
 /** Pipelined HTTP/1.1 responses with Content-Length bodies, in order. */
-export function splitResponses(bytes: Buffer): RawResponse[] {
+function splitResponses(bytes: Buffer): RawResponse[] {
   const responses: RawResponse[] = []
   let offset = 0
   for (;;) {
@@ -175,4 +175,37 @@ export function splitResponses(bytes: Buffer): RawResponse[] {
     offset = headEnd + 4 + length
   }
   return responses
+}
+
+/**
+ * A slow reader: pipelines GETs of `paths` on one connection to `port` and
+ * reads nothing until `readAll()`, which then reads every response. For
+ * checks that bytes a server is still sending are never changed meanwhile.
+ */
+export async function slowPipelinedClient(
+  port: number,
+  paths: readonly string[],
+): Promise<{ readAll(): Promise<RawResponse[]> }> {
+  const socket = net.connect(port, '127.0.0.1')
+  await new Promise<void>((resolve) => socket.once('connect', resolve))
+  socket.pause()
+  const received: Buffer[] = []
+  socket.on('data', (chunk: Buffer) => received.push(chunk))
+  socket.write(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: test\r\n\r\n`).join(''))
+  return {
+    async readAll() {
+      socket.resume()
+      const all = await new Promise<Buffer>((resolve, reject) => {
+        const done = () => {
+          const bytes = Buffer.concat(received)
+          if (splitResponses(bytes).length >= paths.length) resolve(bytes)
+        }
+        socket.on('data', done)
+        socket.once('error', reject)
+        done()
+      })
+      socket.destroy()
+      return splitResponses(all)
+    },
+  }
 }

@@ -6,11 +6,10 @@
  * bytes still being sent must never be written over (else a slow client
  * would receive a mix of pages).
  */
-import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { contentHash } from '../../core/index.ts'
 import { computedPayload, ResponseCache, type RunningServer } from '../../runtime/index.ts'
-import { splitResponses } from '../../support/raw-http.ts'
+import { slowPipelinedClient } from '../../support/raw-http.ts'
 import { buildFixture, type FixtureSnapshot, startFixtureServer } from '../support/fixtures.ts'
 
 const KB = 1024
@@ -174,12 +173,7 @@ describe('list pages over HTTP with a small ring', () => {
       ),
       ...Array.from({ length: 6 }, (_, i) => `/api/v2/jobs?limit=50&sort=date&page=${i + 11}`),
     ]
-    const socket = net.connect(port(), '127.0.0.1')
-    await new Promise<void>((resolve) => socket.once('connect', resolve))
-    socket.pause()
-    const received: Buffer[] = []
-    socket.on('data', (chunk: Buffer) => received.push(chunk))
-    socket.write(pages.map((path) => `GET ${path} HTTP/1.1\r\nHost: test\r\n\r\n`).join(''))
+    const slow = await slowPipelinedClient(port(), pages)
     await new Promise((resolve) => setTimeout(resolve, 500))
     const refusedBefore = await refusals()
     // Meanwhile, one at a time: 150 other pages, about 25 laps of the ring.
@@ -187,18 +181,7 @@ describe('list pages over HTTP with a small ring', () => {
       expect((await get(`/api/v2/jobs?limit=50&sort=salary&page=${(i % 50) + 1}&salary_min=${i}`)).status).toBe(200)
     // The slow client's pages held the ring up: pages made meanwhile went to buffers of their own.
     expect(await refusals()).toBeGreaterThan(refusedBefore)
-    socket.resume()
-    const all = await new Promise<Buffer>((resolve, reject) => {
-      const done = () => {
-        const bytes = Buffer.concat(received)
-        if (splitResponses(bytes).length >= pages.length) resolve(bytes)
-      }
-      socket.on('data', done)
-      socket.once('error', reject)
-      done()
-    })
-    socket.destroy()
-    const responses = splitResponses(all)
+    const responses = await slow.readAll()
     expect(responses).toHaveLength(pages.length)
     for (const [i, response] of responses.entries()) {
       expect(response.status, pages[i]).toBe(200)

@@ -7,12 +7,11 @@
  */
 import { readFile } from 'node:fs/promises'
 import http from 'node:http'
-import net from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { snapshotPaths } from '../../core/index.ts'
 import type { RunningServer } from '../../runtime/index.ts'
-import { rawGet, splitResponses, targetOf } from '../../support/raw-http.ts'
+import { rawGet, slowPipelinedClient, targetOf } from '../../support/raw-http.ts'
 import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
 import { buildRestFixture, type RestFixture } from './support/fixture.ts'
 
@@ -162,13 +161,9 @@ describe('the fast path for single jobs and v1 pages', () => {
           `${limit}/${page}`,
           await readFile(path.join(fixture.distDir, 'current', snapshotPaths.v1Page(limit, page))),
         )
-    const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1')
-    await new Promise<void>((resolve) => socket.once('connect', resolve))
-    socket.pause()
-    const received: Buffer[] = []
-    socket.on('data', (chunk: Buffer) => received.push(chunk))
-    socket.write(
-      pages.map(({ limit, page }) => `GET /api/v1?limit=${limit}&page=${page} HTTP/1.1\r\nHost: test\r\n\r\n`).join(''),
+    const slow = await slowPipelinedClient(
+      Number(new URL(server.url).port),
+      pages.map(({ limit, page }) => `/api/v1?limit=${limit}&page=${page}`),
     )
     await new Promise((resolve) => setTimeout(resolve, 300))
     // 125 pages: the last ones differ from the slow client's last, whose buffer a wrong release hands on first.
@@ -177,18 +172,7 @@ describe('the fast path for single jobs and v1 pages', () => {
       const other = await viaHttp('GET', `/api/v1?page=${page}`, {})
       expect(other.body.equals(files.get(`25/${page}`)!), `other client, page ${page}`).toBe(true)
     }
-    socket.resume()
-    const all = await new Promise<Buffer>((resolve, reject) => {
-      const done = () => {
-        const bytes = Buffer.concat(received)
-        if (splitResponses(bytes).length >= pages.length) resolve(bytes)
-      }
-      socket.on('data', done)
-      socket.once('error', reject)
-      done()
-    })
-    socket.destroy()
-    const responses = splitResponses(all)
+    const responses = await slow.readAll()
     expect(responses).toHaveLength(pages.length)
     for (const [i, response] of responses.entries()) {
       const { limit, page } = pages[i]!
