@@ -5,7 +5,7 @@
  * file for file, byte for byte. The rules across records still hold over
  * every record, reused or not.
  */
-import { readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises'
+import { readdir, readFile, readlink, realpath, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BuildResult, DatasetInvalidError } from '../../build/index.ts'
@@ -109,6 +109,18 @@ describe('build cache', () => {
     const next = await build(dataset, { now: new Date(NOW_2.getTime() + 1000), workers: 0 })
     expect(next.recordsReused).toBe(await jobCount(dataset.dataDir))
     expect((await readFile(path.join(next.snapshotDir, 'v2', 'jobs', victim))).equals(expected)).toBe(true)
+  })
+
+  it('a v1 page deleted by hand from the previous snapshot is written again, not lost', async () => {
+    // The snapshot published last (the test above built one over `incremental`).
+    const pages = path.join(await realpath(path.join(dataset.distDir, CURRENT_LINK)), 'v1', '25')
+    const victims = (await readdir(pages)).slice(0, 2)
+    const expected = await Promise.all(victims.map((page) => readFile(path.join(pages, page))))
+    for (const page of victims) await rm(path.join(pages, page))
+    const next = await build(dataset, { now: new Date(NOW_2.getTime() + 2000), workers: 0 })
+    expect(next.recordsReused).toBe(await jobCount(dataset.dataDir))
+    for (const [i, page] of victims.entries())
+      expect((await readFile(path.join(next.snapshotDir, 'v1', '25', page))).equals(expected[i]!)).toBe(true)
   })
 
   it('a changed exchange-rate table reuses no record', async () => {
