@@ -146,16 +146,24 @@ function findNginx(): string | undefined {
 }
 
 /**
- * nginx with a config written for this run: one worker, no access log,
+ * nginx with a config written for this run: one worker, no access log
+ * (unless `accessLog` names a file: then one JSON line per request with the
+ * fields of jobsnap's access line, buffered 64 KiB as jobsnap's are),
  * keep-alive without a request cap, `/api/v2/jobs/<slug>` ->
  * `<snapshot>/v2/jobs/<slug>.json` and `/api/v1?page=N` ->
- * `<snapshot>/v1/25/N.json`, everything as application/json.
+ * `<snapshot>/v1/25/N.json`, everything as application/json. `name` keeps
+ * two instances' files apart.
  */
-export async function startNginx(snapshotDir: string, workDir: string): Promise<Optional<RunningServer>> {
+export async function startNginx(
+  snapshotDir: string,
+  workDir: string,
+  options: { accessLog?: string; name?: string } = {},
+): Promise<Optional<RunningServer>> {
   const binary = findNginx()
   if (!binary) return { ok: false, reason: `nginx not found; install it with: ${NGINX_INSTALL}` }
   const port = await freePort()
-  const dir = path.join(workDir, 'nginx')
+  const name = options.name ?? 'nginx'
+  const dir = path.join(workDir, name)
   mkdirSync(dir, { recursive: true })
   const p = (name: string) => path.join(dir, name)
   const asRoot = process.getuid?.() === 0
@@ -167,7 +175,8 @@ pid ${p('nginx.pid')};
 error_log ${p('error.log')} warn;
 events { worker_connections 1024; }
 http {
-  access_log off;
+  log_format jobsnap_like escape=json '{"time":"$time_iso8601","method":"$request_method","path":"$request_uri","status":$status,"bytes":$bytes_sent,"duration_s":$request_time,"client":"$remote_addr","request_id":"$request_id","message":"request"}';
+  ${options.accessLog ? `access_log ${options.accessLog} jobsnap_like buffer=64k flush=250ms;` : 'access_log off;'}
   types { }
   default_type application/json;
   sendfile on;
@@ -200,10 +209,10 @@ http {
   const versionRun = spawnSync(binary, ['-v'], { encoding: 'utf8' })
   const version =
     `${versionRun.stderr ?? ''}${versionRun.stdout ?? ''}`.trim().replace(/^nginx version: /, '') || 'nginx'
-  const child = startChild('nginx', binary, ['-p', dir, '-c', p('nginx.conf'), '-e', p('error.log')])
+  const child = startChild(name, binary, ['-p', dir, '-c', p('nginx.conf'), '-e', p('error.log')])
   try {
     const readyMs = await waitForHttp(child, port, '/health', { timeoutMs: 10_000 })
-    return { ok: true, server: { name: 'nginx', port, child, readyMs, version } }
+    return { ok: true, server: { name, port, child, readyMs, version } }
   } catch (error) {
     const log = existsSync(p('error.log')) ? readFileSync(p('error.log'), 'utf8').slice(-2000) : ''
     return { ok: false, reason: `nginx did not start: ${(error as Error).message}\n${log}` }

@@ -16,7 +16,7 @@ import { runMcpLoad } from './mcp-load.ts'
 import { LOOPBACK } from '../support/processes.ts'
 import { cpuSecondsOf, probe, responseHeaderFields, stopChild } from './procs.ts'
 import { atLeast, atMost, formatMs, type ScenarioRow, type Target } from './report.ts'
-import { clusterFacts, startBareServer, startJobsnap, type RunningServer } from './servers.ts'
+import { clusterFacts, startBareServer, startJobsnap, startNginx, type RunningServer } from './servers.ts'
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
 import { runWrk, runWrkMcp } from './wrk.ts'
 import {
@@ -359,6 +359,34 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
     lines.push(
       `Metrics and access log, server CPU per single-job request (user + system, mean of the runs above): off ${cpuOff.toFixed(1)} µs, on ${cpuOn.toFixed(1)} µs (${cpuOn >= cpuOff ? '+' : ''}${((cpuOn / cpuOff - 1) * 100).toFixed(1)}%); throughput ${(observedOn.rps / observedOff.rps).toFixed(2)}× (wrk shares the cores, so a slower server also pays more wakeups of an idle wrk).`,
     )
+  // The same question asked of nginx serving the same single jobs from disk: what one JSON access line per
+  // request costs a static server written in C, as a yardstick for the ≤ 5% target above.
+  if (o.nginx) {
+    const nginxRuns: Record<'off' | 'on', LoadResult[]> = { off: [], on: [] }
+    for (let round = 0; round < 2; round++)
+      for (const mode of ['off', 'on'] as const) {
+        const started = await startNginx(o.snapshotDir, o.workDir, {
+          name: `nginx-access-${mode}`,
+          accessLog: mode === 'on' ? path.join(o.workDir, 'nginx-access.log') : undefined,
+        })
+        if (!started.ok) break
+        try {
+          nginxRuns[mode].push(
+            await run(`single job by slug, access log ${mode}`, started.server, slug, { seed: observedSeed }),
+          )
+        } finally {
+          await stopChild(started.server.child)
+        }
+      }
+    if (nginxRuns.on.length > 0 && nginxRuns.on.length === nginxRuns.off.length) {
+      const rate = (results: LoadResult[]) => results.reduce((sum, r) => sum + r.rps, 0) / results.length
+      const [offRate, onRate] = [rate(nginxRuns.off), rate(nginxRuns.on)]
+      const [offCpu, onCpu] = [cpuPerRequest(nginxRuns.off), cpuPerRequest(nginxRuns.on)]
+      lines.push(
+        `For comparison, nginx (one worker, the same single jobs from disk) with a JSON access line per request (the same fields, to a file, 64 KiB buffer) off / on: ${Math.round(offRate)} / ${Math.round(onRate)} req/s (${(onRate / offRate).toFixed(2)}×); CPU per request ${offCpu.toFixed(1)} / ${onCpu.toFixed(1)} µs (${onCpu >= offCpu ? '+' : ''}${((onCpu / offCpu - 1) * 100).toFixed(1)}%; mean of two runs each, alternated).`,
+      )
+    }
+  }
   if (scrapeMs.length > 0) {
     const sorted = [...scrapeMs].sort((a, b) => a - b)
     const median = sorted[Math.floor(sorted.length / 2)]!
