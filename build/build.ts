@@ -105,7 +105,12 @@ async function previousSnapshot(distDir: string): Promise<PreviousSnapshot | und
     const parsedHead = SnapshotManifestHead.safeParse(head)
     if (!parsedHead.success || typeof files !== 'object' || files === null || Array.isArray(files)) return undefined
     for (const hash of Object.values(files)) if (typeof hash !== 'string') return undefined
-    return { id: parsedHead.data.snapshot_id, dir, hashes: files as Record<string, string> }
+    return {
+      id: parsedHead.data.snapshot_id,
+      dir,
+      hashes: files as Record<string, string>,
+      indexHashes: parsedHead.data.index_hashes ?? {},
+    }
   } catch {
     return undefined
   }
@@ -353,7 +358,11 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       files: writer.hashes,
       index_hashes: indexHashes,
     }
-    const changes = diffSnapshots(previous?.hashes, writer.hashes)
+    const changes = diffSnapshots(
+      previous?.hashes,
+      writer.hashes,
+      previous?.indexHashes[snapshotPaths.companies] !== indexHashes[snapshotPaths.companies],
+    )
     await writer.writePrivate(CHANGED_PATHS_FILE, changes.purge.join('\n') + (changes.purge.length ? '\n' : ''))
     await writer.writePrivate(snapshotPaths.changes, JSON.stringify(jobChanges(changes, previous, writer.hashes)))
     // The manifest goes last: a snapshot folder without one is incomplete by definition.

@@ -31,10 +31,32 @@ export interface SnapshotChanges {
   purge: string[]
 }
 
-/** Compares two manifests' file hashes. With no previous snapshot everything is new. */
+/**
+ * Responses computed per query from the whole snapshot, which any change of
+ * jobs or companies can move: job lists, v1 pages of other sizes, companies,
+ * filter counts and feeds.
+ */
+const COMPUTED_PATHS = [
+  '/api/v2/jobs',
+  '/api/v2/jobs?*',
+  '/api/v1?*',
+  '/api/v2/companies',
+  '/api/v2/companies?*',
+  '/api/v2/companies/*',
+  '/api/v2/filters',
+  '/api/v2/filters?*',
+  ...['rss', 'atom', 'json'].flatMap((kind) => [`/feeds/jobs.${kind}`, `/feeds/jobs.${kind}?*`]),
+]
+
+/**
+ * Compares two manifests' file hashes. With no previous snapshot everything
+ * is new. `companiesChanged`: the published companies changed (an employer's
+ * profile can change without any job file changing).
+ */
 export function diffSnapshots(
   previous: Record<string, string> | undefined,
   next: Record<string, string>,
+  companiesChanged = false,
 ): SnapshotChanges {
   const added: string[] = []
   const changed: string[] = []
@@ -48,10 +70,9 @@ export function diffSnapshots(
   for (const file in previous) if (next[file] === undefined) removed.push(file)
   const files = [...added, ...changed, ...removed].sort()
   const purge = files.flatMap(publicPathsOf)
-  // v2 lists and v1 pages of other sizes are computed per query: any job change can move them.
-  if (files.some((f) => f.startsWith('v2/') || f.startsWith('v1/'))) {
-    purge.push('/api/v2/jobs', '/api/v2/jobs?*', '/api/v1?*')
-  }
+  if (companiesChanged || files.some((f) => f.startsWith('v2/') || f.startsWith('v1/'))) purge.push(...COMPUTED_PATHS)
+  // What changed since an older snapshot is answered up to the current one, so any change moves every answer.
+  if (companiesChanged || files.length > 0) purge.push('/api/v2/changes?*')
   return { added, changed, removed, purge: [...new Set(purge)] }
 }
 

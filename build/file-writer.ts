@@ -22,6 +22,8 @@ export interface PreviousSnapshot {
   id: string
   dir: string
   hashes: Record<string, string>
+  /** The manifest's index file hashes (empty for a snapshot made before they were recorded). */
+  indexHashes: Record<string, string>
 }
 
 /** Files per message to a worker: amortises the message, small enough to keep both workers busy. */

@@ -24,7 +24,23 @@ import { get, header } from './support/http.ts'
 
 const DEFAULT_LIMIT = 25
 /** Entries for responses computed per query (v2 lists, v1 pages of other sizes), listed whenever a job file or v1 page changes. */
-const COMPUTED_ENTRIES = ['/api/v2/jobs', '/api/v2/jobs?*', '/api/v1?*']
+const COMPUTED_ENTRIES = [
+  '/api/v2/jobs',
+  '/api/v2/jobs?*',
+  '/api/v1?*',
+  '/api/v2/companies',
+  '/api/v2/companies?*',
+  '/api/v2/companies/*',
+  '/api/v2/filters',
+  '/api/v2/filters?*',
+  '/feeds/jobs.rss',
+  '/feeds/jobs.rss?*',
+  '/feeds/jobs.atom',
+  '/feeds/jobs.atom?*',
+  '/feeds/jobs.json',
+  '/feeds/jobs.json?*',
+  '/api/v2/changes?*',
+]
 
 /** Every way to ask for one v1 page: each parameter given or left at its default (page 1, limit 25), in either order. */
 function v1Spellings(limit: number, page: number): string[] {
