@@ -6,6 +6,7 @@
 import { stringify } from 'yaml'
 import { z } from 'zod'
 import { V2_COMPANY_PARAMS } from '../core/company-query.ts'
+import { continentName, countryContinent, resolveCountry } from '../core/geo.ts'
 import { FEED_PARAMS, V1_LIST_PARAMS, V2_LIST_PARAMS } from '../core/query.ts'
 import type { ParamSpec } from '../core/params.ts'
 import { parseV2ListQuery } from '../core/query.ts'
@@ -635,10 +636,21 @@ function addExamples(doc: JsonObject, ex: OpenApiExamples): void {
   }
   const tag = v2Job.skills?.[0] ?? v2Job.stack?.[0] ?? v2Job.tools?.[0]
   const place = v2Job.office_locations?.[0] ?? v2Job.remote_allowed?.[0]
+  // The same job's facts in the other location shape: the first country it names (else its employer's).
+  const legacyCountry =
+    [...(v2Job.office_locations ?? []), ...(v2Job.remote_allowed ?? [])].find((p) => p.country !== undefined)
+      ?.country ?? v2Job.company?.country
+  const legacyCode = legacyCountry === undefined ? undefined : resolveCountry(legacyCountry)
   const bySchema: Record<string, unknown> = {
     V2Job: v2Job,
     V2Company: v2Job.company,
     V2Location: place,
+    V2LegacyLocation: legacyCode && {
+      country: legacyCountry,
+      continent: continentName(countryContinent(legacyCode)),
+      work_arrangement: v2Job.work_arrangement,
+      is_primary: true,
+    },
     V2Tag: tag,
     V2CompanyProfile: company,
     V1Job: v1Job,

@@ -34,6 +34,25 @@ export const V2Location = z
       'A place. Every field is optional; remote-allowed entries often name only a country, continent or region.',
   })
 
+/**
+ * The other location shape of this API's interface: older descriptions of
+ * the list endpoint showed one `locations` array of these. Described so that
+ * clients written against it keep validating and know what to read instead;
+ * this server sends `office_locations` and `remote_allowed`.
+ */
+const V2LegacyLocation = z
+  .object({
+    country: d(z.string(), 'Country name in English.'),
+    continent: d(z.string(), 'Continent name in English.'),
+    work_arrangement: d(z.string(), 'onsite, hybrid or remote.'),
+    is_primary: d(z.boolean(), 'True for the main location.'),
+  })
+  .meta({
+    id: 'V2LegacyLocation',
+    description:
+      'One entry of the `locations` array that older descriptions of the list item showed. Not sent by this server: office_locations and remote_allowed carry the same facts.',
+  })
+
 const V2Tag = z
   .object({
     name: d(z.string(), 'Display name.'),
@@ -53,7 +72,10 @@ export const V2Company = z
     country: d(z.string(), 'Headquarters country.').optional(),
     employees: int64('Number of employees.', 1).optional(),
     schedule_type: d(z.enum(SCHEDULE_TYPE_VALUES), 'The employer-wide schedule policy.').optional(),
-    hours_full_time: weeklyHours('Weekly hours of a full-time employee.').optional(),
+    // int64 in the contract's company table (the job's own weekly hours are plain integers there).
+    hours_full_time: d(z.int().min(1).max(168), 'Weekly hours of a full-time employee.', {
+      format: 'int64',
+    }).optional(),
     remote_level: d(z.string(), 'Office-presence policy: fully_remote, remote_friendly or onsite.').optional(),
     work_life_score: d(
       z.int().min(0).max(100),
@@ -102,6 +124,10 @@ export const V2Job = z
     remote_allowed: d(
       z.array(V2Location),
       'Where a remote worker may live: countries, continents, regions or Worldwide.',
+    ).optional(),
+    locations: d(
+      z.array(V2LegacyLocation),
+      'The other shape of the same facts, shown by older descriptions of the list item; never sent by this server (read office_locations and remote_allowed). Clients should accept either.',
     ).optional(),
     timezones: d(z.array(z.string()), 'Time zone names (IANA).').optional(),
     salary_min: int64('Lowest salary in the smallest currency unit (cents for USD).', 0).optional(),
