@@ -21,6 +21,7 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { IncomingMessage } from 'node:http'
+import ipaddr from 'ipaddr.js'
 import { FastResponse } from 'srvx'
 import type { Config } from '../../core/config.ts'
 import { rateLimitHeaders, type TokenBucketLimiter } from '../http/rate-limit.ts'
@@ -32,7 +33,6 @@ import { createMcpServer } from './server.ts'
 
 export const MCP_MAX_BODY_BYTES = 1024 * 1024
 const ALLOW = 'POST, OPTIONS'
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
 
 export interface McpDependencies {
   config: Config
@@ -139,6 +139,18 @@ function transportAccepts(request: Request): boolean {
   return accept.includes('application/json') && accept.includes('text/event-stream') && type === 'application/json'
 }
 
+/**
+ * A Host name that can only mean this machine: `localhost` (also as `localhost.`), any address in
+ * 127.0.0.0/8 written as four decimal parts, or `[::1]`. A rebinding attacker's own name is none of these.
+ */
+function isLoopbackHostName(name: string): boolean {
+  const host = name.toLowerCase().replace(/\.$/, '')
+  if (host === 'localhost') return true
+  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return ipaddr.IPv4.parse(host).range() === 'loopback'
+  const inner = /^\[(.*)\]$/.exec(host)?.[1]
+  return inner !== undefined && ipaddr.IPv6.isValid(inner) && ipaddr.IPv6.parse(inner).range() === 'loopback'
+}
+
 function isLoopbackBind(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.')
 }
@@ -233,7 +245,7 @@ export async function handleMcpRequest(request: Request, deps: McpDependencies):
 
 async function answerMcpRequest(request: Request, deps: McpDependencies): Promise<Response> {
   const { config } = deps
-  if (isLoopbackBind(config.HOST) && !LOOPBACK_HOSTS.has(hostName(request.headers.get('host')).toLowerCase())) {
+  if (isLoopbackBind(config.HOST) && !isLoopbackHostName(hostName(request.headers.get('host')))) {
     return jsonRpcError(403, -32000, 'Forbidden: this server listens on loopback and only answers loopback Host names.')
   }
   const origin = request.headers.get('origin')

@@ -332,10 +332,24 @@ describe('transport rules', () => {
 
   it('a Host that is not loopback is a 403 (DNS rebinding); so is an Origin outside the allowed list', async () => {
     const message = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
-    for (const host of ['evil.example', 'evil.example:80', '127.0.0.1.evil.example', 'localhost.evil.example']) {
+    for (const host of [
+      'evil.example',
+      'evil.example:80',
+      '127.0.0.1.evil.example',
+      'localhost.evil.example',
+      '128.0.0.1',
+      '127.1',
+      '0x7f.0.0.1',
+      '[::2]',
+    ]) {
       const res = await post(message, { host })
       expect(check(res, `host ${host}`)).toEqual([])
       expect(res.status, host).toBe(403)
+    }
+    // Every name that can only mean this machine is answered: all of 127.0.0.0/8, localhost as a full name, [::1].
+    for (const host of ['127.0.0.2:9', '127.255.255.254', 'LOCALHOST.', 'localhost.:80', '[::1]:80', '[0:0:0:0:0:0:0:1]']) {
+      const res = await post(message, { host })
+      expect(res.status, host).toBe(200)
     }
     // A Host that is no host at all is refused before any route (RFC 9112 3.2), with the REST error body.
     for (const host of ['[::1].evil', 'localhost:80:1', '127.0.0.1@evil', 'a b', 'x:99999']) {
