@@ -377,8 +377,12 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       rest('v2', (ctx) => handleFeed(ctx, format)),
     )
 
-  app.all('/api/mcp', (event) =>
-    handleMcpRequest(event.req, {
+  app.all('/api/mcp', (event) => {
+    // The router also matches /api/mcp/ and /api/mcp//: redirected (method and body kept) like any other spelling;
+    // a preflight cannot follow a redirect, so it is answered whatever the spelling.
+    const canonical = event.req.method === 'OPTIONS' ? undefined : canonicalPath(spelledPathOf(event))
+    if (canonical) return redirectTo(canonical.path + event.url.search)
+    return handleMcpRequest(event.req, {
       config,
       // Before the first load the endpoint answers in JSON-RPC that the server is starting.
       snapshot: snapshots.loaded ? snapshots.current : undefined,
@@ -386,8 +390,8 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       bucket: mcpLimiter,
       client: clientOf(event.req),
       now: clock(),
-    }),
-  )
+    })
+  })
 
   app.all('/openapi.yaml', async (event) => {
     const request = event.req

@@ -29,6 +29,7 @@ const CANONICAL_PATHS: readonly CanonicalPath[] = [
     ['feeds', 'jobs.json'],
   ].map((segments) => ({ segments, version: 'v2' as const })),
   { segments: ['openapi.yaml'] },
+  { segments: ['api', 'mcp'] },
 ]
 
 /** Anything that might make a path non-canonical; most requests are told apart by this one test. */

@@ -21,7 +21,8 @@ export interface RestContext {
  * so a misspelt filter is seen instead of silently widening the answer.
  */
 export function nameIgnoredParameters(ctx: RestContext, taken: object): void {
-  const ignored = [...new Set(ctx.url.searchParams.keys())].filter((name) => !Object.hasOwn(taken, name))
+  // A parameter with no name (`?=x`) has nothing to name: left out rather than listed as an empty name.
+  const ignored = [...new Set(ctx.url.searchParams.keys())].filter((name) => name !== '' && !Object.hasOwn(taken, name))
   if (ignored.length)
     ctx.headers.push(['x-ignored-parameters', ignored.map((name) => encodeURIComponent(name.slice(0, 100))).join(', ')])
 }

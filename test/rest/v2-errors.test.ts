@@ -95,6 +95,9 @@ describe('400: invalid v2 query parameters', () => {
     expect(misspelt.headers.get('access-control-expose-headers')).toContain('X-Ignored-Parameters')
     const clean = await fetch(`${base}/api/v2/jobs?country=DE&limit=1`)
     expect(clean.headers.get('x-ignored-parameters')).toBeNull()
+    // A parameter without a name has none to list: no empty header.
+    const nameless = await fetch(`${base}/api/v2/jobs?=x&limit=1`)
+    expect(nameless.headers.get('x-ignored-parameters')).toBeNull()
   })
 
   it('redirects a trailing slash or other spelling (308) to the canonical path, query kept', async () => {
@@ -125,8 +128,18 @@ describe('400: invalid v2 query parameters', () => {
       expect(response.headers.get('x-ratelimit-remaining'), from).toBeNull()
     }
     expect((await fetch(`${base}/openapi.yaml/`, { method: 'OPTIONS' })).status).toBe(204)
+    // The MCP endpoint: a POST redirected with 308 keeps its method and body (fetch, and so the SDK, follows it).
+    const ping = { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' }
+    const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+    for (const from of ['/api/mcp/', '/API/MCP', '//api/mcp']) {
+      const response = await fetch(`${base}${from}`, { ...ping, headers: mcpHeaders, redirect: 'manual' })
+      expect(response.status, from).toBe(308)
+      expect(response.headers.get('location'), from).toBe('/api/mcp')
+    }
+    const followed = await fetch(`${base}/api/mcp/`, { ...ping, headers: mcpHeaders })
+    expect(await followed.json()).toEqual({ jsonrpc: '2.0', id: 1, result: {} })
     // A slug in other letters is another slug, and a path that is no REST path is no other spelling of one.
-    for (const path of ['/api/v2/jobs/Some-Slug', '/api/v3/jobs', '/API/MCP', '/api/v2/jobs/a/b'])
+    for (const path of ['/api/v2/jobs/Some-Slug', '/api/v3/jobs', '/api/mcp/tools', '/api/v2/jobs/a/b'])
       expect((await fetch(`${base}${path}`, { redirect: 'manual' })).status, path).toBe(404)
   })
 
