@@ -110,7 +110,7 @@ const positiveInt = (raw: string | undefined, fallback: number, name: string): n
 const QUICK_JOBS = 3_000
 const FULL_JOBS = 100_000
 const LARGE_JOBS = 1_000_000
-/** wrk's connections: the issue's load mix is measured with 8. */
+/** wrk's connections: the uncached mix's targets (README, Performance) are for 8. */
 const WRK_CONNECTIONS = 8
 /** json-server holds its whole database as one JS object; past this it is not worth the memory. */
 const JSON_SERVER_MAX_JOBS = 200_000
@@ -244,7 +244,7 @@ function httpScenarios(vocabulary: Vocabulary, jobs: number): HttpScenario[] {
       reference: { server: 'jsonServer', path: listGen((query) => jsonServerListPath(query)) },
       targets: (row) => [
         atLeast(ratioOf(row), 100, '≥ 100× json-server'),
-        // The issue's targets: p99 ≤ 10 ms at 100k, ≤ 50 ms at 1M (as the wrk half prints them).
+        // The targets: p99 ≤ 10 ms at 100k, ≤ 50 ms at 1M (as the wrk half prints them).
         jobs > FULL_JOBS
           ? atMost(row.result?.p99, 50, 'p99 ≤ 50 ms')
           : atMost(row.result?.p99, 10, `p99 ≤ 10 ms${at100k}`),
@@ -507,7 +507,7 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
   lines.push(
     `jobsnap ready (spawn to first 200 on /health): ${(jobsnap.readyMs / 1000).toFixed(2)} s; ${at100k ? `${ready.text}: ${ready.met ? 'met' : 'MISSED'}` : 'target (≤ 3 s) is for 100k'}.`,
   )
-  // The issue pairs the RSS target with readiness ("ready in at most 3 s with RSS at most 600 MB"); after load is shown too.
+  // The RSS target goes with readiness (ready in at most 3 s with RSS at most 600 MB); after load is shown too.
   const rss = atMost(rssReady?.rssMb, 600, 'target ≤ 600 MB when ready')
   lines.push(
     `jobsnap RSS: ${rssReady ? `${rssReady.rssMb.toFixed(0)} MB when ready` : 'unknown (no /proc)'}, ${rssAfter ? `${rssAfter.rssMb.toFixed(0)} MB after load (peak ${rssAfter.peakMb.toFixed(0)} MB)` : 'unknown after load'}; ${at100k ? `${rss.text}: ${rss.met === undefined ? 'unknown' : rss.met ? 'met' : 'MISSED'}` : 'target (≤ 600 MB when ready) is for 100k'}.`,

@@ -74,7 +74,7 @@ const BASE = {
   'companies.ndjson': [company(1), company(2)],
 }
 
-/** One of each problem the brief lists, with the issue it must produce. */
+/** One of each problem data/README.md says the build refuses, with the issue it must produce. */
 function everyProblem() {
   const dupSlug = job(3, { slug: 'job-1' })
   const dupId = job(11, { id: testUuid(1010) })
