@@ -5,6 +5,7 @@
  * and support helpers import the build from here only.
  */
 export { type BuildResult, buildSnapshot, CHANGED_PATHS_FILE } from './build.ts'
+export { diffSnapshots } from './changes.ts'
 export { generateDataset } from './generate.ts'
 export { DatasetInvalidError, type DatasetIssue } from './issues.ts'
 export { type Dataset, loadDataset } from './load-dataset.ts'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { diffSnapshots } from '../../build/changes.ts'
+import { diffSnapshots } from '../../build/index.ts'
 
 describe('purge list', () => {
   it('an employer edited with no job file changed lists the computed responses, not the job files', () => {

@@ -347,7 +347,14 @@ describe('transport rules', () => {
       expect(res.status, host).toBe(403)
     }
     // Every name that can only mean this machine is answered: all of 127.0.0.0/8, localhost as a full name, [::1].
-    for (const host of ['127.0.0.2:9', '127.255.255.254', 'LOCALHOST.', 'localhost.:80', '[::1]:80', '[0:0:0:0:0:0:0:1]']) {
+    for (const host of [
+      '127.0.0.2:9',
+      '127.255.255.254',
+      'LOCALHOST.',
+      'localhost.:80',
+      '[::1]:80',
+      '[0:0:0:0:0:0:0:1]',
+    ]) {
       const res = await post(message, { host })
       expect(res.status, host).toBe(200)
     }
