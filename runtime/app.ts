@@ -8,7 +8,8 @@ import { H3, type H3Event, HTTPError } from 'h3'
 import { type Config, REST_WINDOW_SECONDS } from '../core/config.ts'
 import { snapshotPaths } from '../core/snapshot.ts'
 import { addressMatcher, peerMatches, resolveClient, trustedProxyMatcher } from './http/client-id.ts'
-import { filePayload } from './http/payload.ts'
+import { filePayload, storedPayload } from './http/payload.ts'
+import { contentHash } from '../core/content-hash.ts'
 import { PrimaryLimiter, type PrimaryLimitClient } from './http/primary-limiter.ts'
 import {
   limitersFor,
@@ -500,14 +501,14 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   app.all(
     '/docs/**',
     readOnly((event) => {
-      const response = handleDocs(event.req, event.url.pathname)
+      const response = handleDocs(event.req, event.url.pathname, config.JOBSNAP_CACHE_TTL)
       if (!response) throw httpError(404, 'No such documentation file.')
       return response
     }),
   )
   app.all(
     '/docs',
-    readOnly((event) => handleDocs(event.req, '/docs')!),
+    readOnly((event) => handleDocs(event.req, '/docs', config.JOBSNAP_CACHE_TTL)!),
   )
 
   const index = Buffer.from(
@@ -531,18 +532,12 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       },
     }),
   )
+  // Cached, tagged and compressed like every other successful body (HEAD announces GET's length).
+  const indexPayload = storedPayload(index, contentHash(index))
   app.all(
     '/',
-    readOnly(
-      (event) =>
-        // HEAD announces GET's length, as everywhere.
-        new FastResponse(event.req.method === 'HEAD' ? null : index, {
-          headers: withCommonHeaders([
-            ['content-type', 'application/json; charset=utf-8'],
-            ['content-length', String(index.length)],
-            ['cache-control', 'public, max-age=3600'],
-          ]),
-        }),
+    readOnly((event) =>
+      sendPayload(event.req, indexPayload, { cacheStatus: 'HIT', maxAgeSeconds: config.JOBSNAP_CACHE_TTL }),
     ),
   )
 

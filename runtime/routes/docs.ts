@@ -74,12 +74,12 @@ function docsAssets(): Map<string, Asset> {
  * ~0.5 MB compressed; made once and kept by content hash), HEAD with GET's
  * length.
  */
-export function handleDocs(request: Request, pathname: string): Promise<Response> | undefined {
+export function handleDocs(request: Request, pathname: string, maxAgeSeconds: number): Promise<Response> | undefined {
   const asset = docsAssets().get(pathname.replace(/\/$/, '') || pathname)
   if (!asset) return undefined
   return sendPayload(request, storedPayload(asset.body, asset.hash, asset.type), {
     cacheStatus: 'HIT',
-    maxAgeSeconds: 3600,
+    maxAgeSeconds,
     headers: [
       ['content-security-policy', DOCS_CSP],
       ['referrer-policy', 'no-referrer'],

@@ -205,6 +205,16 @@ describe('400: invalid v2 query parameters', () => {
       const head = await fetch(`${base}${path}`, { method: 'HEAD' })
       expect(head.headers.get('content-length'), `HEAD ${path}`).toBe(String((await get.arrayBuffer()).byteLength))
     }
+    // The static documents are cached like every successful body: max-age, a strong ETag, 304 on a match.
+    for (const path of ['/', '/docs', '/docs/assets/init.js']) {
+      const response = await fetch(`${base}${path}`)
+      expect(response.headers.get('cache-control'), path).toBe('public, max-age=60')
+      expect(response.headers.get('x-cache'), path).toBe('HIT')
+      const etag = response.headers.get('etag')
+      expect(etag, path).toMatch(/^"[\w-]+"$/)
+      const again = await fetch(`${base}${path}`, { headers: { 'if-none-match': etag! } })
+      expect(again.status, path).toBe(304)
+    }
   })
 
   it('a 405 carries the rate-limit headers like every other v1 and v2 answer', async () => {
