@@ -103,10 +103,25 @@ async function visitDocs(): Promise<DocsVisit> {
   const response = await page.goto(`${server.url}/docs`, { waitUntil: 'load' })
   expect(response?.status()).toBe(200)
   // Swagger UI fetches /openapi.yaml and renders one block per operation.
-  await page.waitForFunction("document.querySelectorAll('.opblock-summary-path').length >= 3", undefined, {
-    timeout: 30_000,
-  })
+  await waitForCount(page, '.opblock-summary-path', 3)
   return visit
+}
+
+/**
+ * Waits until `selector` matches at least `count` elements. A function, not a
+ * string: Playwright evaluates a string predicate with eval when it has to
+ * poll, which the page's CSP (no 'unsafe-eval') refuses; under load, when the
+ * first check came too early, that failed the test.
+ */
+async function waitForCount(page: Page, selector: string, count: number): Promise<void> {
+  await page.waitForFunction(
+    ([css, least]) =>
+      (
+        globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }
+      ).document.querySelectorAll(css).length >= least,
+    [selector, count] as const,
+    { timeout: 30_000 },
+  )
 }
 
 /** The text a reader sees, without the zero-width spaces Swagger UI puts in paths. */
@@ -154,11 +169,7 @@ describe('/docs in a real browser', () => {
       await page.$$eval('.opblock-summary-control', (buttons) => {
         for (const button of buttons) (button as unknown as { click(): void }).click()
       })
-      await page.waitForFunction(
-        `document.querySelectorAll('.opblock.is-open .opblock-body').length >= ${count}`,
-        undefined,
-        { timeout: 30_000 },
-      )
+      await waitForCount(page, '.opblock.is-open .opblock-body', count)
 
       const text = await visibleText(page)
       // What Swagger UI invents for an integer with no bounds and no example.
