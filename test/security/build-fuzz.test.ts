@@ -290,13 +290,17 @@ function editRecord(job: Json, edit: Edit): Json {
   return copy
 }
 
-/** Where `current` points, the published snapshot folders, and any staging folders left behind. */
+/**
+ * Where `current` points, the published snapshot folders, and any staging folders left behind.
+ * Pruned snapshots (`.pruned-*`) are left out: an earlier build's `rm -rf` deletes them in the
+ * background, so one may vanish while the build under test runs, whatever that build does.
+ */
 async function publishedState(): Promise<{ current: string; snapshots: string[]; staging: string[] }> {
   const entries = (await readdir(path.join(distDir, SNAPSHOTS_DIR))).sort()
   return {
     current: await readlink(path.join(distDir, CURRENT_LINK)),
     snapshots: entries.filter((e) => !e.startsWith('.')),
-    staging: entries.filter((e) => e.startsWith('.')),
+    staging: entries.filter((e) => e.startsWith('.') && !e.startsWith('.pruned-')),
   }
 }
 

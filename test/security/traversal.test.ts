@@ -134,7 +134,7 @@ const ODD_TARGETS = [
 
 /** Where another spelling of a public path is redirected: its canonical spelling, nowhere else. */
 const CANONICAL_REDIRECT =
-  /^\/(api\/(v1|v2\/(filters|changes)|v2\/(jobs|companies)(\/[^/?#]+)?)|feeds\/jobs\.(rss|atom|json)|openapi\.yaml)(\?[^#]*)?$/
+  /^\/(api\/(v1|mcp|v2\/(filters|changes)|v2\/(jobs|companies)(\/[^/?#]+)?)|feeds\/jobs\.(rss|atom|json)|openapi\.yaml)(\?[^#]*)?$/
 
 /**
  * Answers a traversal payload may get: a 4xx; 200 only for a public document (the path normalised
