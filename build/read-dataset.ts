@@ -4,6 +4,7 @@
  * a line), found with fast-glob. Records are yielded with where they came
  * from; parsing problems become issues instead of exceptions.
  */
+import { isUtf8 } from 'node:buffer'
 import { open, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import fg from 'fast-glob'
@@ -32,7 +33,7 @@ export async function findDatasetFiles(dataDir: string, kind: RecordKind): Promi
 export async function* readRecords(dataDir: string, file: string, issues: DatasetIssue[]): AsyncGenerator<RawRecord> {
   const fullPath = path.join(dataDir, file)
   if (file.endsWith('.ndjson')) {
-    for await (const batch of ndjsonRecordTexts(fullPath, file)) {
+    for await (const batch of ndjsonRecordTexts(fullPath, file, issues)) {
       for (const { source, raw } of batch) {
         try {
           yield { source, value: JSON.parse(raw.toString('utf8')) }
@@ -43,9 +44,11 @@ export async function* readRecords(dataDir: string, file: string, issues: Datase
     }
     return
   }
+  const text = await readJsonText(fullPath, file, issues)
+  if (text === undefined) return
   let parsed: unknown
   try {
-    parsed = JSON.parse(await readFile(fullPath, 'utf8'))
+    parsed = JSON.parse(text)
   } catch (error) {
     issues.push({ source: { file }, message: `not valid JSON: ${(error as Error).message}` })
     return
@@ -84,16 +87,11 @@ export async function* readRecordTexts(
 ): AsyncGenerator<RecordText[]> {
   const fullPath = path.join(dataDir, file)
   if (file.endsWith('.ndjson')) {
-    yield* ndjsonRecordTexts(fullPath, file)
+    yield* ndjsonRecordTexts(fullPath, file, issues)
     return
   }
-  let text: string
-  try {
-    text = await readFile(fullPath, 'utf8')
-  } catch (error) {
-    issues.push({ source: { file }, message: `cannot be read: ${(error as Error).message}` })
-    return
-  }
+  const text = await readJsonText(fullPath, file, issues)
+  if (text === undefined) return
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
@@ -110,6 +108,45 @@ export async function* readRecordTexts(
   }))
 }
 
+/** A UTF-8 byte-order mark: spreadsheet and Windows exports start files with one; JSON has no place for it. */
+const BOM = Buffer.from([0xef, 0xbb, 0xbf])
+
+/**
+ * Why `bytes` are not UTF-8, naming the first byte that is not (1-based, as
+ * editors count columns); undefined when they are. Decoding would put U+FFFD
+ * in their place and publish it.
+ */
+function utf8Problem(bytes: Uint8Array): string | undefined {
+  if (isUtf8(bytes)) return undefined
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const text = buffer.toString('utf8')
+  // Bytes before the first bad one decode and encode back as they were; a U+FFFD spelled in the data is skipped.
+  for (let at = text.indexOf('\uFFFD'); at !== -1; at = text.indexOf('\uFFFD', at + 1)) {
+    const offset = Buffer.byteLength(text.slice(0, at))
+    if (buffer[offset] === 0xef && buffer[offset + 1] === 0xbf && buffer[offset + 2] === 0xbd) continue
+    return `not valid UTF-8: byte ${offset + 1} is 0x${buffer[offset]!.toString(16).padStart(2, '0')} (save the file as UTF-8)`
+  }
+  return 'not valid UTF-8 (save the file as UTF-8)'
+}
+
+/** A `.json` file's text, without a leading byte-order mark; undefined (with an issue) when unreadable or not UTF-8. */
+async function readJsonText(fullPath: string, file: string, issues: DatasetIssue[]): Promise<string | undefined> {
+  let bytes: Buffer
+  try {
+    bytes = await readFile(fullPath)
+  } catch (error) {
+    issues.push({ source: { file }, message: `cannot be read: ${(error as Error).message}` })
+    return undefined
+  }
+  if (bytes.subarray(0, 3).equals(BOM)) bytes = bytes.subarray(3)
+  const problem = utf8Problem(bytes)
+  if (problem) {
+    issues.push({ source: { file }, message: problem })
+    return undefined
+  }
+  return bytes.toString('utf8')
+}
+
 const LF = 0x0a
 const CR = 0x0d
 const OPEN_BRACE = 0x7b
@@ -120,7 +157,11 @@ const OPEN_BRACE = 0x7b
  * CR, as node:readline splits them. Each batch's lines are views of one
  * reused buffer, valid until the next batch is asked for.
  */
-async function* ndjsonRecordTexts(fullPath: string, file: string): AsyncGenerator<RecordText[]> {
+async function* ndjsonRecordTexts(
+  fullPath: string,
+  file: string,
+  issues: DatasetIssue[],
+): AsyncGenerator<RecordText[]> {
   const handle = await open(fullPath, 'r')
   try {
     let lineNumber = 0
@@ -140,7 +181,13 @@ async function* ndjsonRecordTexts(fullPath: string, file: string): AsyncGenerato
       const batch: RecordText[] = []
       const take = (line: Buffer) => {
         lineNumber++
-        if (!isBlank(line)) batch.push({ source: { file, line: lineNumber }, raw: line, bytes: line.length + 1 })
+        const text = lineNumber === 1 && line.subarray(0, 3).equals(BOM) ? line.subarray(3) : line
+        if (isBlank(text)) return
+        const source = { file, line: lineNumber }
+        // A line that is not UTF-8 goes no further: decoded, its bad bytes would be published as U+FFFD.
+        const problem = utf8Problem(text)
+        if (problem) issues.push({ source, message: problem })
+        else batch.push({ source, raw: text, bytes: line.length + 1 })
       }
       let start = 0
       while (start < filled) {
