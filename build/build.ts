@@ -44,12 +44,12 @@ import { SnapshotFileWriter, type PreviousSnapshot } from './file-writer.ts'
 import { salaryOrder, TermPostingsBuilder } from './index-jobs.ts'
 import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './issues.ts'
 import { isLiveAt, parseMeta, type RecordSummary } from './job-record.ts'
-import { loadDatasetContext, UniqueKeys } from './load-dataset.ts'
+import { loadDatasetContext, missingRecordsIssue, UniqueKeys } from './load-dataset.ts'
 import { PackedBodiesWriter } from './packed-bodies.ts'
 import { WriteThread } from './write-thread.ts'
 import { buildOpenApiYaml, type OpenApiExamples } from './openapi.ts'
 import { createProgress, type Progress } from './progress.ts'
-import { createStagingDir, publishSnapshot, pruneSnapshots, unusedSnapshotId } from './publish.ts'
+import { acquirePublishLock, createStagingDir, publishSnapshot, pruneSnapshots, unusedSnapshotId } from './publish.ts'
 import { BuildCacheReader, buildContextHash, cacheHeader, cacheLine, companyHash, recordKey } from './record-cache.ts'
 import type { RecordOutcome, Spilled } from './record-batch.ts'
 import { RecordPool } from './record-pool.ts'
@@ -135,8 +135,29 @@ function snapshotIdFor(builtAt: Date, hashes: Record<string, string>): string {
 /** Job files smaller than this (~7k records) are done on the build's own thread by default. */
 const IN_PROCESS_MAX_BYTES = 8 << 20
 
-/** Builds and publishes a snapshot. Throws DatasetInvalidError (publishing nothing) when the dataset is bad. */
+/**
+ * Builds and publishes a snapshot. Throws DatasetInvalidError (publishing
+ * nothing) when the dataset is bad, and an Error when another build or a
+ * rollback is publishing into the same folder.
+ */
 export async function buildSnapshot(options: BuildOptions): Promise<BuildResult> {
+  const isFolder = await stat(options.dataDir).then(
+    (found) => found.isDirectory(),
+    () => false,
+  )
+  if (!isFolder)
+    throw new DatasetInvalidError([
+      { source: { file: options.dataDir }, message: 'no such data folder (set it with --data or JOBSNAP_DATA)' },
+    ])
+  const release = await acquirePublishLock(options.distDir, 'build')
+  try {
+    return await buildLocked(options)
+  } finally {
+    await release()
+  }
+}
+
+async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const started = performance.now()
   const progress = options.progress ?? createProgress(process.stderr, true)
   const now = options.now ?? new Date()
@@ -201,6 +222,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     await pool.drain()
     progress.step('checking jobs', totalBytes, totalBytes, 'bytes')
     records.finishChecks(issues)
+    issues.push(...missingRecordsIssue('jobs', files, records.size, issues))
     if (issues.length > 0 || !rates) throw new DatasetInvalidError(issues)
 
     const live = records.liveInDateOrder()

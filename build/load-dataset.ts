@@ -66,7 +66,7 @@ async function loadKind<T>(
   issues: DatasetIssue[],
   options: LoadOptions,
   accept: (record: T, source: RecordSource) => void,
-): Promise<number> {
+): Promise<{ files: string[]; records: number }> {
   const files = await findDatasetFiles(dataDir, kind)
   let count = 0
   for (const file of files) {
@@ -79,7 +79,37 @@ async function loadKind<T>(
     }
   }
   options.onProgress?.(kind, count)
-  return files.length
+  return { files, records: count }
+}
+
+/**
+ * The problem with a dataset that has no file of a kind, or no record in
+ * them: a misspelt file name or an empty export would otherwise publish a
+ * snapshot without any job (or employer), and the API would lose them all.
+ */
+export function missingRecordsIssue(
+  kind: 'jobs' | 'companies',
+  files: string[],
+  records: number,
+  issues: readonly DatasetIssue[],
+): DatasetIssue[] {
+  const expected = `${kind}*.ndjson or ${kind}*.json`
+  if (files.length === 0)
+    return [
+      {
+        source: { file: `${kind}*` },
+        message: `no ${kind} file found (expected ${expected}; other file names are not read)`,
+      },
+    ]
+  // Files that could not be read or parsed have said so already.
+  if (records === 0 && !issues.some((issue) => files.includes(issue.source.file)))
+    return [
+      {
+        source: { file: files.join(', ') },
+        message: `no ${kind === 'jobs' ? 'job' : 'company'} records: refusing to publish a snapshot without any`,
+      },
+    ]
+  return []
 }
 
 /** The records every job depends on: the rate table and the companies, validated, with every problem collected. */
@@ -96,22 +126,26 @@ export async function loadDatasetContext(
 ): Promise<DatasetContext> {
   const rates: ExchangeRates[] = []
   const rateFiles = await loadKind(dataDir, 'rates', ExchangeRates, issues, options, (record) => rates.push(record))
-  if (rateFiles === 0)
+  if (rateFiles.files.length === 0)
     issues.push({
       source: { file: 'rates.json' },
       message: 'no exchange-rate table found (expected a rates*.json file)',
     })
   else if (rates.length > 1)
-    issues.push({ source: { file: 'rates*.json' }, message: `expected one exchange-rate table, found ${rates.length}` })
+    issues.push({
+      source: { file: rateFiles.files.join(', ') },
+      message: `expected one exchange-rate table, found ${rates.length}`,
+    })
 
   const companies: DatasetCompany[] = []
   const companyIds = new UniqueKeys('company id')
   const companySlugs = new UniqueKeys('company slug')
-  await loadKind(dataDir, 'companies', DatasetCompany, issues, options, (company, source) => {
+  const companyRecords = await loadKind(dataDir, 'companies', DatasetCompany, issues, options, (company, source) => {
     companyIds.check(company.id, source, company.id, 'id', issues)
     companySlugs.check(company.slug, source, company.id, 'slug', issues)
     companies.push(company)
   })
+  issues.push(...missingRecordsIssue('companies', companyRecords.files, companyRecords.records, issues))
   return { rates: rates[0], companies }
 }
 
@@ -171,6 +205,7 @@ export async function loadDataset(dataDir: string, options: LoadOptions = {}): P
     }
   }
   options.onProgress?.('jobs', count)
+  issues.push(...missingRecordsIssue('jobs', files, count, issues))
   if (issues.length > 0 || !rates) throw new DatasetInvalidError(issues)
   return { rates, companies, jobs }
 }
