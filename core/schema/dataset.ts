@@ -21,6 +21,22 @@ const Url = z.url({ protocol: /^https?$/ })
 const Timestamp = z.iso.datetime({ offset: true })
 const NonEmpty = z.string().trim().min(1)
 
+/** An HTML tag or comment: `<b>`, `</p>`, `<img src=x>`, `<!--`. Text such as `a < b` or `<3` is not one. */
+const MARKUP = /<\/?[a-z][a-z0-9-]*(?:\s[^<>]*)?\/?>|<!--/i
+/**
+ * Text the API publishes as it is: markup in it would reach every client's
+ * page (a `<script>` included), so it is refused rather than published or
+ * quietly stripped. HTML belongs in `description_html`, which the build
+ * converts to text.
+ */
+const plainText = <T extends z.ZodString>(schema: T, where: string) =>
+  schema.refine((text) => !MARKUP.test(text), {
+    error: (issue) =>
+      `plain text, but holds HTML markup (${MARKUP.exec(String(issue.input))?.[0].slice(0, 40)}); ${where}`,
+  })
+const PLAIN = 'remove the markup'
+const PLAIN_DESCRIPTION = 'put HTML in description_html, which the build converts to text'
+
 export const DatasetLocation = z
   .strictObject({
     city: NonEmpty.optional(),
@@ -46,9 +62,9 @@ export const DatasetJob = z
     slug: Slug,
     status: z.enum(['live', 'closed']),
     company_id: Uuid,
-    title: NonEmpty,
+    title: plainText(NonEmpty, PLAIN),
     /** Plain-text description. */
-    description: z.string().optional(),
+    description: plainText(z.string(), PLAIN_DESCRIPTION).optional(),
     /** HTML description; converted to plain text by the build, never published. */
     description_html: z.string().optional(),
     url: Url,
@@ -118,8 +134,8 @@ export const DatasetCompany = z.strictObject({
   /** The company's own website. */
   website: Url.optional(),
   logo_url: Url.optional(),
-  short_description: NonEmpty.optional(),
-  description: z.string().optional(),
+  short_description: plainText(NonEmpty, PLAIN).optional(),
+  description: plainText(z.string(), PLAIN_DESCRIPTION).optional(),
   description_html: z.string().optional(),
   /** Industry label, e.g. "Software". */
   category: NonEmpty.optional(),
@@ -149,6 +165,11 @@ export const ExchangeRates = z.strictObject({
   as_of: z.iso.date(),
   base: z.literal('USD'),
   /** US dollars per one whole unit of each currency (USD itself is 1). */
-  usd_per_unit: z.record(z.string().regex(/^[A-Z]{3}$/), z.number().positive()),
+  // Every currency's unit is worth between a billionth of a dollar and 10,000 dollars: outside that a rate is a
+  // typo, and an extreme one (1e308) turns annual salaries into Infinity, which sort and filter as no salary at all.
+  usd_per_unit: z.record(
+    z.string().regex(/^[A-Z]{3}$/),
+    z.number().min(1e-9, 'US dollars per unit: at least 0.000000001').max(10_000, 'US dollars per unit: at most 10000'),
+  ),
 })
 export type ExchangeRates = z.infer<typeof ExchangeRates>

@@ -4,7 +4,7 @@
  * its NDJSON line (1-based) or JSON array index, the record id, the field and
  * the reason, and nothing is published.
  */
-import { lstat, readdir, readlink, rm } from 'node:fs/promises'
+import { lstat, readdir, readlink, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { buildSnapshot, DatasetInvalidError, type DatasetIssue, loadDataset } from '../../build/index.ts'
@@ -351,7 +351,84 @@ describe('loadDataset names file, position, record, field and reason', () => {
 
   it('two rate tables are an error', async () => {
     const issues = await issuesOf(await datasetDir({ ...BASE, 'rates-2.json': RATES, 'jobs.ndjson': [job(1)] }))
-    expect(issues).toEqual([{ source: { file: 'rates*.json' }, message: 'expected one exchange-rate table, found 2' }])
+    expect(issues).toEqual([
+      { source: { file: 'rates-2.json, rates.json' }, message: 'expected one exchange-rate table, found 2' },
+    ])
+  })
+
+  it('no jobs or companies file (a misspelt name), or no records in it: refused, never an empty snapshot', async () => {
+    expect(await issuesOf(await datasetDir({ ...BASE, 'job.ndjson': [job(1)] }))).toEqual([
+      { source: { file: 'jobs*' }, message: expect.stringMatching(/^no jobs file found \(expected jobs\*\.ndjson/) },
+    ])
+    expect(await issuesOf(await datasetDir({ ...BASE, 'jobs.ndjson': '' }))).toEqual([
+      { source: { file: 'jobs.ndjson' }, message: 'no job records: refusing to publish a snapshot without any' },
+    ])
+    const noCompanies = await issuesOf(await datasetDir({ 'rates.json': RATES, 'jobs.ndjson': [job(1)] }))
+    expect(noCompanies[0]).toEqual({
+      source: { file: 'companies*' },
+      message: expect.stringMatching(/^no companies file found/),
+    })
+  })
+
+  it('bytes that are not UTF-8 are named by line and byte, never published as U+FFFD; a byte-order mark is skipped', async () => {
+    const line = Buffer.from(JSON.stringify(job(1, { title: 'Job \uFFFD one' })))
+    const at = line.indexOf('one')
+    line[at] = 0xff
+    const dataDir = await datasetDir({ ...BASE, 'jobs.ndjson': '' })
+    await writeFile(
+      path.join(dataDir, 'jobs.ndjson'),
+      Buffer.concat([Buffer.from(`${JSON.stringify(job(2))}\n`), line]),
+    )
+    expect(await issuesOf(dataDir)).toEqual([
+      {
+        source: { file: 'jobs.ndjson', line: 2 },
+        message: `not valid UTF-8: byte ${at + 1} is 0xff (save the file as UTF-8)`,
+      },
+    ])
+    // Spreadsheet and Windows exports start with a byte-order mark: read as if it were not there.
+    const bom = Buffer.from([0xef, 0xbb, 0xbf])
+    for (const [file, text] of [
+      ['jobs.ndjson', JSON.stringify(job(1))],
+      ['rates.json', JSON.stringify(RATES)],
+    ] as const)
+      await writeFile(path.join(dataDir, file), Buffer.concat([bom, Buffer.from(text)]))
+    expect((await loadDataset(dataDir)).jobs.map((j) => j.id)).toEqual([job(1).id])
+  })
+
+  it('HTML in a plain-text field is refused, naming the markup; text with < in it is not markup', async () => {
+    const issues = await issuesOf(
+      await datasetDir({
+        'rates.json': RATES,
+        'companies.ndjson': [company(1, { short_description: '<img src=x onerror=alert(1)>' }), company(2)],
+        'jobs.ndjson': [
+          job(1, { description: '<script>alert(1)</script> hello' }),
+          job(2, { title: 'Engineer <b>now</b>' }),
+          job(3, { description: 'Pay: a < b, 3<5, C++ <3, x > y', company_id: testUuid(2) }),
+        ],
+      }),
+    )
+    expect(issues.map((issue) => [issue.recordId, issue.field, issue.message])).toEqual([
+      [
+        testUuid(1),
+        'short_description',
+        'plain text, but holds HTML markup (<img src=x onerror=alert(1)>); remove the markup',
+      ],
+      [
+        testUuid(1001),
+        'description',
+        'plain text, but holds HTML markup (<script>); put HTML in description_html, which the build converts to text',
+      ],
+      [testUuid(1002), 'title', 'plain text, but holds HTML markup (<b>); remove the markup'],
+    ])
+  })
+
+  it('an exchange rate no currency has (a typo that would turn salaries into Infinity) is refused', async () => {
+    const rates = { ...RATES, usd_per_unit: { ...RATES.usd_per_unit, EUR: 1e308, SEK: 1e-320 } }
+    const issues = await issuesOf(await datasetDir({ ...BASE, 'rates.json': rates, 'jobs.ndjson': [job(1)] }))
+    expect(issues.map((issue) => `${issue.field}: ${issue.message}`)).toEqual([
+      'usd_per_unit.EUR: US dollars per unit: at most 10000',
+      'usd_per_unit.SEK: US dollars per unit: at least 0.000000001',
+    ])
   })
 })
 
