@@ -2,43 +2,87 @@
  * The `jobsnap` command: build, serve, generate. Flags override the
  * environment variables of core/config.ts.
  */
-import { defineCommand, runMain } from 'citty'
+import { type ArgsDef, defineCommand, runMain } from 'citty'
 import cluster from 'node:cluster'
 import { loadConfig } from './core/config.ts'
 import { publishedSnapshotId } from './core/snapshot.ts'
 
+/**
+ * What a command was given that it does not take: citty accepts any flag and
+ * positional, and a misspelt one (`--quiett`, `--dist` where the folder is
+ * `--out`) silently ignored would run the command on the wrong folder.
+ */
+function unexpectedArgs(args: Record<string, unknown> & { _?: unknown[] }, defs: ArgsDef): string[] {
+  const known = new Set<string>(['_'])
+  for (const [name, def] of Object.entries(defs)) {
+    known.add(name).add(name.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase()))
+    if ('alias' in def) for (const alias of [def.alias ?? []].flat()) known.add(alias)
+  }
+  return [
+    ...Object.keys(args)
+      .filter((name) => !known.has(name))
+      .map((name) => `--${name}`),
+    ...(args._ ?? []).map(String),
+  ]
+}
+
+/** Refuses (exit 2) what `command` does not take, naming it; true when the arguments are fine. */
+function argsTaken(command: string, args: Record<string, unknown>, defs: ArgsDef): boolean {
+  const unexpected = unexpectedArgs(args, defs)
+  if (unexpected.length === 0) return true
+  console.error(`jobsnap ${command}: unknown argument ${unexpected.join(', ')}; see jobsnap ${command} --help`)
+  process.exitCode = 2
+  return false
+}
+
+// A reader that went away (`jobsnap build | head -1`) must not turn a published build into a crash and exit 1.
+for (const stream of [process.stdout, process.stderr])
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error
+  })
+
+const buildArgs = {
+  data: { type: 'string', description: 'Dataset folder (JOBSNAP_DATA, default data)' },
+  out: { type: 'string', alias: 'dist', description: 'Snapshot folder (JOBSNAP_DIST, default dist; also --dist)' },
+  'site-url': { type: 'string', description: 'Public website for the v1 usage notice (JOBSNAP_SITE_URL)' },
+  now: { type: 'string', description: 'Reference time for expiry (RFC 3339, e.g. 2026-11-26T00:00:00Z; default: now)' },
+  quiet: { type: 'boolean', description: 'No progress output' },
+} satisfies ArgsDef
+
 const build = defineCommand({
   meta: { name: 'build', description: 'Validate a dataset and publish a snapshot atomically.' },
-  args: {
-    data: { type: 'string', description: 'Dataset folder (JOBSNAP_DATA, default data)' },
-    out: { type: 'string', description: 'Snapshot folder (JOBSNAP_DIST, default dist)' },
-    'site-url': { type: 'string', description: 'Public website for the v1 usage notice (JOBSNAP_SITE_URL)' },
-    now: { type: 'string', description: 'Reference time for expiry (ISO 8601; default: now)' },
-    quiet: { type: 'boolean', description: 'No progress output' },
-  },
+  args: buildArgs,
   async run({ args }) {
+    if (!argsTaken('build', args, buildArgs)) return
+    // Checked before any work: a bad date found after minutes of checking records would waste them.
+    const now = args.now === undefined ? undefined : new Date(args.now)
+    if (now !== undefined && (Number.isNaN(now.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(args.now ?? ''))) {
+      console.error(`jobsnap build: --now must be an RFC 3339 date-time such as 2026-11-26T00:00:00Z; got ${args.now}`)
+      process.exitCode = 2
+      return
+    }
     const config = loadConfig(process.env, {
       JOBSNAP_DATA: args.data,
       JOBSNAP_DIST: args.out,
       JOBSNAP_SITE_URL: args['site-url'],
     })
     const { runBuildCommand } = await import('./build/cli.ts')
-    process.exitCode = await runBuildCommand(config, {
-      now: args.now ? new Date(args.now) : undefined,
-      quiet: args.quiet,
-    })
+    process.exitCode = await runBuildCommand(config, { now, quiet: args.quiet })
   },
 })
 
+const generateArgs = {
+  jobs: { type: 'string', default: '1200', description: 'Number of job records' },
+  companies: { type: 'string', default: '220', description: 'Number of companies' },
+  seed: { type: 'string', default: '42', description: 'Random seed' },
+  out: { type: 'string', default: 'data', description: 'Output folder (default data: the committed sample)' },
+} satisfies ArgsDef
+
 const generate = defineCommand({
   meta: { name: 'generate', description: 'Write a deterministic sample dataset.' },
-  args: {
-    jobs: { type: 'string', default: '1200', description: 'Number of job records' },
-    companies: { type: 'string', default: '220', description: 'Number of companies' },
-    seed: { type: 'string', default: '42', description: 'Random seed' },
-    out: { type: 'string', default: 'data', description: 'Output folder' },
-  },
+  args: generateArgs,
   async run({ args }) {
+    if (!argsTaken('generate', args, generateArgs)) return
     const { runGenerateCommand } = await import('./build/cli.ts')
     process.exitCode = await runGenerateCommand({
       jobs: Number(args.jobs),
@@ -49,29 +93,37 @@ const generate = defineCommand({
   },
 })
 
+const rollbackArgs = {
+  out: { type: 'string', alias: 'dist', description: 'Snapshot folder (JOBSNAP_DIST, default dist; also --dist)' },
+} satisfies ArgsDef
+
 const rollback = defineCommand({
   meta: { name: 'rollback', description: 'Republish the snapshot built before the current one.' },
-  args: { out: { type: 'string', description: 'Snapshot folder (JOBSNAP_DIST, default dist)' } },
+  args: rollbackArgs,
   async run({ args }) {
+    if (!argsTaken('rollback', args, rollbackArgs)) return
     const config = loadConfig(process.env, { JOBSNAP_DIST: args.out })
     const { runRollbackCommand } = await import('./build/cli.ts')
     process.exitCode = await runRollbackCommand(config)
   },
 })
 
+const serveArgs = {
+  port: { type: 'string', description: 'Port (PORT, default 3000)' },
+  host: { type: 'string', description: 'Bind address (HOST, default 127.0.0.1)' },
+  dist: { type: 'string', alias: 'out', description: 'Snapshot folder (JOBSNAP_DIST, default dist; also --out)' },
+  workers: {
+    type: 'string',
+    description: 'Server processes sharing the port (JOBSNAP_WORKERS, default 1; e.g. the number of cores)',
+  },
+  'build-if-missing': { type: 'boolean', description: 'Build from JOBSNAP_DATA first when nothing is published' },
+} satisfies ArgsDef
+
 const serve = defineCommand({
   meta: { name: 'serve', description: 'Serve the published snapshot.' },
-  args: {
-    port: { type: 'string', description: 'Port (PORT, default 3000)' },
-    host: { type: 'string', description: 'Bind address (HOST, default 127.0.0.1)' },
-    dist: { type: 'string', description: 'Snapshot folder (JOBSNAP_DIST, default dist)' },
-    workers: {
-      type: 'string',
-      description: 'Server processes sharing the port (JOBSNAP_WORKERS, default 1; e.g. the number of cores)',
-    },
-    'build-if-missing': { type: 'boolean', description: 'Build from JOBSNAP_DATA first when nothing is published' },
-  },
+  args: serveArgs,
   async run({ args }) {
+    if (!argsTaken('serve', args, serveArgs)) return
     const config = loadConfig(process.env, {
       PORT: args.port,
       HOST: args.host,

@@ -6,11 +6,42 @@
  * the next build.
  */
 import { spawn } from 'node:child_process'
-import { mkdir, readdir, rename, rm, symlink } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CURRENT_LINK, publishedSnapshotId, SNAPSHOTS_DIR } from '../core/snapshot.ts'
 
 const STAGING_PREFIX = '.staging-'
+
+/** Held by the build or rollback that is changing a dist folder: one at a time. */
+const LOCK_FILE = '.publish.lock'
+
+/**
+ * Takes the dist folder's publish lock (a file holding the holder's pid,
+ * created exclusively); resolves with its release. Two builds publishing into
+ * one folder at once race: the later to finish wins whichever was newer, its
+ * change list is against the wrong snapshot, and one can delete a snapshot
+ * the other just published. A lock whose holder is gone (killed) is taken over.
+ */
+export async function acquirePublishLock(distDir: string, what: string): Promise<() => Promise<void>> {
+  await mkdir(distDir, { recursive: true })
+  const lock = path.join(distDir, LOCK_FILE)
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await writeFile(lock, `${process.pid} ${what}\n`, { flag: 'wx' })
+      return () => rm(lock, { force: true })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error
+    }
+    const [pid, ...holder] = (await readFile(lock, 'utf8').catch(() => '')).trim().split(' ')
+    // This very process counts as alive: builds run side by side in one process (tests) must take turns too.
+    if (Number(pid) === process.pid || isAlive(Number(pid)))
+      throw new Error(
+        `another ${holder.join(' ') || 'build'} (pid ${pid}) is publishing into ${distDir}; wait for it to finish (or delete ${lock} if that process is not jobsnap)`,
+      )
+    // Its holder died without releasing it: gone, then taken on the next pass (exclusively, so one taker wins).
+    await rm(lock, { force: true })
+  }
+}
 
 export async function createStagingDir(distDir: string, snapshotId: string): Promise<string> {
   const snapshotsDir = path.join(distDir, SNAPSHOTS_DIR)
@@ -134,6 +165,15 @@ function isAlive(pid: number): boolean {
  * Returns the ids, or throws when there is nothing older to go back to.
  */
 export async function rollbackSnapshot(distDir: string): Promise<{ from: string | undefined; to: string }> {
+  const release = await acquirePublishLock(distDir, 'rollback')
+  try {
+    return await rollbackLocked(distDir)
+  } finally {
+    await release()
+  }
+}
+
+async function rollbackLocked(distDir: string): Promise<{ from: string | undefined; to: string }> {
   const current = await publishedSnapshotId(distDir)
   const snapshots = await listSnapshots(distDir)
   const older = current ? snapshots.filter((id) => id < current) : snapshots

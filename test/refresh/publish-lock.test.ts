@@ -1,0 +1,100 @@
+/**
+ * One publisher at a time per dist folder: two builds (or a build and a
+ * rollback) running into the same folder race on `current`, the change list
+ * and pruning. The second is refused with the first one's pid; a lock left
+ * by a killed build is taken over. And the command line refuses arguments it
+ * does not take, rather than running on the wrong folder.
+ */
+import { spawn } from 'node:child_process'
+import { readFile, readlink, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { rollbackSnapshot } from '../../build/index.ts'
+import { CURRENT_LINK } from '../../core/index.ts'
+import { runCli } from '../../support/processes.ts'
+import { build, createDataset, type RefreshDataset } from './support/dataset.ts'
+
+let dataset: RefreshDataset
+const LOCK = '.publish.lock'
+
+beforeAll(async () => {
+  dataset = await createDataset({ prefix: 'publish-lock', jobs: 200, companies: 20, seed: 5 })
+})
+afterAll(async () => {
+  await dataset?.cleanup()
+})
+
+/** A process that is alive until killed: its pid stands for another build holding the lock. */
+function otherProcess() {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' })
+  return { pid: child.pid!, stop: () => child.kill('SIGKILL') }
+}
+
+describe('publish lock', () => {
+  it('two builds into one folder at once: one publishes, the other is refused naming it, and the lock is gone after', async () => {
+    const results = await Promise.allSettled([
+      build(dataset, { now: new Date('2026-10-01T00:00:00Z') }),
+      build(dataset, { now: new Date('2026-10-01T00:00:01Z') }),
+    ])
+    const published = results.filter((r) => r.status === 'fulfilled')
+    const refused = results.filter((r) => r.status === 'rejected')
+    expect(published).toHaveLength(1)
+    expect(refused).toHaveLength(1)
+    expect(String((refused[0] as PromiseRejectedResult).reason)).toMatch(
+      new RegExp(`another build \\(pid ${process.pid}\\) is publishing into ${dataset.distDir}`),
+    )
+    expect(path.basename(await readlink(path.join(dataset.distDir, CURRENT_LINK)))).toBe(
+      (published[0] as PromiseFulfilledResult<{ snapshotId: string }>).value.snapshotId,
+    )
+    await expect(readFile(path.join(dataset.distDir, LOCK))).rejects.toThrow(/ENOENT/)
+  })
+
+  it('a build or rollback while another process holds the lock is refused; a dead holder is taken over', async () => {
+    const other = otherProcess()
+    try {
+      await writeFile(path.join(dataset.distDir, LOCK), `${other.pid} build\n`)
+      await expect(build(dataset, { now: new Date('2026-10-02T00:00:00Z') })).rejects.toThrow(
+        `another build (pid ${other.pid}) is publishing`,
+      )
+      await expect(rollbackSnapshot(dataset.distDir)).rejects.toThrow(`another build (pid ${other.pid}) is publishing`)
+    } finally {
+      other.stop()
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    // Killed without releasing it: the next build takes the lock over and publishes.
+    const next = await build(dataset, { now: new Date('2026-10-03T00:00:00Z') })
+    expect(path.basename(await readlink(path.join(dataset.distDir, CURRENT_LINK)))).toBe(next.snapshotId)
+    await expect(readFile(path.join(dataset.distDir, LOCK))).rejects.toThrow(/ENOENT/)
+  })
+})
+
+describe('command-line arguments', () => {
+  it('an unknown flag, a stray word or a --now that is no date is refused before any work (exit 2)', async () => {
+    const out = path.join(path.dirname(dataset.distDir), 'cli-dist')
+    await rm(out, { recursive: true, force: true })
+    for (const [args, said] of [
+      [['--quiett'], 'unknown argument --quiett'],
+      [['extra'], 'unknown argument extra'],
+      [['--now', 'yesterday'], '--now must be an RFC 3339 date-time'],
+    ] as const) {
+      const result = await runCli(['build', '--data', dataset.dataDir, '--out', out, ...args])
+      expect(result.code, args.join(' ')).toBe(2)
+      expect(result.stderr).toContain(said)
+    }
+    await expect(readlink(path.join(out, CURRENT_LINK))).rejects.toThrow(/ENOENT/)
+  })
+
+  it('--dist names the folder for build and rollback too (it was ignored, and rollback went to ./dist)', async () => {
+    const out = path.join(path.dirname(dataset.distDir), 'cli-dist-2')
+    await rm(out, { recursive: true, force: true })
+    for (const now of ['2026-10-01T00:00:00Z', '2026-10-02T00:00:00Z']) {
+      const result = await runCli(['build', '--data', dataset.dataDir, '--dist', out, '--quiet', '--now', now])
+      expect(result.code, result.stderr).toBe(0)
+    }
+    const newest = await readlink(path.join(out, CURRENT_LINK))
+    const rolled = await runCli(['rollback', '--dist', out])
+    expect(rolled.code, rolled.stderr).toBe(0)
+    expect(rolled.stdout).toContain(`rolled back ${out}/current`)
+    expect(await readlink(path.join(out, CURRENT_LINK))).not.toBe(newest)
+  })
+})
