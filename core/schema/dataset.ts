@@ -35,6 +35,22 @@ const plainText = <T extends z.ZodString>(schema: T, where: string) =>
       `plain text, but holds HTML markup (${MARKUP.exec(String(issue.input))?.[0].slice(0, 40)}); ${where}`,
   })
 const PLAIN = 'remove the markup'
+
+const timeZoneKnown = new Map<string, boolean>()
+/** An IANA time zone name the platform knows (as Intl reads it); remembered, since a build asks ~1M times. */
+function isTimeZone(name: string): boolean {
+  let known = timeZoneKnown.get(name)
+  if (known === undefined) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: name })
+      known = true
+    } catch {
+      known = false
+    }
+    timeZoneKnown.set(name, known)
+  }
+  return known
+}
 const PLAIN_DESCRIPTION = 'put HTML in description_html, which the build converts to text'
 
 export const DatasetLocation = z
@@ -80,7 +96,9 @@ export const DatasetJob = z
     remote_allowed: z.array(DatasetLocation).optional(),
     /** Free-text location label shown by v1 as `location_original`. */
     location_original: NonEmpty.optional(),
-    timezones: z.array(NonEmpty).optional(),
+    timezones: z
+      .array(NonEmpty.refine(isTimeZone, 'unknown time zone (use an IANA name such as Europe/Berlin)'))
+      .optional(),
     /** Smallest currency unit (cents for USD). */
     salary_min: z.int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
     salary_max: z.int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),

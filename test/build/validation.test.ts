@@ -422,6 +422,15 @@ describe('loadDataset names file, position, record, field and reason', () => {
     ])
   })
 
+  it('a time zone that is no IANA name is refused', async () => {
+    const issues = await issuesOf(
+      await datasetDir({ ...BASE, 'jobs.ndjson': [job(1, { timezones: ['Europe/Berlin', 'Mars/Olympus'] })] }),
+    )
+    expect(issues.map((issue) => `${issue.field}: ${issue.message}`)).toEqual([
+      'timezones.1: unknown time zone (use an IANA name such as Europe/Berlin)',
+    ])
+  })
+
   it('an exchange rate no currency has (a typo that would turn salaries into Infinity) is refused', async () => {
     const rates = { ...RATES, usd_per_unit: { ...RATES.usd_per_unit, EUR: 1e308, SEK: 1e-320 } }
     const issues = await issuesOf(await datasetDir({ ...BASE, 'rates.json': rates, 'jobs.ndjson': [job(1)] }))
