@@ -65,14 +65,57 @@ export async function unusedSnapshotId(distDir: string, id: string): Promise<str
   return candidate
 }
 
-/** Renames the finished staging folder into place and swaps `current` to it. */
+/** Renames the finished staging folder into place, swaps `current` to it and records the publish. */
 export async function publishSnapshot(distDir: string, stagingDir: string, snapshotId: string): Promise<string> {
   const snapshotsDir = path.join(distDir, SNAPSHOTS_DIR)
   const finalDir = path.join(snapshotsDir, snapshotId)
   await rm(finalDir, { recursive: true, force: true })
   await rename(stagingDir, finalDir)
   await pointCurrentAt(distDir, snapshotId)
+  await writeHistory(distDir, [...((await readHistory(distDir)) ?? []), snapshotId])
   return finalDir
+}
+
+/**
+ * Snapshot ids in the order they were published, one a line, beside
+ * `current`. Rollback and pruning go by it, not by id: an id starts with the
+ * build's reference time (`--now` can set it in the past), and a build killed
+ * between its rename and the swap leaves a snapshot that was never served.
+ */
+const HISTORY_FILE = 'publish-history.txt'
+/** Publishes remembered; older lines are dropped (every kept snapshot is among far fewer). */
+const HISTORY_LENGTH = 1000
+
+async function readHistory(distDir: string): Promise<string[] | undefined> {
+  const text = await readFile(path.join(distDir, HISTORY_FILE), 'utf8').catch(() => undefined)
+  return text?.split('\n').filter((line) => line !== '')
+}
+
+/** Replaces the history in one rename, so a reader never sees half of it. */
+async function writeHistory(distDir: string, ids: string[]): Promise<void> {
+  const temp = path.join(distDir, `.${HISTORY_FILE}-${process.pid}`)
+  await writeFile(
+    temp,
+    ids
+      .slice(-HISTORY_LENGTH)
+      .map((id) => `${id}\n`)
+      .join(''),
+  )
+  await rename(temp, path.join(distDir, HISTORY_FILE))
+}
+
+/**
+ * The snapshots on disk, oldest publish first: those the history does not
+ * name (published before it was kept, or never published) by id, then the
+ * history's, each at its last publish.
+ */
+async function inPublishOrder(distDir: string): Promise<string[]> {
+  const onDisk = await listSnapshots(distDir)
+  const history = (await readHistory(distDir)) ?? []
+  const lastPublish = new Map(history.map((id, at) => [id, at]))
+  const unnamed = onDisk.filter((id) => !lastPublish.has(id))
+  const named = onDisk.filter((id) => lastPublish.has(id)).sort((a, b) => lastPublish.get(a)! - lastPublish.get(b)!)
+  return [...unnamed, ...named]
 }
 
 /** Swaps `current` with one rename(2): readers see the old or the new target, never neither. */
@@ -121,7 +164,7 @@ export async function pruneSnapshots(distDir: string, keep: number): Promise<str
       await removeTree(path.join(snapshotsDir, entry.name))
     }
   }
-  const snapshots = await listSnapshots(distDir)
+  const snapshots = await inPublishOrder(distDir)
   const removed = snapshots.slice(0, Math.max(0, snapshots.length - keep)).filter((id) => id !== current)
   for (const id of removed) await discard(id)
   return removed
@@ -161,8 +204,9 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * Republishes the snapshot built before the current one (`jobsnap rollback`).
- * Returns the ids, or throws when there is nothing older to go back to.
+ * Republishes the snapshot published before the current one (`jobsnap
+ * rollback`); called again, the one before that. Returns the ids, or throws
+ * when there is nothing older to go back to.
  */
 export async function rollbackSnapshot(distDir: string): Promise<{ from: string | undefined; to: string }> {
   const release = await acquirePublishLock(distDir, 'rollback')
@@ -175,10 +219,23 @@ export async function rollbackSnapshot(distDir: string): Promise<{ from: string 
 
 async function rollbackLocked(distDir: string): Promise<{ from: string | undefined; to: string }> {
   const current = await publishedSnapshotId(distDir)
-  const snapshots = await listSnapshots(distDir)
-  const older = current ? snapshots.filter((id) => id < current) : snapshots
-  const target = older.at(-1)
-  if (!target) throw new Error(`no snapshot older than ${current ?? '(none)'} in ${distDir}/${SNAPSHOTS_DIR}`)
+  const history = await readHistory(distDir)
+  if (!history) {
+    // A folder published before the history was kept: ids are build times, the best order there is.
+    const target = (await listSnapshots(distDir)).filter((id) => current === undefined || id < current).at(-1)
+    if (!target) throw new Error(`no snapshot older than ${current ?? '(none)'} in ${distDir}/${SNAPSHOTS_DIR}`)
+    await pointCurrentAt(distDir, target)
+    return { from: current, to: target }
+  }
+  // The publish before the current one's, still on disk; the current one's publish is taken back, so a second
+  // rollback goes one further.
+  const onDisk = new Set(await listSnapshots(distDir))
+  const at = current === undefined ? -1 : history.lastIndexOf(current)
+  const before = at < 0 ? history : history.slice(0, at)
+  const target = before.findLast((id) => id !== current && onDisk.has(id))
+  if (!target)
+    throw new Error(`no snapshot published before ${current ?? '(none)'} left in ${distDir}/${SNAPSHOTS_DIR}`)
   await pointCurrentAt(distDir, target)
+  await writeHistory(distDir, before.slice(0, before.lastIndexOf(target) + 1))
   return { from: current, to: target }
 }

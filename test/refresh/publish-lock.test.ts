@@ -6,11 +6,11 @@
  * does not take, rather than running on the wrong folder.
  */
 import { spawn } from 'node:child_process'
-import { readFile, readlink, rm, writeFile } from 'node:fs/promises'
+import { cp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { rollbackSnapshot } from '../../build/index.ts'
-import { CURRENT_LINK } from '../../core/index.ts'
+import { CURRENT_LINK, SNAPSHOTS_DIR } from '../../core/index.ts'
 import { runCli } from '../../support/processes.ts'
 import { build, createDataset, type RefreshDataset } from './support/dataset.ts'
 
@@ -96,5 +96,29 @@ describe('command-line arguments', () => {
     expect(rolled.code, rolled.stderr).toBe(0)
     expect(rolled.stdout).toContain(`rolled back ${out}/current`)
     expect(await readlink(path.join(out, CURRENT_LINK))).not.toBe(newest)
+  })
+})
+
+describe('publish order', () => {
+  it('rollback goes to the snapshot published before, whatever the ids say; again, one further; never to one never published', async () => {
+    const distDir = path.join(path.dirname(dataset.distDir), 'order-dist')
+    await rm(distDir, { recursive: true, force: true })
+    const at = (day: number) => new Date(`2026-10-${String(day).padStart(2, '0')}T00:00:00Z`)
+    const first = await build(dataset, { distDir, now: at(20) })
+    const second = await build(dataset, { distDir, now: at(10) })
+    // A build killed between its rename and the swap leaves a folder that was never current; its id sorts last.
+    const orphan = '20991231T000000000Z-deadbeef'
+    await cp(first.snapshotDir, path.join(distDir, SNAPSHOTS_DIR, orphan), { recursive: true })
+    const third = await build(dataset, { distDir, now: at(5), keepSnapshots: 10 })
+
+    expect(await rollbackSnapshot(distDir)).toEqual({ from: third.snapshotId, to: second.snapshotId })
+    expect(await rollbackSnapshot(distDir)).toEqual({ from: second.snapshotId, to: first.snapshotId })
+    await expect(rollbackSnapshot(distDir)).rejects.toThrow(/no snapshot published before/)
+
+    // Pruning keeps the last publishes, not the highest ids: the orphan goes first.
+    const fourth = await build(dataset, { distDir, now: at(1), keepSnapshots: 2 })
+    expect((await readdir(path.join(distDir, SNAPSHOTS_DIR))).filter((name) => !name.startsWith('.')).sort()).toEqual(
+      [first.snapshotId, fourth.snapshotId].sort(),
+    )
   })
 })

@@ -49,7 +49,7 @@ export async function retitleAll(dataDir: string, revision: number): Promise<voi
   })
 }
 
-/** In-process build; `now` must increase from build to build (snapshot ids, and so rollback order, start with it). */
+/** In-process build; give each build of one dist folder its own `now` (snapshot ids start with it). */
 export async function build(
   dataset: RefreshDataset,
   options: { now?: Date; distDir?: string; keepSnapshots?: number; workers?: number } = {},
