@@ -5,6 +5,7 @@
  * when there are none.
  */
 import type { z } from 'zod'
+import { wordedIssues } from '../core/issue-wording.ts'
 import { DatasetCompany, DatasetJob, ExchangeRates } from '../core/schema/dataset.ts'
 import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './issues.ts'
 import { findDatasetFiles, readRecords, type RecordKind } from './read-dataset.ts'
@@ -25,12 +26,13 @@ function recordIdOf(value: unknown): string | undefined {
   return undefined
 }
 
+/** A record's schema problems, one per field, in plain words ("required (a string)", not zod's wording). */
 function zodIssues(error: z.ZodError, source: RecordSource, recordId: string | undefined): DatasetIssue[] {
-  return error.issues.map((issue) => ({
+  return wordedIssues(error.issues).map(({ path, words }) => ({
     source,
     recordId,
-    field: issue.path.length > 0 ? issue.path.join('.') : undefined,
-    message: issue.message,
+    field: path || undefined,
+    message: words,
   }))
 }
 
@@ -73,7 +75,7 @@ async function loadKind<T>(
     for await (const raw of readRecords(dataDir, file, issues)) {
       count++
       if (count % 5000 === 0) options.onProgress?.(kind, count)
-      const parsed = schema.safeParse(raw.value)
+      const parsed = schema.safeParse(raw.value, { reportInput: true })
       if (parsed.success) accept(parsed.data, raw.source)
       else issues.push(...zodIssues(parsed.error, raw.source, recordIdOf(raw.value)))
     }
@@ -161,7 +163,7 @@ export function checkJobRecord(
   source: RecordSource,
   context: { rates: ExchangeRates | undefined; companyById: ReadonlyMap<string, DatasetCompany> },
 ): { job: DatasetJob | undefined; issues: DatasetIssue[] } {
-  const parsed = DatasetJob.safeParse(value)
+  const parsed = DatasetJob.safeParse(value, { reportInput: true })
   if (!parsed.success) return { job: undefined, issues: zodIssues(parsed.error, source, recordIdOf(value)) }
   const job = parsed.data
   const issues: DatasetIssue[] = []

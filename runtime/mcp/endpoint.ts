@@ -28,7 +28,7 @@ import { rateLimitHeaders, type TokenBucketLimiter } from '../http/rate-limit.ts
 import type { Limiter } from '../http/redis-limiter.ts'
 import { withCommonHeaders, type HeaderList } from '../http/respond.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
-import { describeIssues } from './issue-wording.ts'
+import { describeIssues } from '../../core/issue-wording.ts'
 import { createMcpServer } from './server.ts'
 
 export const MCP_MAX_BODY_BYTES = 1024 * 1024

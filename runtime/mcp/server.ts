@@ -31,7 +31,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { z } from 'zod'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { InvalidParamsError, ToolError } from './errors.ts'
-import { describeIssues } from './issue-wording.ts'
+import { describeIssues } from '../../core/issue-wording.ts'
 import { toolJsonSchema } from './json-schema.ts'
 import { completePromptArgument, getPrompt, PROMPTS } from './prompts.ts'
 import { ListFiltersInput, ListFiltersOutput, listFilters } from './list-filters.ts'

@@ -422,6 +422,26 @@ describe('loadDataset names file, position, record, field and reason', () => {
     ])
   })
 
+  it('says what is wrong in plain words, once per field: required, the format expected, the values allowed', async () => {
+    const { title: _title, ...untitled } = job(1)
+    const issues = await issuesOf(
+      await datasetDir({
+        ...BASE,
+        'jobs.ndjson': [
+          untitled,
+          job(2, { posted_at: '2026-11-10T09:00:00', salary_max: 1e300 }),
+          job(3, { work_arrangement: 'moon' as never }),
+        ],
+      }),
+    )
+    expect(issues.map((issue) => `${issue.field}: ${issue.message}`)).toEqual([
+      'title: required (a string)',
+      'salary_max: must be at most 9007199254740991',
+      'posted_at: expected an RFC 3339 date-time with its offset, such as 2026-11-10T09:00:00Z, got the string "2026-11-10T09:00:00"',
+      'work_arrangement: must be one of "onsite", "hybrid", "remote", got the string "moon"',
+    ])
+  })
+
   it('a time zone that is no IANA name is refused', async () => {
     const issues = await issuesOf(
       await datasetDir({ ...BASE, 'jobs.ndjson': [job(1, { timezones: ['Europe/Berlin', 'Mars/Olympus'] })] }),

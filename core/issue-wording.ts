@@ -1,5 +1,6 @@
 /**
- * zod's issues in words an agent (or its user) reads without knowing zod:
+ * zod's issues in words an agent, a data team or their users read without
+ * knowing zod (MCP tool arguments, dataset records):
  * "expected an integer, got 1.5" rather than "Invalid input: expected int,
  * received number", and one problem per argument (a page of 1e20 broke both
  * the safe-integer bound and the page limit; only the limit is news).
@@ -39,6 +40,15 @@ function bound(issue: Extract<Issue, { code: 'too_big' | 'too_small' }>): string
   return `must be ${big ? (inclusive ? 'at most' : 'less than') : inclusive ? 'at least' : 'more than'} ${limit}${unit}`
 }
 
+/** What a string format asks for, by zod's format name. */
+const FORMAT_WORDS: Record<string, string> = {
+  datetime: 'an RFC 3339 date-time with its offset, such as 2026-11-10T09:00:00Z',
+  date: 'a date such as 2026-11-01',
+  uuid: 'a UUID',
+  url: 'an http(s) URL',
+  email: 'an e-mail address',
+}
+
 /** zod's own messages (the ones reworded). */
 const ZOD_WORDING = /^(Invalid|Too (big|small))\b/
 
@@ -56,6 +66,13 @@ function issueWords(issue: Issue): string {
     case 'too_big':
     case 'too_small':
       return bound(issue)
+    case 'invalid_format': {
+      const input = (issue as { input?: unknown }).input
+      const expected = FORMAT_WORDS[issue.format]
+      return expected
+        ? `expected ${expected}${input === undefined ? '' : `, got ${describeValue(input)}`}`
+        : issue.message
+    }
     case 'invalid_value': {
       const input = (issue as { input?: unknown }).input
       return `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}${input === undefined ? '' : `, got ${describeValue(input)}`}`
@@ -75,13 +92,19 @@ const isSafeIntegerBound = (issue: Issue) =>
  * they came; `root` names the value when the path is empty.
  */
 export function describeIssues(issues: readonly Issue[], root: string): string[] {
+  return wordedIssues(issues).map(({ path, words }) => `${path || root}: ${words}`)
+}
+
+/** Each path's problems in words, one entry per path (dot-joined; '' for the value itself), in the order they came. */
+export function wordedIssues(issues: readonly Issue[]): { path: string; words: string }[] {
   const byPath = new Map<string, Issue[]>()
   for (const issue of issues) {
-    const where = issue.path.length ? issue.path.map(String).join('.') : root
+    const where = issue.path.map(String).join('.')
     byPath.set(where, [...(byPath.get(where) ?? []), issue])
   }
-  return [...byPath].map(([where, found]) => {
+  return [...byPath].map(([path, found]) => {
     const kept = found.length > 1 ? found.filter((issue) => !isSafeIntegerBound(issue)) : found
-    return `${where}: ${(kept.length ? kept : found).map(issueWords).join('; ')}`
+    // The same words twice (an integer's own bound and the number's) say it once.
+    return { path, words: [...new Set((kept.length ? kept : found).map(issueWords))].join('; ') }
   })
 }
