@@ -36,6 +36,16 @@ const plainText = <T extends z.ZodString>(schema: T, where: string) =>
   })
 const PLAIN = 'remove the markup'
 
+/**
+ * Bounds far above any real posting that keep one broken record from
+ * publishing a multi-megabyte job (every list page and feed that shows it
+ * carries it too).
+ */
+const MAX_TITLE = 500
+const MAX_DESCRIPTION = 200_000
+const MAX_DESCRIPTION_HTML = 1_000_000
+const MAX_TAGS = 200
+
 const timeZoneKnown = new Map<string, boolean>()
 /** An IANA time zone name the platform knows (as Intl reads it); remembered, since a build asks ~1M times. */
 function isTimeZone(name: string): boolean {
@@ -78,11 +88,11 @@ export const DatasetJob = z
     slug: Slug,
     status: z.enum(['live', 'closed']),
     company_id: Uuid,
-    title: plainText(NonEmpty, PLAIN),
+    title: plainText(NonEmpty.max(MAX_TITLE), PLAIN),
     /** Plain-text description. */
-    description: plainText(z.string(), PLAIN_DESCRIPTION).optional(),
+    description: plainText(z.string().max(MAX_DESCRIPTION), PLAIN_DESCRIPTION).optional(),
     /** HTML description; converted to plain text by the build, never published. */
-    description_html: z.string().optional(),
+    description_html: z.string().max(MAX_DESCRIPTION_HTML).optional(),
     url: Url,
     category: Slug.optional(),
     role: NonEmpty.optional(),
@@ -107,9 +117,9 @@ export const DatasetJob = z
       .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD')
       .optional(),
     salary_period: z.enum(SALARY_PERIODS).optional(),
-    skills: z.array(DatasetTag).optional(),
-    stack: z.array(DatasetTag).optional(),
-    tools: z.array(DatasetTag).optional(),
+    skills: z.array(DatasetTag).max(MAX_TAGS).optional(),
+    stack: z.array(DatasetTag).max(MAX_TAGS).optional(),
+    tools: z.array(DatasetTag).max(MAX_TAGS).optional(),
     posted_at: Timestamp,
     expires_at: Timestamp.optional(),
   })
@@ -153,8 +163,8 @@ export const DatasetCompany = z.strictObject({
   website: Url.optional(),
   logo_url: Url.optional(),
   short_description: plainText(NonEmpty, PLAIN).optional(),
-  description: plainText(z.string(), PLAIN_DESCRIPTION).optional(),
-  description_html: z.string().optional(),
+  description: plainText(z.string().max(MAX_DESCRIPTION), PLAIN_DESCRIPTION).optional(),
+  description_html: z.string().max(MAX_DESCRIPTION_HTML).optional(),
   /** Industry label, e.g. "Software". */
   category: NonEmpty.optional(),
   /** Headquarters country. */

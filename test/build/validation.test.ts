@@ -442,6 +442,24 @@ describe('loadDataset names file, position, record, field and reason', () => {
     ])
   })
 
+  it('a record far larger than any posting (a 10 MB description, 50,000 skills) is refused, saying the bound', async () => {
+    const tag = (n: number) => ({ name: `Skill ${n}`, slug: `skill-${n}` })
+    const issues = await issuesOf(
+      await datasetDir({
+        ...BASE,
+        'jobs.ndjson': [
+          job(1, { description: 'x'.repeat(10_000_000) }),
+          job(2, { skills: Array.from({ length: 50_000 }, (_, n) => tag(n)) }),
+          job(3, { description: 'y'.repeat(200_000), skills: Array.from({ length: 200 }, (_, n) => tag(n)) }),
+        ],
+      }),
+    )
+    expect(issues.map((issue) => `${issue.recordId} ${issue.field}: ${issue.message}`)).toEqual([
+      `${testUuid(1001)} description: must be at most 200000 characters`,
+      `${testUuid(1002)} skills: must be at most 200 values`,
+    ])
+  })
+
   it('a time zone that is no IANA name is refused', async () => {
     const issues = await issuesOf(
       await datasetDir({ ...BASE, 'jobs.ndjson': [job(1, { timezones: ['Europe/Berlin', 'Mars/Olympus'] })] }),
