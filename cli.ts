@@ -4,6 +4,7 @@
  */
 import { type ArgsDef, defineCommand, runMain } from 'citty'
 import cluster from 'node:cluster'
+import { z } from 'zod'
 import { loadConfig } from './core/config.ts'
 import { publishedSnapshotId } from './core/snapshot.ts'
 
@@ -56,7 +57,7 @@ const build = defineCommand({
     if (!argsTaken('build', args, buildArgs)) return
     // Checked before any work: a bad date found after minutes of checking records would waste them.
     const now = args.now === undefined ? undefined : new Date(args.now)
-    if (now !== undefined && (Number.isNaN(now.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(args.now ?? ''))) {
+    if (args.now !== undefined && !z.iso.datetime({ offset: true }).safeParse(args.now).success) {
       console.error(`jobsnap build: --now must be an RFC 3339 date-time such as 2026-11-26T00:00:00Z; got ${args.now}`)
       process.exitCode = 2
       return
