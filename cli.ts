@@ -99,7 +99,10 @@ const rollbackArgs = {
 } satisfies ArgsDef
 
 const rollback = defineCommand({
-  meta: { name: 'rollback', description: 'Republish the snapshot built before the current one.' },
+  meta: {
+    name: 'rollback',
+    description: 'Republish the snapshot published before the current one (again: the one before that).',
+  },
   args: rollbackArgs,
   async run({ args }) {
     if (!argsTaken('rollback', args, rollbackArgs)) return

@@ -149,7 +149,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     throw new DatasetInvalidError([
       { source: { file: options.dataDir }, message: 'no such data folder (set it with --data or JOBSNAP_DATA)' },
     ])
-  const release = await acquirePublishLock(options.distDir, 'build')
+  const release = await acquirePublishLock(options.distDir, 'build', true)
   try {
     return await buildLocked(options)
   } finally {

@@ -6,40 +6,64 @@
  * the next build.
  */
 import { spawn } from 'node:child_process'
-import { mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import lockfile from 'proper-lockfile'
 import { CURRENT_LINK, publishedSnapshotId, SNAPSHOTS_DIR } from '../core/snapshot.ts'
 
 const STAGING_PREFIX = '.staging-'
 
-/** Held by the build or rollback that is changing a dist folder: one at a time. */
-const LOCK_FILE = '.publish.lock'
+/** The lock: a folder proper-lockfile makes and keeps fresh while a build or rollback changes the dist folder. */
+const LOCK = '.publish.lock'
+/** Who holds the lock, for the message another publisher gets. */
+const LOCK_HOLDER = '.publish.lock-holder'
+/** A lock its process stopped refreshing for this long (killed, machine stopped) is taken over. */
+const STALE_LOCK_MS = 60_000
 
 /**
- * Takes the dist folder's publish lock (a file holding the holder's pid,
- * created exclusively); resolves with its release. Two builds publishing into
- * one folder at once race: the later to finish wins whichever was newer, its
- * change list is against the wrong snapshot, and one can delete a snapshot
- * the other just published. A lock whose holder is gone (killed) is taken over.
+ * Takes the dist folder's publish lock; resolves with its release. Two
+ * builds publishing into one folder at once race: the later to finish wins
+ * whichever was newer, its change list is against the wrong snapshot, and
+ * one can delete a snapshot the other just published. proper-lockfile makes
+ * the lock with one mkdir (atomic) and refreshes its mtime while it is
+ * held, so a lock is stale by age, not by a pid that a restarted container
+ * may well reuse. `create` makes the dist folder first (a build); without
+ * it, a missing folder is an error (a rollback of a misspelt folder).
  */
-export async function acquirePublishLock(distDir: string, what: string): Promise<() => Promise<void>> {
-  await mkdir(distDir, { recursive: true })
-  const lock = path.join(distDir, LOCK_FILE)
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await writeFile(lock, `${process.pid} ${what}\n`, { flag: 'wx' })
-      return () => rm(lock, { force: true })
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error
-    }
-    const [pid, ...holder] = (await readFile(lock, 'utf8').catch(() => '')).trim().split(' ')
-    // This very process counts as alive: builds run side by side in one process (tests) must take turns too.
-    if (Number(pid) === process.pid || isAlive(Number(pid)))
-      throw new Error(
-        `another ${holder.join(' ') || 'build'} (pid ${pid}) is publishing into ${distDir}; wait for it to finish (or delete ${lock} if that process is not jobsnap)`,
-      )
-    // Its holder died without releasing it: gone, then taken on the next pass (exclusively, so one taker wins).
-    await rm(lock, { force: true })
+export async function acquirePublishLock(
+  distDir: string,
+  what: 'build' | 'rollback',
+  create: boolean,
+): Promise<() => Promise<void>> {
+  if (create) await mkdir(distDir, { recursive: true })
+  else if (
+    !(await stat(distDir).then(
+      (found) => found.isDirectory(),
+      () => false,
+    ))
+  )
+    throw new Error(`no such dist folder: ${distDir}`)
+  let release: () => Promise<void>
+  try {
+    release = await lockfile.lock(distDir, {
+      lockfilePath: path.join(distDir, LOCK),
+      realpath: false,
+      stale: STALE_LOCK_MS,
+      retries: 0,
+      // A lock not refreshed in time (the event loop blocked for a minute) is said, not thrown from a timer.
+      onCompromised: (error) => process.emitWarning(`publish lock of ${distDir} lost: ${error.message}`),
+    })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
+    const holder = (await readFile(path.join(distDir, LOCK_HOLDER), 'utf8').catch(() => '')).trim()
+    throw new Error(
+      `another ${holder || 'build or rollback'} is publishing into ${distDir}; wait for it to finish (a lock nothing refreshes is taken over after ${STALE_LOCK_MS / 1000} s)`,
+    )
+  }
+  await writeFile(path.join(distDir, LOCK_HOLDER), `${what} (pid ${process.pid}, since ${new Date().toISOString()})\n`)
+  return async () => {
+    await rm(path.join(distDir, LOCK_HOLDER), { force: true })
+    await release()
   }
 }
 
@@ -71,9 +95,27 @@ export async function publishSnapshot(distDir: string, stagingDir: string, snaps
   const finalDir = path.join(snapshotsDir, snapshotId)
   await rm(finalDir, { recursive: true, force: true })
   await rename(stagingDir, finalDir)
+  // Recorded before the swap: a failure here publishes nothing, and one after it leaves a history that names
+  // the new snapshot last, which rollback and pruning read correctly either way.
+  await writeHistory(distDir, await historyWith(distDir, snapshotId))
   await pointCurrentAt(distDir, snapshotId)
-  await writeHistory(distDir, [...((await readHistory(distDir)) ?? []), snapshotId])
   return finalDir
+}
+
+/**
+ * The history with `id` published next. A folder without one (published
+ * before it was kept) is seeded with its snapshots up to the current one, in
+ * id order, so that a rollback still has somewhere to go; a current snapshot
+ * the history does not end with (a crash between writing it and the swap, a
+ * hand-made symlink) is recorded before `id`.
+ */
+async function historyWith(distDir: string, id: string): Promise<string[]> {
+  const current = await publishedSnapshotId(distDir)
+  const history =
+    (await readHistory(distDir)) ??
+    (await listSnapshots(distDir)).filter((name) => name !== id && current !== undefined && name <= current)
+  if (current !== undefined && current !== id && history.at(-1) !== current) history.push(current)
+  return [...history, id]
 }
 
 /**
@@ -94,14 +136,18 @@ async function readHistory(distDir: string): Promise<string[] | undefined> {
 /** Replaces the history in one rename, so a reader never sees half of it. */
 async function writeHistory(distDir: string, ids: string[]): Promise<void> {
   const temp = path.join(distDir, `.${HISTORY_FILE}-${process.pid}`)
-  await writeFile(
-    temp,
-    ids
-      .slice(-HISTORY_LENGTH)
-      .map((id) => `${id}\n`)
-      .join(''),
-  )
-  await rename(temp, path.join(distDir, HISTORY_FILE))
+  try {
+    await writeFile(
+      temp,
+      ids
+        .slice(-HISTORY_LENGTH)
+        .map((id) => `${id}\n`)
+        .join(''),
+    )
+    await rename(temp, path.join(distDir, HISTORY_FILE))
+  } finally {
+    await rm(temp, { force: true })
+  }
 }
 
 /**
@@ -209,7 +255,7 @@ function isAlive(pid: number): boolean {
  * when there is nothing older to go back to.
  */
 export async function rollbackSnapshot(distDir: string): Promise<{ from: string | undefined; to: string }> {
-  const release = await acquirePublishLock(distDir, 'rollback')
+  const release = await acquirePublishLock(distDir, 'rollback', false)
   try {
     return await rollbackLocked(distDir)
   } finally {

@@ -5,8 +5,7 @@
  * by a killed build is taken over. And the command line refuses arguments it
  * does not take, rather than running on the wrong folder.
  */
-import { spawn } from 'node:child_process'
-import { cp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdir, readdir, readlink, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { rollbackSnapshot } from '../../build/index.ts'
@@ -16,6 +15,7 @@ import { build, createDataset, type RefreshDataset } from './support/dataset.ts'
 
 let dataset: RefreshDataset
 const LOCK = '.publish.lock'
+const HISTORY = 'publish-history.txt'
 
 beforeAll(async () => {
   dataset = await createDataset({ prefix: 'publish-lock', jobs: 200, companies: 20, seed: 5 })
@@ -23,12 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await dataset?.cleanup()
 })
-
-/** A process that is alive until killed: its pid stands for another build holding the lock. */
-function otherProcess() {
-  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' })
-  return { pid: child.pid!, stop: () => child.kill('SIGKILL') }
-}
 
 describe('publish lock', () => {
   it('two builds into one folder at once: one publishes, the other is refused naming it, and the lock is gone after', async () => {
@@ -41,30 +35,34 @@ describe('publish lock', () => {
     expect(published).toHaveLength(1)
     expect(refused).toHaveLength(1)
     expect(String((refused[0] as PromiseRejectedResult).reason)).toMatch(
-      new RegExp(`another build \\(pid ${process.pid}\\) is publishing into ${dataset.distDir}`),
+      new RegExp(`another build \\(pid ${process.pid}, since [^)]+\\) is publishing into ${dataset.distDir};`),
     )
     expect(path.basename(await readlink(path.join(dataset.distDir, CURRENT_LINK)))).toBe(
       (published[0] as PromiseFulfilledResult<{ snapshotId: string }>).value.snapshotId,
     )
-    await expect(readFile(path.join(dataset.distDir, LOCK))).rejects.toThrow(/ENOENT/)
+    await expect(stat(path.join(dataset.distDir, LOCK))).rejects.toThrow(/ENOENT/)
   })
 
-  it('a build or rollback while another process holds the lock is refused; a dead holder is taken over', async () => {
-    const other = otherProcess()
-    try {
-      await writeFile(path.join(dataset.distDir, LOCK), `${other.pid} build\n`)
-      await expect(build(dataset, { now: new Date('2026-10-02T00:00:00Z') })).rejects.toThrow(
-        `another build (pid ${other.pid}) is publishing`,
-      )
-      await expect(rollbackSnapshot(dataset.distDir)).rejects.toThrow(`another build (pid ${other.pid}) is publishing`)
-    } finally {
-      other.stop()
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    // Killed without releasing it: the next build takes the lock over and publishes.
+  it('a build or rollback while the lock is fresh is refused; a lock nothing refreshed for a minute is taken over', async () => {
+    // Another process's lock, as proper-lockfile makes it: a folder whose mtime its holder keeps fresh.
+    const lock = path.join(dataset.distDir, LOCK)
+    await mkdir(lock)
+    await writeFile(path.join(dataset.distDir, `${LOCK}-holder`), 'build (pid 4242, since 2026-10-02T00:00:00.000Z)\n')
+    const said = 'another build (pid 4242, since 2026-10-02T00:00:00.000Z) is publishing into'
+    await expect(build(dataset, { now: new Date('2026-10-02T00:00:00Z') })).rejects.toThrow(said)
+    await expect(rollbackSnapshot(dataset.distDir)).rejects.toThrow(said)
+    // Its holder died (a killed build, a restarted container whose new process may even have the same pid).
+    const aMinuteAgo = new Date(Date.now() - 61_000)
+    await utimes(lock, aMinuteAgo, aMinuteAgo)
     const next = await build(dataset, { now: new Date('2026-10-03T00:00:00Z') })
     expect(path.basename(await readlink(path.join(dataset.distDir, CURRENT_LINK)))).toBe(next.snapshotId)
-    await expect(readFile(path.join(dataset.distDir, LOCK))).rejects.toThrow(/ENOENT/)
+    await expect(stat(lock)).rejects.toThrow(/ENOENT/)
+  })
+
+  it('a rollback of a folder that does not exist says so and creates nothing', async () => {
+    const missing = path.join(path.dirname(dataset.distDir), 'no-such-dist')
+    await expect(rollbackSnapshot(missing)).rejects.toThrow(`no such dist folder: ${missing}`)
+    await expect(stat(missing)).rejects.toThrow(/ENOENT/)
   })
 })
 
@@ -120,5 +118,27 @@ describe('publish order', () => {
     expect((await readdir(path.join(distDir, SNAPSHOTS_DIR))).filter((name) => !name.startsWith('.')).sort()).toEqual(
       [first.snapshotId, fourth.snapshotId].sort(),
     )
+  })
+
+  it('a folder published before the history was kept still rolls back after its next build', async () => {
+    const distDir = path.join(path.dirname(dataset.distDir), 'legacy-dist')
+    await rm(distDir, { recursive: true, force: true })
+    const at = (day: number) => new Date(`2026-10-${String(day).padStart(2, '0')}T00:00:00Z`)
+    await build(dataset, { distDir, now: at(8) })
+    const second = await build(dataset, { distDir, now: at(9) })
+    await rm(path.join(distDir, HISTORY))
+    const third = await build(dataset, { distDir, now: at(10) })
+    expect(await rollbackSnapshot(distDir)).toEqual({ from: third.snapshotId, to: second.snapshotId })
+  })
+
+  it('a history that cannot be written stops the build before the swap, leaving nothing behind', async () => {
+    const distDir = path.join(path.dirname(dataset.distDir), 'history-dist')
+    await rm(distDir, { recursive: true, force: true })
+    const first = await build(dataset, { distDir, now: new Date('2026-10-08T00:00:00Z') })
+    await rm(path.join(distDir, HISTORY))
+    await mkdir(path.join(distDir, HISTORY))
+    await expect(build(dataset, { distDir, now: new Date('2026-10-09T00:00:00Z') })).rejects.toThrow(/EISDIR/)
+    expect(path.basename(await readlink(path.join(distDir, CURRENT_LINK)))).toBe(first.snapshotId)
+    expect((await readdir(distDir)).filter((name) => name.startsWith(`.${HISTORY}`))).toEqual([])
   })
 })
