@@ -43,27 +43,61 @@ export async function acquirePublishLock(
     ))
   )
     throw new Error(`no such dist folder: ${distDir}`)
-  let release: () => Promise<void>
-  try {
-    release = await lockfile.lock(distDir, {
-      lockfilePath: path.join(distDir, LOCK),
+  const lockPath = path.join(distDir, LOCK)
+  const holderPath = path.join(distDir, LOCK_HOLDER)
+  const take = () =>
+    lockfile.lock(distDir, {
+      lockfilePath: lockPath,
       realpath: false,
       stale: STALE_LOCK_MS,
       retries: 0,
       // A lock not refreshed in time (the event loop blocked for a minute) is said, not thrown from a timer.
       onCompromised: (error) => process.emitWarning(`publish lock of ${distDir} lost: ${error.message}`),
     })
+  let release: () => Promise<void>
+  try {
+    release = await take()
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
-    const holder = (await readFile(path.join(distDir, LOCK_HOLDER), 'utf8').catch(() => '')).trim()
-    throw new Error(
-      `another ${holder || 'build or rollback'} is publishing into ${distDir}; wait for it to finish (a lock nothing refreshes is taken over after ${STALE_LOCK_MS / 1000} s)`,
-    )
+    const holder = (await readFile(holderPath, 'utf8').catch(() => '')).trim()
+    if (!holderGone(holder, lockPath))
+      throw new Error(
+        `another ${holder || 'build or rollback'} is publishing into ${distDir}; wait for it to finish (a lock nothing refreshes is taken over after ${STALE_LOCK_MS / 1000} s)`,
+      )
+    // Its holder was killed (the next build should not wait out the minute): the lock goes, and is taken anew
+    // with the same one mkdir, so of two builds arriving at once only one gets it.
+    await rm(lockPath, { recursive: true, force: true })
+    release = await take()
   }
-  await writeFile(path.join(distDir, LOCK_HOLDER), `${what} (pid ${process.pid}, since ${new Date().toISOString()})\n`)
+  heldLocks.add(lockPath)
+  await writeFile(holderPath, `${what} (pid ${process.pid}, since ${new Date().toISOString()})\n`)
   return async () => {
-    await rm(path.join(distDir, LOCK_HOLDER), { force: true })
+    heldLocks.delete(lockPath)
+    await rm(holderPath, { force: true })
     await release()
+  }
+}
+
+/** Locks this process holds: a holder file naming this pid is another incarnation's only when not among them. */
+const heldLocks = new Set<string>()
+
+/**
+ * Whether the process a holder line names is gone: its pid is not running,
+ * or is this process's without this process holding the lock (a restarted
+ * container reuses pids). A pid that is running is taken as the holder, so
+ * a reused pid only makes the lock wait out its staleness; an unreadable
+ * line (the holder died before writing it) likewise.
+ */
+function holderGone(holder: string, lockPath: string): boolean {
+  const pid = Number(/\(pid (\d+),/.exec(holder)?.[1])
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false
+  if (pid === process.pid) return !heldLocks.has(lockPath)
+  try {
+    process.kill(pid, 0)
+    return false
+  } catch (error) {
+    // EPERM: running, as another user.
+    return (error as NodeJS.ErrnoException).code === 'ESRCH'
   }
 }
 

@@ -5,6 +5,8 @@
  * by a killed build is taken over. And the command line refuses arguments it
  * does not take, rather than running on the wrong folder.
  */
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { cp, mkdir, readdir, readlink, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -43,19 +45,33 @@ describe('publish lock', () => {
     await expect(stat(path.join(dataset.distDir, LOCK))).rejects.toThrow(/ENOENT/)
   })
 
-  it('a build or rollback while the lock is fresh is refused; a lock nothing refreshed for a minute is taken over', async () => {
-    // Another process's lock, as proper-lockfile makes it: a folder whose mtime its holder keeps fresh.
+  it('a lock held by a running process is refused; one whose holder is gone, or that nobody refreshed for a minute, is taken over', async () => {
+    // Another process's lock, as proper-lockfile makes it (a folder whose mtime its holder keeps fresh), with
+    // the holder line beside it.
     const lock = path.join(dataset.distDir, LOCK)
+    const holderLine = (pid: number) =>
+      writeFile(path.join(dataset.distDir, `${LOCK}-holder`), `build (pid ${pid}, since 2026-10-02T00:00:00.000Z)\n`)
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' })
+    try {
+      await mkdir(lock)
+      await holderLine(holder.pid!)
+      const said = `another build (pid ${holder.pid}, since 2026-10-02T00:00:00.000Z) is publishing into`
+      await expect(build(dataset, { now: new Date('2026-10-02T00:00:00Z') })).rejects.toThrow(said)
+      await expect(rollbackSnapshot(dataset.distDir)).rejects.toThrow(said)
+      // A running pid that is no build (a restarted container reuses pids) holds it until it is a minute stale.
+      const aMinuteAgo = new Date(Date.now() - 61_000)
+      await utimes(lock, aMinuteAgo, aMinuteAgo)
+      const afterStale = await build(dataset, { now: new Date('2026-10-03T00:00:00Z') })
+      expect(path.basename(await readlink(path.join(dataset.distDir, CURRENT_LINK)))).toBe(afterStale.snapshotId)
+    } finally {
+      holder.kill('SIGKILL')
+      await once(holder, 'exit')
+    }
+    // A killed build: its pid is gone, so the next build takes its fresh lock at once.
     await mkdir(lock)
-    await writeFile(path.join(dataset.distDir, `${LOCK}-holder`), 'build (pid 4242, since 2026-10-02T00:00:00.000Z)\n')
-    const said = 'another build (pid 4242, since 2026-10-02T00:00:00.000Z) is publishing into'
-    await expect(build(dataset, { now: new Date('2026-10-02T00:00:00Z') })).rejects.toThrow(said)
-    await expect(rollbackSnapshot(dataset.distDir)).rejects.toThrow(said)
-    // Its holder died (a killed build, a restarted container whose new process may even have the same pid).
-    const aMinuteAgo = new Date(Date.now() - 61_000)
-    await utimes(lock, aMinuteAgo, aMinuteAgo)
-    const next = await build(dataset, { now: new Date('2026-10-03T00:00:00Z') })
-    expect(path.basename(await readlink(path.join(dataset.distDir, CURRENT_LINK)))).toBe(next.snapshotId)
+    await holderLine(holder.pid!)
+    const afterKill = await build(dataset, { now: new Date('2026-10-04T00:00:00Z') })
+    expect(path.basename(await readlink(path.join(dataset.distDir, CURRENT_LINK)))).toBe(afterKill.snapshotId)
     await expect(stat(lock)).rejects.toThrow(/ENOENT/)
   })
 
