@@ -21,8 +21,14 @@ const Url = z.url({ protocol: /^https?$/ })
 const Timestamp = z.iso.datetime({ offset: true })
 const NonEmpty = z.string().trim().min(1)
 
-/** An HTML tag or comment: `<b>`, `</p>`, `<img src=x>`, `<!--`. Text such as `a < b` or `<3` is not one. */
-const MARKUP = /<\/?[a-z][a-z0-9-]*(?:\s[^<>]*)?\/?>|<!--/i
+/**
+ * An HTML element's tag (opening or closing, `<img/src=x` and an unclosed
+ * `<script ` included) or a comment. Only names HTML has: `List<String>`,
+ * `Map<K, V>`, `Press <Enter>` or `<your name>` are text.
+ */
+const HTML_ELEMENTS =
+  'a|abbr|address|area|article|aside|audio|b|base|bdi|bdo|blockquote|body|br|button|canvas|caption|center|cite|code|col|colgroup|data|datalist|dd|del|details|dfn|dialog|div|dl|dt|em|embed|fieldset|figcaption|figure|font|footer|form|frame|frameset|h[1-6]|head|header|hr|html|i|iframe|img|input|ins|kbd|label|legend|li|link|main|map|mark|marquee|math|menu|meta|meter|nav|noscript|object|ol|optgroup|option|output|p|param|picture|pre|progress|q|s|samp|script|section|select|slot|small|source|span|strike|strong|style|sub|summary|sup|svg|table|tbody|td|template|textarea|tfoot|th|thead|time|title|tr|track|tt|u|ul|var|video|wbr'
+const MARKUP = new RegExp(`<\\/?(?:${HTML_ELEMENTS})(?=[\\s/>])[^<>]{0,60}>?|<!--`, 'i')
 /**
  * Text the API publishes as it is: markup in it would reach every client's
  * page (a `<script>` included), so it is refused rather than published or
@@ -80,7 +86,7 @@ export const DatasetLocation = z
   .refine((l) => l.city ?? l.state ?? l.country ?? l.continent ?? l.region, 'a location needs at least one field')
 export type DatasetLocation = z.infer<typeof DatasetLocation>
 
-const DatasetTag = z.strictObject({ name: NonEmpty, slug: Slug })
+const DatasetTag = z.strictObject({ name: plainText(NonEmpty, PLAIN), slug: Slug })
 
 export const DatasetJob = z
   .strictObject({
@@ -95,7 +101,7 @@ export const DatasetJob = z
     description_html: z.string().max(MAX_DESCRIPTION_HTML).optional(),
     url: Url,
     category: Slug.optional(),
-    role: NonEmpty.optional(),
+    role: plainText(NonEmpty, PLAIN).optional(),
     level: Slug.optional(),
     contract_type: z.enum(CONTRACT_TYPES).optional(),
     schedule_type: z.enum(SCHEDULE_TYPE_VALUES).optional(),
@@ -105,7 +111,7 @@ export const DatasetJob = z
     office_locations: z.array(DatasetLocation).optional(),
     remote_allowed: z.array(DatasetLocation).optional(),
     /** Free-text location label shown by v1 as `location_original`. */
-    location_original: NonEmpty.optional(),
+    location_original: plainText(NonEmpty, PLAIN).optional(),
     timezones: z
       .array(NonEmpty.refine(isTimeZone, 'unknown time zone (use an IANA name such as Europe/Berlin)'))
       .optional(),
@@ -156,7 +162,7 @@ export type DatasetJob = z.infer<typeof DatasetJob>
 export const DatasetCompany = z.strictObject({
   id: Uuid,
   slug: Slug,
-  name: NonEmpty,
+  name: plainText(NonEmpty, PLAIN),
   /** The company's page on the jobsnap public site (v1 appends `/jobs`). */
   url: Url,
   /** The company's own website. */

@@ -403,7 +403,13 @@ describe('loadDataset names file, position, record, field and reason', () => {
         'jobs.ndjson': [
           job(1, { description: '<script>alert(1)</script> hello' }),
           job(2, { title: 'Engineer <b>now</b>' }),
-          job(3, { description: 'Pay: a < b, 3<5, C++ <3, x > y', company_id: testUuid(2) }),
+          job(3, {
+            description:
+              'Pay: a < b, 3<5, C++ <3, x > y; List<String>, Map<K, V>, Vec<u8>; press <Enter>; CV to <your name>',
+            company_id: testUuid(2),
+          }),
+          job(4, { description: 'Hi <img/src=x onerror=alert(1)>', company_id: testUuid(2) }),
+          job(5, { description: 'Hi <svg onload=alert(1) ', company_id: testUuid(2) }),
         ],
       }),
     )
@@ -419,6 +425,16 @@ describe('loadDataset names file, position, record, field and reason', () => {
         'plain text, but holds HTML markup (<script>); put HTML in description_html, which the build converts to text',
       ],
       [testUuid(1002), 'title', 'plain text, but holds HTML markup (<b>); remove the markup'],
+      [
+        testUuid(1004),
+        'description',
+        'plain text, but holds HTML markup (<img/src=x onerror=alert(1)>); put HTML in description_html, which the build converts to text',
+      ],
+      [
+        testUuid(1005),
+        'description',
+        'plain text, but holds HTML markup (<svg onload=alert(1) ); put HTML in description_html, which the build converts to text',
+      ],
     ])
   })
 
