@@ -22,9 +22,17 @@ function unexpectedArgs(args: Record<string, unknown> & { _?: unknown[] }, defs:
   return [
     ...Object.keys(args)
       .filter((name) => !known.has(name))
-      .map((name) => `--${name}`),
+      .map((name) => (name.length === 1 ? `-${name}` : `--${name}`)),
     ...(args._ ?? []).map(String),
   ]
+}
+
+/** An RFC 3339 date-time with its offset and a day the calendar has (2026-02-30 is none). */
+function isDateTime(text: string): boolean {
+  if (!z.iso.datetime({ offset: true }).safeParse(text).success) return false
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number]
+  const date = new Date(Date.UTC(year, month - 1, day))
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day
 }
 
 /** Refuses (exit 2) what `command` does not take, naming it; true when the arguments are fine. */
@@ -57,7 +65,7 @@ const build = defineCommand({
     if (!argsTaken('build', args, buildArgs)) return
     // Checked before any work: a bad date found after minutes of checking records would waste them.
     const now = args.now === undefined ? undefined : new Date(args.now)
-    if (args.now !== undefined && !z.iso.datetime({ offset: true }).safeParse(args.now).success) {
+    if (args.now !== undefined && !isDateTime(args.now)) {
       console.error(`jobsnap build: --now must be an RFC 3339 date-time such as 2026-11-26T00:00:00Z; got ${args.now}`)
       process.exitCode = 2
       return

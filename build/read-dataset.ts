@@ -113,10 +113,11 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf])
 
 /**
  * Why `bytes` are not UTF-8, naming the first byte that is not (1-based, as
- * editors count columns); undefined when they are. Decoding would put U+FFFD
- * in their place and publish it.
+ * editors count columns, counting the `skipped` bytes before them: a
+ * byte-order mark); undefined when they are. Decoding would put U+FFFD in
+ * their place and publish it.
  */
-function utf8Problem(bytes: Uint8Array): string | undefined {
+function utf8Problem(bytes: Uint8Array, skipped = 0): string | undefined {
   if (isUtf8(bytes)) return undefined
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const text = buffer.toString('utf8')
@@ -124,7 +125,7 @@ function utf8Problem(bytes: Uint8Array): string | undefined {
   for (let at = text.indexOf('\uFFFD'); at !== -1; at = text.indexOf('\uFFFD', at + 1)) {
     const offset = Buffer.byteLength(text.slice(0, at))
     if (buffer[offset] === 0xef && buffer[offset + 1] === 0xbf && buffer[offset + 2] === 0xbd) continue
-    return `not valid UTF-8: byte ${offset + 1} is 0x${buffer[offset]!.toString(16).padStart(2, '0')} (save the file as UTF-8)`
+    return `not valid UTF-8: byte ${skipped + offset + 1} is 0x${buffer[offset]!.toString(16).padStart(2, '0')} (save the file as UTF-8)`
   }
   return 'not valid UTF-8 (save the file as UTF-8)'
 }
@@ -138,8 +139,9 @@ async function readJsonText(fullPath: string, file: string, issues: DatasetIssue
     issues.push({ source: { file }, message: `cannot be read: ${(error as Error).message}` })
     return undefined
   }
-  if (bytes.subarray(0, 3).equals(BOM)) bytes = bytes.subarray(3)
-  const problem = utf8Problem(bytes)
+  const skipped = bytes.subarray(0, 3).equals(BOM) ? BOM.length : 0
+  bytes = bytes.subarray(skipped)
+  const problem = utf8Problem(bytes, skipped)
   if (problem) {
     issues.push({ source: { file }, message: problem })
     return undefined
@@ -185,7 +187,7 @@ async function* ndjsonRecordTexts(
         if (isBlank(text)) return
         const source = { file, line: lineNumber }
         // A line that is not UTF-8 goes no further: decoded, its bad bytes would be published as U+FFFD.
-        const problem = utf8Problem(text)
+        const problem = utf8Problem(text, line.length - text.length)
         if (problem) issues.push({ source, message: problem })
         else batch.push({ source, raw: text, bytes: line.length + 1 })
       }

@@ -53,13 +53,18 @@ const MAX_DESCRIPTION_HTML = 1_000_000
 const MAX_TAGS = 200
 
 const timeZoneKnown = new Map<string, boolean>()
-/** An IANA time zone name the platform knows (as Intl reads it); remembered, since a build asks ~1M times. */
+/**
+ * An IANA time zone name the platform knows, spelled as IANA spells it: Intl
+ * also takes `europe/berlin`, which would then be published in that case.
+ * (Intl's own canonical name is not the test: ICU still calls Asia/Kolkata
+ * Asia/Calcutta.) Remembered, since a build asks ~1M times.
+ */
 function isTimeZone(name: string): boolean {
   let known = timeZoneKnown.get(name)
   if (known === undefined) {
     try {
-      new Intl.DateTimeFormat('en-US', { timeZone: name })
-      known = true
+      const resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone
+      known = !(resolved !== name && resolved.toLowerCase() === name.toLowerCase())
     } catch {
       known = false
     }
@@ -113,7 +118,12 @@ export const DatasetJob = z
     /** Free-text location label shown by v1 as `location_original`. */
     location_original: plainText(NonEmpty, PLAIN).optional(),
     timezones: z
-      .array(NonEmpty.refine(isTimeZone, 'unknown time zone (use an IANA name such as Europe/Berlin)'))
+      .array(
+        NonEmpty.refine(
+          isTimeZone,
+          'unknown time zone (use an IANA name, spelled as IANA does, such as Europe/Berlin)',
+        ),
+      )
       .optional(),
     /** Smallest currency unit (cents for USD). */
     salary_min: z.int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),

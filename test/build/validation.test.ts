@@ -385,6 +385,14 @@ describe('loadDataset names file, position, record, field and reason', () => {
         message: `not valid UTF-8: byte ${at + 1} is 0xff (save the file as UTF-8)`,
       },
     ])
+    // Counted from the start of the line, a byte-order mark included.
+    await writeFile(path.join(dataDir, 'jobs.ndjson'), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), line]))
+    expect(await issuesOf(dataDir)).toEqual([
+      {
+        source: { file: 'jobs.ndjson', line: 1 },
+        message: `not valid UTF-8: byte ${at + 4} is 0xff (save the file as UTF-8)`,
+      },
+    ])
     // Spreadsheet and Windows exports start with a byte-order mark: read as if it were not there.
     const bom = Buffer.from([0xef, 0xbb, 0xbf])
     for (const [file, text] of [
@@ -478,10 +486,16 @@ describe('loadDataset names file, position, record, field and reason', () => {
 
   it('a time zone that is no IANA name is refused', async () => {
     const issues = await issuesOf(
-      await datasetDir({ ...BASE, 'jobs.ndjson': [job(1, { timezones: ['Europe/Berlin', 'Mars/Olympus'] })] }),
+      await datasetDir({
+        ...BASE,
+        'jobs.ndjson': [
+          job(1, { timezones: ['Europe/Berlin', 'Mars/Olympus', 'europe/berlin', 'Asia/Kolkata', 'UTC'] }),
+        ],
+      }),
     )
     expect(issues.map((issue) => `${issue.field}: ${issue.message}`)).toEqual([
-      'timezones.1: unknown time zone (use an IANA name such as Europe/Berlin)',
+      'timezones.1: unknown time zone (use an IANA name, spelled as IANA does, such as Europe/Berlin)',
+      'timezones.2: unknown time zone (use an IANA name, spelled as IANA does, such as Europe/Berlin)',
     ])
   })
 

@@ -90,6 +90,8 @@ describe('command-line arguments', () => {
       [['--quiett'], 'unknown argument --quiett'],
       [['extra'], 'unknown argument extra'],
       [['--now', 'yesterday'], '--now must be an RFC 3339 date-time'],
+      [['--now', '2026-02-30T00:00:00Z'], '--now must be an RFC 3339 date-time'],
+      [['--now', '2026-11-26T00:00:00'], '--now must be an RFC 3339 date-time'],
     ] as const) {
       const result = await runCli(['build', '--data', dataset.dataDir, '--out', out, ...args])
       expect(result.code, args.join(' ')).toBe(2)
