@@ -59,7 +59,7 @@ export async function acquirePublishLock(
     release = await take()
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
-    const holder = (await readFile(holderPath, 'utf8').catch(() => '')).trim()
+    const holder = await holderLine(holderPath)
     if (!holderGone(holder, lockPath))
       throw new Error(
         `another ${holder || 'build or rollback'} is publishing into ${distDir}; wait for it to finish (a lock nothing refreshes is taken over after ${STALE_LOCK_MS / 1000} s)`,
@@ -75,6 +75,19 @@ export async function acquirePublishLock(
     heldLocks.delete(lockPath)
     await rm(holderPath, { force: true })
     await release()
+  }
+}
+
+/**
+ * The lock holder's line; its holder writes it just after taking the lock,
+ * so a lock found without one is given a moment (up to ~200 ms) before it
+ * is taken as unnamed.
+ */
+async function holderLine(holderPath: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const line = (await readFile(holderPath, 'utf8').catch(() => '')).trim()
+    if (line !== '' || attempt === 4) return line
+    await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
 

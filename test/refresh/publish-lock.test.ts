@@ -36,6 +36,7 @@ describe('publish lock', () => {
     const refused = results.filter((r) => r.status === 'rejected')
     expect(published).toHaveLength(1)
     expect(refused).toHaveLength(1)
+    // Named by its holder line, which the winner writes just after taking the lock (the loser waits ~200 ms for it).
     expect(String((refused[0] as PromiseRejectedResult).reason)).toMatch(
       new RegExp(`another build \\(pid ${process.pid}, since [^)]+\\) is publishing into ${dataset.distDir};`),
     )
