@@ -80,7 +80,7 @@ function currencyFormat(currency: string, digits: number): Intl.NumberFormat {
   return format
 }
 
-/** "EUR 60,000 - 75,000 a year" for people and models. */
+/** "EUR 60,000 - 75,000 a year" ("from EUR 60,000 a year" with only a minimum) for people and models. */
 export function formatSalary(job: SalaryFields): string | undefined {
   const { salary_min: min, salary_max: max, salary_currency: currency, salary_period: period } = job
   if ((min === undefined && max === undefined) || !currency || !period) return undefined
@@ -90,8 +90,15 @@ export function formatSalary(job: SalaryFields): string | undefined {
     const digits = Number.isInteger(major) ? 0 : currencyExponent(currency)
     return currencyFormat(currency, digits).format(major)
   }
+  // One bound alone is a floor or a ceiling, said as one: a reader must not take it for the salary.
   const range =
-    min !== undefined && max !== undefined && min !== max ? `${format(min)} - ${format(max)}` : format((min ?? max)!)
+    min !== undefined && max !== undefined
+      ? min === max
+        ? format(min)
+        : `${format(min)} - ${format(max)}`
+      : min !== undefined
+        ? `from ${format(min)}`
+        : `up to ${format(max!)}`
   const per = period === 'year' ? 'a year' : period === 'month' ? 'a month' : 'an hour'
   return `${range} ${per}`
 }

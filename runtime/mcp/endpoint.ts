@@ -29,7 +29,7 @@ import type { Limiter } from '../http/redis-limiter.ts'
 import { withCommonHeaders, type HeaderList } from '../http/respond.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { describeIssues } from '../../core/issue-wording.ts'
-import { createMcpServer } from './server.ts'
+import { createMcpServer, invalidToolArguments } from './server.ts'
 
 export const MCP_MAX_BODY_BYTES = 1024 * 1024
 const ALLOW = 'POST, OPTIONS'
@@ -88,10 +88,33 @@ function envelopeProblem(message: Record<string, unknown>): string | undefined {
     const { params } = message
     if ('params' in message && (params === null || typeof params !== 'object' || Array.isArray(params)))
       return '"params" must be an object'
-    return undefined
+    return strayMembers(message, REQUEST_MEMBERS)
   }
   if (!isRequestId(message.id) || !('result' in message || 'error' in message))
     return 'expected a request (method and id), a notification (method) or a response (id and result or error)'
+  if ('result' in message && 'error' in message) return 'a response carries "result" or "error", not both'
+  return strayMembers(message, RESPONSE_MEMBERS)
+}
+
+const REQUEST_MEMBERS = ['jsonrpc', 'id', 'method', 'params']
+const RESPONSE_MEMBERS = ['jsonrpc', 'id', 'result', 'error']
+
+/** Members a JSON-RPC message of its kind does not have (a request with a "result", say), named. */
+function strayMembers(message: Record<string, unknown>, allowed: readonly string[]): string | undefined {
+  const stray = Object.keys(message).filter((key) => !allowed.includes(key))
+  if (stray.length === 0) return undefined
+  const kind = allowed === REQUEST_MEMBERS ? 'a request or notification' : 'a response'
+  return `${kind} has only the members ${allowed.map((key) => `"${key}"`).join(', ')}; not ${stray.map((key) => JSON.stringify(key.slice(0, 100))).join(', ')}`
+}
+
+/** Where `value` has an own "__proto__" member (JSON.parse makes one; most copies of the object drop it). */
+function protoMemberAt(value: unknown, at: string, depth = 0): string | undefined {
+  if (value === null || typeof value !== 'object' || depth > 32) return undefined
+  if (Object.hasOwn(value, '__proto__')) return at
+  for (const [key, inner] of Object.entries(value)) {
+    const found = protoMemberAt(inner, `${at}.${key}`, depth + 1)
+    if (found) return found
+  }
   return undefined
 }
 
@@ -127,7 +150,18 @@ function paramsProblem(message: Record<string, unknown>): string | undefined {
   if (cursor !== undefined && LISTS.has(message.method as string))
     return `Invalid params for ${message.method as string}: cursor ${JSON.stringify(cursor).slice(0, 100)} is not one this server issued (it lists everything on one page, with no nextCursor).`
   const schema = PARAMS_SCHEMAS.get(message.method as never)
-  if (!schema || schema.safeParse(message).success) return undefined
+  if (!schema) return undefined
+  if (schema.safeParse(message).success) {
+    // The SDK's parse drops a "__proto__" member, so no handler could refuse it as unknown.
+    const at = protoMemberAt(message.params, 'params')
+    if (!at) return undefined
+    const params = message.params as { name?: unknown; arguments?: unknown }
+    if (message.method === 'tools/call') {
+      const problem = invalidToolArguments(params.name, params.arguments)
+      if (problem) return problem
+    }
+    return `Invalid params for ${message.method as string}: "__proto__" (in ${at}) is not a name this server takes.`
+  }
   const issues = schema.safeParse(message, { reportInput: true }).error?.issues ?? []
   return `Invalid params for ${message.method as string}: ${describeIssues(issues, 'params').join('; ')}`
 }

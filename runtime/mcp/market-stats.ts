@@ -6,7 +6,7 @@
 import { z } from 'zod'
 import { SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
-import { memoizeUntilExpiry } from '../query/live-jobs.ts'
+import { liveJobsByCompany, memoizeUntilExpiry } from '../query/live-jobs.ts'
 import { quantile } from './quantile.ts'
 
 export const MarketStatsSchema = z.object({
@@ -21,8 +21,10 @@ export const MarketStatsSchema = z.object({
 })
 export type MarketStats = z.infer<typeof MarketStatsSchema>
 
-export const marketStats = memoizeUntilExpiry((snapshot: LoadedSnapshot, live: number[]): MarketStats => {
-  const companies = snapshot.companies
+export const marketStats = memoizeUntilExpiry((snapshot: LoadedSnapshot, live: number[], now: number): MarketStats => {
+  // Employers with a live job, as everywhere else: one whose last job closed or expired is not tracked.
+  const liveJobs = liveJobsByCompany(snapshot, now)
+  const companies = snapshot.companies.filter((company) => liveJobs.has(company.id))
   const bySchedule = SCHEDULE_TYPE_VALUES.map((type) => {
     const employers = companies.filter((c) => c.schedule_type === type).length
     return {

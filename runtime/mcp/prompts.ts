@@ -7,11 +7,11 @@
  */
 import type { GetPromptResult, Prompt } from '@modelcontextprotocol/sdk/types.js'
 import { allCountryCodes, countryName, resolveCountry } from '../../core/geo.ts'
-import { CATEGORY_LABELS, SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
+import { SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { type Completion, completeFrom } from './complete.ts'
 import { InvalidParamsError, ToolError } from './errors.ts'
-import { checkCategory, checkSkill } from './suggest.ts'
+import { checkCategory, checkSkill, liveCategories } from './suggest.ts'
 
 const ARGUMENTS = {
   skills: 'Skills, stack or tools, comma-separated (e.g. python, react).',
@@ -87,7 +87,7 @@ export function completePromptArgument(
     skills: () => [...snapshot.jobs.valuesOf('tag')].sort(),
     country: () => allCountryCodes().map(countryName).sort(),
     schedule: () => SCHEDULE_TYPE_VALUES,
-    category: () => Object.keys(CATEGORY_LABELS),
+    category: () => liveCategories(snapshot),
   }
   if (argument !== 'skills') return completeFrom(vocabularies[argument as ArgumentName](), typed)
   // The last comma-separated skill is the one being typed; each value is the whole argument, the

@@ -5,6 +5,7 @@
  * get_company's profile.
  */
 import type { ReadResourceResult, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js'
+import { liveJobsByCompany } from '../query/live-jobs.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { type Completion, completeFromSorted } from './complete.ts'
 import { InvalidParamsError, ResourceNotFoundError } from './errors.ts'
@@ -82,5 +83,7 @@ export function completeResourceArgument(
     slugs = snapshot.companies.map((company) => company.slug).sort()
     companySlugs.set(snapshot, slugs)
   }
-  return completeFromSorted(slugs, typed, () => true)
+  // Only employers with a live job: the others read as not found.
+  const liveJobs = liveJobsByCompany(snapshot, now)
+  return completeFromSorted(slugs, typed, (slug) => (liveJobs.get(snapshot.companyBySlug.get(slug)!.id) ?? 0) > 0)
 }

@@ -174,6 +174,17 @@ function describeInvalidArguments(definition: ToolDefinition, args: unknown): st
 }
 
 /**
+ * Why `args` do not fit tool `name`'s schema, or undefined when they do (or there is no such tool).
+ * For the endpoint, which sees arguments before the SDK does: the SDK's own parse drops a
+ * `"__proto__"` member, so a tool never sees it to refuse it.
+ */
+export function invalidToolArguments(name: unknown, args: unknown): string | undefined {
+  const definition = TOOLS_BY_NAME.get(name as ToolDefinition['name'])
+  if (!definition || definition.input.safeParse(args).success) return undefined
+  return describeInvalidArguments(definition, args)
+}
+
+/**
  * The SDK builds a new Ajv instance per server unless given one (~50 us a
  * request here, for elicitation schemas this server never uses); one is shared.
  */

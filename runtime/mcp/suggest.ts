@@ -47,10 +47,20 @@ export function checkSkill(snapshot: LoadedSnapshot, skill: string): void {
   if (!snapshot.jobs.postingsFor('tag', skill)) throw unknownValue('skills', skill, snapshot.jobs.valuesOf('tag'))
 }
 
-/** A category of the taxonomy or of some job, or a tool error naming the nearest ones. */
+/**
+ * A category some job has, or a tool error naming the nearest ones. A
+ * category of the taxonomy that no job has ("legal" in a snapshot without
+ * legal jobs) is refused too: an empty result would not tell the agent that
+ * the value, not the other filters, is why.
+ */
 export function checkCategory(snapshot: LoadedSnapshot, category: string): void {
-  if (!(category.toLowerCase() in CATEGORY_LABELS) && !snapshot.jobs.postingsFor('category', category))
-    throw unknownValue('category', category, Object.keys(CATEGORY_LABELS))
+  if (!snapshot.jobs.postingsFor('category', category.toLowerCase()))
+    throw unknownValue('category', category, liveCategories(snapshot))
+}
+
+/** The taxonomy's categories that some job has, in the taxonomy's order. */
+export function liveCategories(snapshot: LoadedSnapshot): string[] {
+  return Object.keys(CATEGORY_LABELS).filter((category) => snapshot.jobs.postingsFor('category', category))
 }
 
 /**
@@ -79,5 +89,31 @@ export function checkCountry(snapshot: LoadedSnapshot, country: string): void {
     busiest.length
       ? `country: ${area} Its countries with the most live jobs: ${busiest.join(', ')}. Retry with one of them, or without country.`
       : `country: ${area} No live job names a country in it; retry without country.`,
+  )
+}
+
+/**
+ * For search_companies: a country (checkCountry) that is the headquarters of
+ * some employer with a live job, or a tool error naming the nearest such
+ * countries. "Uganda" is a country, but if no listed employer is based there
+ * an empty list would read as "no such employers" when no employer's country
+ * could have matched.
+ */
+export function checkHeadquartersCountry(
+  snapshot: LoadedSnapshot,
+  country: string,
+  liveJobs: ReadonlyMap<string, number>,
+): void {
+  checkCountry(snapshot, country)
+  const wanted = resolveCountry(country)
+  const headquarters = new Set<CountryCode>()
+  for (const company of snapshot.companies) {
+    const code = company.country && liveJobs.get(company.id) ? resolveCountry(company.country) : undefined
+    if (code) headquarters.add(code)
+  }
+  if (wanted && headquarters.has(wanted)) return
+  const closest = closestValues(country, [...headquarters].map(countryName))
+  throw new ToolError(
+    `country: no employer with a live job has its headquarters in "${country.trim().slice(0, 100)}". Closest headquarters countries: ${closest.map((v) => `"${v}"`).join(', ')}. Retry with one of them, or without country.`,
   )
 }

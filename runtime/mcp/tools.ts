@@ -29,7 +29,7 @@ import { queryContext, type LoadedSnapshot } from '../snapshot.ts'
 import { runCompanyQuery } from '../query/companies.ts'
 import { liveJobsByCompany } from '../query/live-jobs.ts'
 import { ToolError } from './errors.ts'
-import { checkCategory, checkCountry, checkSkill } from './suggest.ts'
+import { checkCategory, checkCountry, checkHeadquartersCountry, checkSkill } from './suggest.ts'
 import { marketStats, MarketStatsSchema } from './market-stats.ts'
 
 const RESULTS_PER_CALL = 25
@@ -334,8 +334,9 @@ export function searchCompanies(
   now: number,
 ): z.infer<typeof SearchCompaniesOutput> {
   const country = args.country?.trim()
-  if (country) checkCountry(snapshot, country)
-  const { total, page } = runCompanyQuery(snapshot.companies, liveJobsByCompany(snapshot, now), {
+  const liveJobs = liveJobsByCompany(snapshot, now)
+  if (country) checkHeadquartersCountry(snapshot, country, liveJobs)
+  const { total, page } = runCompanyQuery(snapshot.companies, liveJobs, {
     page: args.page,
     limit: RESULTS_PER_CALL,
     q: args.query?.trim() || undefined,
@@ -385,10 +386,12 @@ export const GetCompanyOutput = z.object({
 })
 
 export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number): z.infer<typeof GetCompanyOutput> {
-  const c = snapshot.companies.find((company) => company.slug === slug)
-  if (!c)
+  // An employer whose last job closed or expired is gone, as from /api/v2/companies/{slug}.
+  const c = snapshot.companyBySlug.get(slug)
+  const liveJobs = c ? (liveJobsByCompany(snapshot, now).get(c.id) ?? 0) : 0
+  if (!c || liveJobs === 0)
     throw new ToolError(
-      `No employer has the slug "${slug.slice(0, 200)}". Call search_companies to find employer slugs.`,
+      `No employer with a live job has the slug "${slug.slice(0, 200)}". Call search_companies to find employer slugs.`,
     )
   const s = SCHEDULE_TYPES[c.schedule_type]
   const out: z.infer<typeof GetCompanyOutput> = {
@@ -415,7 +418,7 @@ export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number):
     day_off: c.day_off,
     vacation_days: c.vacation_days,
     awards: c.awards,
-    live_jobs: liveJobsByCompany(snapshot, now).get(c.id) ?? 0,
+    live_jobs: liveJobs,
   }
   for (const key of Object.keys(out) as (keyof typeof out)[]) if (out[key] === undefined) delete out[key]
   return out
