@@ -75,12 +75,26 @@ function entry(job: V2Job, format: FeedFormat): Item {
       job.company && format !== 'rss'
         ? [{ name: job.company.name, link: job.company.website ?? job.company.url }]
         : undefined,
+    // Atom requires a term (the value, as the filters take it); RSS and JSON Feed show the label.
     category: [
-      job.category ? categoryLabel(job.category) : undefined,
-      job.level ? levelLabel(job.level) : undefined,
-      job.schedule_type ? scheduleLabel(job.schedule_type) : undefined,
-    ].flatMap((name) => (name ? [{ name }] : [])),
+      job.category ? { term: `category:${job.category}`, name: categoryLabel(job.category) } : undefined,
+      job.level ? { term: `level:${job.level}`, name: levelLabel(job.level) } : undefined,
+      job.schedule_type ? { term: `schedule:${job.schedule_type}`, name: scheduleLabel(job.schedule_type) } : undefined,
+    ].filter((category) => category !== undefined),
   }
+}
+
+/**
+ * Characters XML 1.0 does not allow at all, escaped or not (C0 controls but
+ * tab and newlines, lone surrogates, U+FFFE, U+FFFF). A filter value (`q`
+ * goes into the title) or a job's text may hold one; the library copies them
+ * as they are, which makes the whole document unreadable to any XML parser.
+ */
+const NOT_XML_CHARACTER = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu
+
+/** `xml` with every character XML cannot carry replaced by U+FFFD, the replacement character. */
+function xmlCharactersOnly(xml: string): string {
+  return xml.replace(NOT_XML_CHARACTER, '\uFFFD')
 }
 
 /** The feed in one format. */
@@ -97,8 +111,8 @@ export function renderFeed(format: FeedFormat, input: FeedInput): string {
     copyright: 'Free to use; please link back to the public website.',
   })
   for (const job of input.jobs) feed.addItem(entry(job, format))
-  if (format === 'rss') return feed.rss2()
-  if (format === 'atom') return feed.atom1()
+  if (format === 'rss') return xmlCharactersOnly(feed.rss2())
+  if (format === 'atom') return xmlCharactersOnly(feed.atom1())
   return jsonFeed11(feed.json1())
 }
 
