@@ -483,7 +483,7 @@ function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
               in: 'query',
               required: true,
               description:
-                'A snapshot id, as X-Snapshot-Id names it. Missing, malformed or given twice with different values: 400. Older than the oldest snapshot still linked: 410. Never built: 404.',
+                'A snapshot id, as X-Snapshot-Id names it. Missing, malformed or given twice with different values: 400. No longer kept (pruned, or older than the oldest snapshot still linked): 410. Never built: 404.',
               schema: {
                 type: 'string',
                 pattern: SNAPSHOT_ID_PATTERN.source,

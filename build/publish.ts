@@ -9,7 +9,13 @@ import { spawn } from 'node:child_process'
 import { mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
-import { CURRENT_LINK, publishedSnapshotId, SNAPSHOTS_DIR } from '../core/snapshot.ts'
+import {
+  CURRENT_LINK,
+  PRUNED_SNAPSHOTS_FILE,
+  publishedSnapshotId,
+  readPrunedSnapshots,
+  SNAPSHOTS_DIR,
+} from '../core/snapshot.ts'
 
 const STAGING_PREFIX = '.staging-'
 
@@ -259,8 +265,30 @@ export async function pruneSnapshots(distDir: string, keep: number): Promise<str
   }
   const snapshots = await inPublishOrder(distDir)
   const removed = snapshots.slice(0, Math.max(0, snapshots.length - keep)).filter((id) => id !== current)
+  if (removed.length) await recordPruned(distDir, removed)
   for (const id of removed) await discard(id)
   return removed
+}
+
+/** Pruned ids remembered for the change feed's 410; older lines are dropped. */
+const PRUNED_LENGTH = 1000
+
+/** Adds `ids` to the pruned list (core/snapshot.ts PRUNED_SNAPSHOTS_FILE) in one rename, before they go. */
+async function recordPruned(distDir: string, ids: string[]): Promise<void> {
+  const known = await readPrunedSnapshots(distDir)
+  const temp = path.join(distDir, `.${PRUNED_SNAPSHOTS_FILE}-${process.pid}`)
+  try {
+    await writeFile(
+      temp,
+      [...known.filter((id) => !ids.includes(id)), ...ids]
+        .slice(-PRUNED_LENGTH)
+        .map((id) => `${id}\n`)
+        .join(''),
+    )
+    await rename(temp, path.join(distDir, PRUNED_SNAPSHOTS_FILE))
+  } finally {
+    await rm(temp, { force: true })
+  }
 }
 
 /** Pruned snapshots being deleted in the background. */

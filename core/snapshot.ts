@@ -20,7 +20,7 @@
  * `<dist>/current` is a relative symlink to the published snapshot; the build
  * swaps it atomically, the runtime follows it.
  */
-import { readlink } from 'node:fs/promises'
+import { readFile, readlink } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import { DatasetCompany } from './schema/dataset.ts'
@@ -30,6 +30,19 @@ export const SNAPSHOT_FORMAT = 2
 export const PRECOMPUTED_V1_LIMITS = [25, 100] as const
 export const CURRENT_LINK = 'current'
 export const SNAPSHOTS_DIR = 'snapshots'
+/**
+ * The ids of the snapshots pruned from `<dist>/snapshots`, one a line, the
+ * latest last: the change feed answers 410 (no longer kept) for them, where an
+ * id it never saw gets 404. Ids alone cannot tell: after a rollback, a pruned
+ * snapshot can be newer than one still kept.
+ */
+export const PRUNED_SNAPSHOTS_FILE = 'pruned-snapshots.txt'
+
+/** The ids pruned from `distDir`, as far as the file remembers (none when there is no file). */
+export async function readPrunedSnapshots(distDir: string): Promise<string[]> {
+  const text = await readFile(path.join(distDir, PRUNED_SNAPSHOTS_FILE), 'utf8').catch(() => '')
+  return text.split('\n').filter((line) => line !== '')
+}
 /**
  * The compressed encodings, in the server's order of preference. `suffix` names
  * a precompressed copy on disk next to its file (`openapi.yaml.br`), the name

@@ -263,8 +263,11 @@ export const V2ChangesResponse = z
     since: d(z.string(), 'The snapshot id asked about.'),
     until: d(z.string(), 'The live snapshot id (also in X-Snapshot-Id): poll with it next time.'),
     added: d(z.array(z.string()), 'Slugs of jobs live now that were not in `since`, sorted.'),
-    updated: d(z.array(z.string()), 'Slugs of jobs in both whose content differs, sorted.'),
-    removed: d(z.array(z.string()), 'Slugs of jobs in `since` that are gone now, sorted.'),
+    updated: d(z.array(z.string()), 'Slugs of jobs live now and in `since` whose content differs, sorted.'),
+    removed: d(
+      z.array(z.string()),
+      'Slugs of jobs in `since` that are not live now (closed, gone from the dataset, or expired since), sorted.',
+    ),
   })
   .meta({
     id: 'V2Changes',

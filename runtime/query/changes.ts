@@ -75,3 +75,18 @@ export function changesBetween(
   for (const id of down.slice(0, down.indexOf(common)).reverse()) steps.push({ link: linkOf(id)!, undo: false })
   return compose(steps)
 }
+
+/**
+ * `changes` as of now, when some jobs of the live snapshot have expired since
+ * it was built: an expired job is not live, so it is never added or updated
+ * but removed (if `since` may have had it, that is, unless it is new since).
+ */
+export function withoutExpired(changes: JobChangeSet, expired: ReadonlySet<string>): JobChangeSet {
+  if (expired.size === 0) return changes
+  const added = new Set(changes.added)
+  return {
+    added: changes.added.filter((slug) => !expired.has(slug)),
+    updated: changes.updated.filter((slug) => !expired.has(slug)),
+    removed: [...changes.removed, ...[...expired].filter((slug) => !added.has(slug))].sort(),
+  }
+}

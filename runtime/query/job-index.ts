@@ -260,6 +260,15 @@ export class JobIndex implements RangeColumns {
   isExpired(position: number, now: number): boolean {
     return this.expiresAt[position]! <= now
   }
+
+  /** The slugs of the jobs expired by `now` (a scan of every job, so only when expiredCount says there are some). */
+  expiredSlugs(now: number): string[] {
+    if (this.expiredCount(now) === 0) return []
+    const slugs: string[] = []
+    for (let position = 0; position < this.expiresAt.length; position++)
+      if (this.expiresAt[position]! <= now) slugs.push(this.slugs.at(position)!)
+    return slugs
+  }
 }
 
 /**

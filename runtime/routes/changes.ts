@@ -4,12 +4,13 @@
  * one small document (then fetching the added and updated jobs). Composed
  * from the links the build writes; answered from the response cache after.
  */
+import path from 'node:path'
 import { scalarParam } from '../../core/params.ts'
-import { SNAPSHOT_ID_PATTERN } from '../../core/snapshot.ts'
+import { readPrunedSnapshots, SNAPSHOT_ID_PATTERN } from '../../core/snapshot.ts'
 import { httpError } from '../http/errors.ts'
 import { computedPayload } from '../http/payload.ts'
 import { payloadReply, type Reply } from '../http/respond.ts'
-import { ancestry, changesBetween } from '../query/changes.ts'
+import { ancestry, changesBetween, withoutExpired } from '../query/changes.ts'
 import { keptLinks } from '../snapshot-history.ts'
 import { nameIgnoredParameters, type RestContext } from './context.ts'
 
@@ -35,8 +36,9 @@ export async function handleV2Changes(ctx: RestContext): Promise<Reply> {
       { field: 'since', headers: ctx.headers },
     )
 
-  const { snapshot } = ctx
-  const key = `changes|${snapshot.id}|${since}`
+  const { snapshot, now } = ctx
+  const expiredCount = snapshot.jobs.expiredCount(now)
+  const key = `changes|${snapshot.id}|${expiredCount}|${since}`
   const cached = await ctx.responseCache.getOrCompute(key, async () => {
     const links = await keptLinks(snapshot.dir)
     const linkOf = (id: string) => links.get(id)
@@ -44,7 +46,9 @@ export async function handleV2Changes(ctx: RestContext): Promise<Reply> {
       since === snapshot.id ? { added: [], updated: [], removed: [] } : changesBetween(since, snapshot.id, linkOf)
     if (!changes) {
       const oldest = ancestry(snapshot.id, linkOf).at(-1)!
-      if (links.has(since) || builtAt(since) < builtAt(oldest))
+      // Kept once, then pruned: after a rollback, later builds can prune a snapshot newer than the oldest kept.
+      const pruned = await readPrunedSnapshots(path.dirname(path.dirname(snapshot.dir)))
+      if (links.has(since) || pruned.includes(since) || builtAt(since) < builtAt(oldest))
         throw httpError(
           410,
           `Changes since ${since} are no longer kept; the oldest snapshot to sync from is ${oldest}. Re-read the full list (/api/v2/jobs) and poll from its X-Snapshot-Id.`,
@@ -55,7 +59,8 @@ export async function handleV2Changes(ctx: RestContext): Promise<Reply> {
         headers: ctx.headers,
       })
     }
-    return computedPayload(Buffer.from(JSON.stringify({ since, until: snapshot.id, ...changes })))
+    const live = withoutExpired(changes, new Set(expiredCount ? snapshot.jobs.expiredSlugs(now) : []))
+    return computedPayload(Buffer.from(JSON.stringify({ since, until: snapshot.id, ...live })))
   })
   return payloadReply(ctx.request, cached!.payload, {
     cacheStatus: cached!.hit ? 'HIT' : 'MISS',

@@ -190,4 +190,67 @@ describe('GET /api/v2/changes', () => {
     })
     expect((body as ChangesBody).added).toContain('a-brand-new-job')
   })
+
+  it('410, not 404, for a snapshot that was published and then pruned, though newer than one still kept', async () => {
+    // After the rollback the abandoned snapshot is the newest id but not the latest publish: the next
+    // builds prune it while the older, republished one stays.
+    const abandoned = builds.at(-1)!.snapshotId
+    const republished = builds.at(-2)!.snapshotId
+    for (let i = 0; i < 6 && (await exists(abandoned)); i++) {
+      const result = await build(dataset, { now: nextNow(), keepSnapshots: KEEP })
+      const deadline = Date.now() + 10_000
+      while ((await currentId()) !== result.snapshotId && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(await exists(abandoned), 'pruned').toBe(false)
+    expect(await exists(republished), 'the older, republished snapshot is still kept').toBe(true)
+    const gone = await changes(abandoned)
+    expect(gone.status).toBe(410)
+    expect(gone.headers.get('x-oldest-snapshot-id')).toBeTruthy()
+    expect((await changes(republished)).status).toBe(200)
+  })
+
+  it('lists a job that expired since its snapshot was built as removed, never as added or updated', async () => {
+    const since = builds[1]!.snapshotId
+    const before = await jobFiles(since)
+    const live = await jobFiles(await currentId())
+    const slug = [...live.keys()].find((candidate) => before.has(candidate))!
+    // The job gets an expiry after this build's time, then the clock passes it.
+    const expiresAt = '2026-12-01T00:00:00.000Z'
+    await editJobs(dataset.dataDir, (jobs) => {
+      jobs.find((job) => job.slug === slug)!.expires_at = expiresAt
+    })
+    const result = await build(dataset, { now: nextNow(), keepSnapshots: KEEP })
+    expect(result.snapshotId).not.toBe(since)
+    const later = await startFixtureServer(
+      dataset.distDir,
+      { JOBSNAP_REST_LIMIT: 100_000 },
+      () => Date.parse(expiresAt) + 1,
+    )
+    try {
+      const response = await fetch(`${later.url}/api/v2/changes?since=${since}`)
+      expect(response.status).toBe(200)
+      const body = (await response.json()) as ChangesBody
+      expect(body.until).toBe(result.snapshotId)
+      expect(body.removed).toContain(slug)
+      expect(body.updated).not.toContain(slug)
+      expect(body.added).not.toContain(slug)
+      expect((await fetch(`${later.url}/api/v2/jobs/${slug}`)).status).toBe(404)
+      // Every slug listed as added or updated is one GET /api/v2/jobs/{slug} serves.
+      for (const listed of [...body.added, ...body.updated])
+        expect((await fetch(`${later.url}/api/v2/jobs/${listed}`)).status, listed).toBe(200)
+      // Before the expiry the same question lists it as updated (it gained an expires_at).
+      const earlier = (await (await fetch(`${server.url}/api/v2/changes?since=${since}`)).json()) as ChangesBody
+      if (earlier.until === result.snapshotId) expect(earlier.updated).toContain(slug)
+    } finally {
+      await later.close()
+    }
+  })
 })
+
+async function exists(id: string): Promise<boolean> {
+  return readdir(snapshotDir(dataset.distDir, id)).then(
+    () => true,
+    () => false,
+  )
+}
