@@ -80,9 +80,17 @@ export function listValues(params: URLSearchParams, name: string): string[] {
  * it is ambiguous, so it is refused, naming the parameter (the same value
  * twice is just that value).
  */
-export function scalarParam(params: URLSearchParams, name: string): ParseResult<string | undefined> {
-  const values = [...new Set(params.getAll(name).filter((value) => value.trim().length > 0))]
-  if (values.length > 1)
+export function scalarParam(
+  params: URLSearchParams,
+  name: string,
+  /** What makes two spellings one value: by default trimmed, in any letter case, as values are matched. */
+  sameAs: (value: string) => string = (value) => value.trim().toLowerCase(),
+): ParseResult<string | undefined> {
+  const given = params.getAll(name).filter((value) => value.trim().length > 0)
+  const distinct = new Map<string, string>()
+  for (const value of given) if (!distinct.has(sameAs(value))) distinct.set(sameAs(value), value)
+  if (distinct.size > 1) {
+    const values = [...distinct.values()]
     return {
       ok: false,
       error: {
@@ -90,7 +98,8 @@ export function scalarParam(params: URLSearchParams, name: string): ParseResult<
         message: `${name} takes one value; got ${values.length}: ${values.map((v) => JSON.stringify(truncate(v))).join(', ')}.`,
       },
     }
-  return { ok: true, value: values[0] }
+  }
+  return { ok: true, value: given[0] }
 }
 
 /** The first non-empty value (v1 is lenient: a repeated parameter takes its first value). */
@@ -103,7 +112,8 @@ export function integerParam(
   name: string,
   allowNegative: boolean,
 ): ParseResult<number | undefined> {
-  const scalar = scalarParam(params, name)
+  // 1 and 01 are one value.
+  const scalar = scalarParam(params, name, (value) => String(strictInteger(value) ?? value.trim().toLowerCase()))
   if (!scalar.ok) return scalar
   const raw = scalar.value
   if (raw === undefined) return { ok: true, value: undefined }

@@ -21,7 +21,8 @@ const builtAt = (id: string) => id.slice(0, 19)
 
 export async function handleV2Changes(ctx: RestContext): Promise<Reply> {
   nameIgnoredParameters(ctx, CHANGES_PARAMS)
-  const param = scalarParam(ctx.url.searchParams, 'since')
+  // Snapshot ids are spelled one way: another letter case is another (malformed) id.
+  const param = scalarParam(ctx.url.searchParams, 'since', (value) => value.trim())
   if (!param.ok) throw httpError(400, param.error.message, { field: 'since', headers: ctx.headers })
   const since = param.value?.trim()
   if (!since)

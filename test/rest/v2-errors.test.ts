@@ -77,6 +77,14 @@ describe('400: invalid v2 query parameters', () => {
 
   it('a single-valued parameter given twice: the same value is that value, different values are a 400 naming it', async () => {
     expect((await getV2List(base, 'limit=5&limit=5')).status).toBe(200)
+    // One value in two spellings (letter case, as values are matched; leading zeros) is that value.
+    for (const query of ['sort=date&sort=DATE', 'page=1&page=01', 'limit=05&limit=5', 'q=Engineer&q=engineer']) {
+      const same = await getV2List(base, query)
+      expect(same.status, query).toBe(200)
+    }
+    const companies = await fetch(`${base}/api/v2/companies?hires_worldwide=true&hires_worldwide=TRUE`)
+    expect(companies.status).toBe(200)
+    expect((await getV2List(base, 'limit=5&limit=05')).body).toMatchObject({ limit: 5 })
     for (const [query, field] of [
       ['sort=salary&sort=date', 'sort'],
       ['limit=5&limit=6', 'limit'],
