@@ -14,6 +14,7 @@ import {
   PRUNED_SNAPSHOTS_FILE,
   publishedSnapshotId,
   readPrunedSnapshots,
+  readSnapshotIdList,
   SNAPSHOTS_DIR,
 } from '../core/snapshot.ts'
 
@@ -181,23 +182,20 @@ const HISTORY_FILE = 'publish-history.txt'
 /** Publishes remembered; older lines are dropped (every kept snapshot is among far fewer). */
 const HISTORY_LENGTH = 1000
 
-async function readHistory(distDir: string): Promise<string[] | undefined> {
-  const text = await readFile(path.join(distDir, HISTORY_FILE), 'utf8').catch(() => undefined)
-  return text?.split('\n').filter((line) => line !== '')
+function readHistory(distDir: string): Promise<string[] | undefined> {
+  return readSnapshotIdList(distDir, HISTORY_FILE)
 }
 
-/** Replaces the history in one rename, so a reader never sees half of it. */
-async function writeHistory(distDir: string, ids: string[]): Promise<void> {
-  const temp = path.join(distDir, `.${HISTORY_FILE}-${process.pid}`)
+function writeHistory(distDir: string, ids: string[]): Promise<void> {
+  return writeSnapshotIdList(distDir, HISTORY_FILE, ids.slice(-HISTORY_LENGTH))
+}
+
+/** Replaces a list of ids beside `current` in one rename, so a reader never sees half of it. */
+async function writeSnapshotIdList(distDir: string, file: string, ids: string[]): Promise<void> {
+  const temp = path.join(distDir, `.${file}-${process.pid}`)
   try {
-    await writeFile(
-      temp,
-      ids
-        .slice(-HISTORY_LENGTH)
-        .map((id) => `${id}\n`)
-        .join(''),
-    )
-    await rename(temp, path.join(distDir, HISTORY_FILE))
+    await writeFile(temp, ids.map((id) => `${id}\n`).join(''))
+    await rename(temp, path.join(distDir, file))
   } finally {
     await rm(temp, { force: true })
   }
@@ -273,22 +271,11 @@ export async function pruneSnapshots(distDir: string, keep: number): Promise<str
 /** Pruned ids remembered for the change feed's 410; older lines are dropped. */
 const PRUNED_LENGTH = 1000
 
-/** Adds `ids` to the pruned list (core/snapshot.ts PRUNED_SNAPSHOTS_FILE) in one rename, before they go. */
+/** Adds `ids` to the pruned list (core/snapshot.ts PRUNED_SNAPSHOTS_FILE), before they go. */
 async function recordPruned(distDir: string, ids: string[]): Promise<void> {
   const known = await readPrunedSnapshots(distDir)
-  const temp = path.join(distDir, `.${PRUNED_SNAPSHOTS_FILE}-${process.pid}`)
-  try {
-    await writeFile(
-      temp,
-      [...known.filter((id) => !ids.includes(id)), ...ids]
-        .slice(-PRUNED_LENGTH)
-        .map((id) => `${id}\n`)
-        .join(''),
-    )
-    await rename(temp, path.join(distDir, PRUNED_SNAPSHOTS_FILE))
-  } finally {
-    await rm(temp, { force: true })
-  }
+  const list = [...known.filter((id) => !ids.includes(id)), ...ids]
+  await writeSnapshotIdList(distDir, PRUNED_SNAPSHOTS_FILE, list.slice(-PRUNED_LENGTH))
 }
 
 /** Pruned snapshots being deleted in the background. */

@@ -40,8 +40,13 @@ export const PRUNED_SNAPSHOTS_FILE = 'pruned-snapshots.txt'
 
 /** The ids pruned from `distDir`, as far as the file remembers (none when there is no file). */
 export async function readPrunedSnapshots(distDir: string): Promise<string[]> {
-  const text = await readFile(path.join(distDir, PRUNED_SNAPSHOTS_FILE), 'utf8').catch(() => '')
-  return text.split('\n').filter((line) => line !== '')
+  return (await readSnapshotIdList(distDir, PRUNED_SNAPSHOTS_FILE)) ?? []
+}
+
+/** A list of snapshot ids kept in `file` beside `current`, one a line; undefined when there is no such file. */
+export async function readSnapshotIdList(distDir: string, file: string): Promise<string[] | undefined> {
+  const text = await readFile(path.join(distDir, file), 'utf8').catch(() => undefined)
+  return text?.split('\n').filter((line) => line !== '')
 }
 /**
  * The compressed encodings, in the server's order of preference. `suffix` names
