@@ -395,7 +395,8 @@ function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
       title: 'jobsnap job listings API',
       version: '1.0.0',
       description: DESCRIPTION,
-      license: { name: 'Free to use; link back requested', identifier: 'CC-BY-4.0' },
+      // No SPDX identifier: every one names terms a user must meet, and the link back is only asked for.
+      license: { name: 'Free to use; a link back to the public website is requested, not required', url: siteUrl },
       contact: { name: 'jobsnap', url: siteUrl },
     },
     servers: [{ url: '/', description: 'This server' }],

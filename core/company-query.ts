@@ -17,9 +17,10 @@ import {
   type ParseResult,
   pagingParams,
   scalarParam,
-  textParam,
+  searchTextParam,
   truncate,
 } from './params.ts'
+import { MAX_QUERY_TERMS } from './search.ts'
 import { REMOTE_LEVEL_VALUES, type RemoteLevel } from './taxonomy.ts'
 
 const Q_MAX_LENGTH = 200
@@ -33,7 +34,7 @@ export const V2_COMPANY_PARAMS = {
   q: {
     kind: 'string',
     schema: z.string().max(Q_MAX_LENGTH),
-    description: `Words in the company's name or one-line description: every word must begin a word there (case-insensitive; words of one or two letters must match whole). At most ${Q_MAX_LENGTH} characters (400 above).${ONE_VALUE}`,
+    description: `Words in the company's name or one-line description: every word must begin a word there (case-insensitive; words of one or two letters must match whole). At most ${Q_MAX_LENGTH} characters and ${MAX_QUERY_TERMS} different words (400 above).${ONE_VALUE}`,
   },
   country: list('Headquarters country, by name or ISO 3166-1 alpha-2 code.', 'Germany', 'company'),
   schedule: list('The employer-wide schedule type, e.g. 4_day_week.', '4_day_week', 'company'),
@@ -97,7 +98,7 @@ export function parseV2CompanyQuery(params: URLSearchParams): ParseResult<V2Comp
   if (!(COMPANY_SORTS as readonly string[]).includes(sortRaw))
     return refuse('sort', `sort must be one of ${COMPANY_SORTS.join(', ')}; got ${JSON.stringify(truncate(sortRaw))}.`)
 
-  const qParam = textParam(params, 'q', Q_MAX_LENGTH)
+  const qParam = searchTextParam(params, 'q', Q_MAX_LENGTH)
   if (!qParam.ok) return qParam
   const q = qParam.value
 

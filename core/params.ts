@@ -5,6 +5,7 @@
  * different values, paging clamps. Pure functions.
  */
 import { z } from 'zod'
+import { queryTermsProblem } from './search.ts'
 
 export const PAGE_SIZE_DEFAULT = 25
 export const PAGE_SIZE_MAX = 100
@@ -133,11 +134,7 @@ export function integerParam(
  * counted as code points, as the OpenAPI document's `maxLength` counts them
  * (an emoji is one character, not two UTF-16 units).
  */
-export function textParam(
-  params: URLSearchParams,
-  name: string,
-  maxCharacters: number,
-): ParseResult<string | undefined> {
+function textParam(params: URLSearchParams, name: string, maxCharacters: number): ParseResult<string | undefined> {
   const found = scalarParam(params, name)
   if (!found.ok) return found
   const value = found.value?.trim()
@@ -148,6 +145,17 @@ export function textParam(
     ok: false,
     error: { field: name, message: `${name} must be at most ${maxCharacters} characters; got ${characters}.` },
   }
+}
+
+/** A full-text parameter: textParam, and at most MAX_QUERY_TERMS different words (queryTermsProblem). */
+export function searchTextParam(
+  params: URLSearchParams,
+  name: string,
+  maxCharacters: number,
+): ParseResult<string | undefined> {
+  const found = textParam(params, name, maxCharacters)
+  const problem = found.ok && found.value !== undefined ? queryTermsProblem(found.value) : undefined
+  return problem ? { ok: false, error: { field: name, message: `${name} ${problem}.` } } : found
 }
 
 export function truncate(raw: string): string {

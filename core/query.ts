@@ -19,9 +19,10 @@ import {
   scalarParam,
   listValues,
   strictInteger,
-  textParam,
+  searchTextParam,
   truncate,
 } from './params.ts'
+import { MAX_QUERY_TERMS } from './search.ts'
 import { WORK_ARRANGEMENTS, type WorkArrangement } from './taxonomy.ts'
 
 export { PAGE_SIZE_DEFAULT }
@@ -80,7 +81,7 @@ export const V2_LIST_PARAMS = {
   q: {
     kind: 'string',
     schema: z.string().max(Q_MAX_LENGTH),
-    description: `Full-text search over title, role, company, skills, stack, tools, locations and description. Every term must match; terms of 3+ characters match as prefixes; a term of 5+ characters that matches no word that way matches words one typo away (a letter added, dropped or replaced, or two neighbouring letters swapped). At most ${Q_MAX_LENGTH} characters (400 above). Filters only: the order is still sort.${ONE_VALUE}`,
+    description: `Full-text search over title, role, company, skills, stack, tools, locations and description. Every term must match; terms of 3+ characters match as prefixes; a term of 5+ characters that matches no word that way matches words one typo away (a letter added, dropped or replaced, or two neighbouring letters swapped). At most ${Q_MAX_LENGTH} characters and ${MAX_QUERY_TERMS} different words (400 above). Filters only: the order is still sort.${ONE_VALUE}`,
   },
   facets: {
     kind: 'enumList',
@@ -155,14 +156,17 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
   if (!salaryMin.ok) return salaryMin
   const salaryMax = integerParam(params, 'salary_max', false)
   if (!salaryMax.ok) return salaryMax
-  if (salaryMin.value !== undefined && salaryMax.value !== undefined && salaryMin.value > salaryMax.value) {
-    return {
-      ok: false,
-      error: {
-        field: 'salary_min',
-        message: `salary_min (${salaryMin.value}) must not be greater than salary_max (${salaryMax.value}).`,
-      },
-    }
+  if (salaryMin.value !== undefined && salaryMax.value !== undefined) {
+    // Compared as sent: integers past the safe range are clamped for matching, but 10^20 > 10^19 all the same.
+    const [min, max] = [firstValue(params, 'salary_min')!.trim(), firstValue(params, 'salary_max')!.trim()]
+    if (BigInt(min) > BigInt(max))
+      return {
+        ok: false,
+        error: {
+          field: 'salary_min',
+          message: `salary_min (${truncate(min)}) must not be greater than salary_max (${truncate(max)}).`,
+        },
+      }
   }
   const postedAfter = integerParam(params, 'posted_after', false)
   if (!postedAfter.ok) return postedAfter
@@ -204,7 +208,7 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
     }
   }
 
-  const qParam = textParam(params, 'q', Q_MAX_LENGTH)
+  const qParam = searchTextParam(params, 'q', Q_MAX_LENGTH)
   if (!qParam.ok) return qParam
   const q = qParam.value
 

@@ -46,14 +46,26 @@ export function documentTerms(doc: SearchDocument): Set<string> {
 export const PREFIX_MIN_TERM_LENGTH = 3
 /** Terms at least this long that match no word exactly or as a prefix match words one typo away. */
 export const FUZZY_MIN_TERM_LENGTH = 5
-/** Query terms beyond this many are ignored; each adds a full pass over its postings. */
+/** Query terms allowed (each adds a full pass over its postings); more is refused, never silently cut. */
 export const MAX_QUERY_TERMS = 12
 /** A query term expands to at most this many vocabulary terms (prefix and typo matches together). */
 export const MAX_TERM_EXPANSIONS = 256
 
-/** Distinct query terms in order, at most MAX_QUERY_TERMS of them. */
+/** Distinct query terms in order, at most MAX_QUERY_TERMS of them (callers refuse more: queryTermsProblem). */
 export function queryTerms(q: string): string[] {
   return [...new Set(textTerms(q))].slice(0, MAX_QUERY_TERMS)
+}
+
+/**
+ * What is wrong with `q` as a search (more distinct words than MAX_QUERY_TERMS),
+ * in words that follow the parameter's name; undefined when nothing is. Every
+ * word must match, so dropping the extra ones would widen the result unsaid.
+ */
+export function queryTermsProblem(q: string): string | undefined {
+  const count = new Set(textTerms(q)).size
+  return count > MAX_QUERY_TERMS
+    ? `must have at most ${MAX_QUERY_TERMS} different words (every one must match); got ${count}`
+    : undefined
 }
 
 /**

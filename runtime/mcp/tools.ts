@@ -13,6 +13,7 @@ import { LRUCache } from 'lru-cache'
 import { z } from 'zod'
 import { NO_FILTER, type V2ListQuery } from '../../core/query.ts'
 import { formatSalary } from '../../core/salary.ts'
+import { queryTermsProblem } from '../../core/search.ts'
 import type { V2Job } from '../../core/schema/api.ts'
 import type { IndexedCompany } from '../../core/snapshot.ts'
 import {
@@ -75,14 +76,22 @@ const ScheduleFacts = z.object({
   is_four_day_week: z.boolean(),
 })
 
+/** A words argument: at most `maxCharacters`, and no more words than a search takes (never silently cut). */
+function searchText(maxCharacters: number) {
+  return z
+    .string()
+    .max(maxCharacters)
+    .superRefine((text, ctx) => {
+      const problem = queryTermsProblem(text)
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, input: text })
+    })
+    .optional()
+}
+
 // ---------- search_jobs ----------
 
 export const SearchJobsInput = z.strictObject({
-  query: z
-    .string()
-    .max(200)
-    .optional()
-    .describe('Words all found in title, company, skills, places or text (prefixes too).'),
+  query: searchText(200).describe('Words all found in title, company, skills, places or text (prefixes too).'),
   schedule: z.array(scheduleEnum).optional(),
   category: z.array(z.string()).optional(),
   level: z.array(levelEnum).optional(),
@@ -286,7 +295,7 @@ export const SearchCompaniesInput = z.strictObject({
     .optional()
     .describe('fully_remote: no office; remote_friendly: remote or hybrid.'),
   hires_worldwide: z.boolean().optional(),
-  query: z.string().max(100).optional().describe('Name or tagline word prefixes.'),
+  query: searchText(100).describe('Name or tagline word prefixes.'),
   page,
 })
 const CompanySummary = z.object({

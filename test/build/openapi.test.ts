@@ -184,6 +184,11 @@ describe('openapi.yaml', () => {
     expect(typeof doc.openapi).toBe('string')
     expect(doc.openapi as string).toMatch(/^3\.1\./)
     expect((doc.info as JsonObject).version).toBe('1.0.0')
+    // A link back is asked for, not required: no SPDX licence, each of which binds the user to terms.
+    expect((doc.info as JsonObject).license).toEqual({
+      name: expect.stringContaining('not required'),
+      url: expect.any(String),
+    })
     expect(Object.keys(doc.paths as JsonObject).sort()).toEqual([
       '/api/v1',
       '/api/v2/changes',

@@ -138,6 +138,16 @@ describe('values no live job has', () => {
   })
 })
 
+describe('a query with more different words than a search takes', () => {
+  it('is invalid params naming the argument, never a silently cut search', async () => {
+    const words = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima'
+    await callOk(mcp, 'search_jobs', { query: words })
+    const message = await callInvalid(mcp, 'search_jobs', { query: `${words} zzzzqqqq` })
+    expect(message).toContain('query: must have at most 12 different words')
+    expect(await callInvalid(mcp, 'search_companies', { query: `${words} mike` })).toContain('at most 12')
+  })
+})
+
 describe('a one-sided salary', () => {
   it('reads as a floor or a ceiling, never as the salary itself', async () => {
     const floor = await callOk<{ salary?: string }>(mcp, 'get_job', { slug: floorOnly.slug })

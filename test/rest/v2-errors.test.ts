@@ -51,6 +51,29 @@ async function expect400(query: string, field: string, allowedWords: string[] = 
 }
 
 describe('400: invalid v2 query parameters', () => {
+  it('q with more different words than a search takes: refused, never cut (each word must match)', async () => {
+    const words = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima'
+    expect((await getV2List(base, `q=${encodeURIComponent(words)}`)).status, '12 words').toBe(200)
+    await expect400(`q=${encodeURIComponent(`${words} zzzzqqqq`)}`, 'q', ['at most 12', 'got 13'])
+    // The same word twice is one word.
+    expect((await getV2List(base, `q=${encodeURIComponent(`${words} alpha`)}`)).status).toBe(200)
+    const companies = await request(`${base}/api/v2/companies?q=${encodeURIComponent(`${words} mike`)}`)
+    expect(expectErrorResponse(companies, 400, 'q').message).toContain('at most 12')
+  })
+
+  it('salary_min above salary_max, compared as sent even past the safe integers', async () => {
+    for (const [min, max] of [
+      ['9007199254740993', '9007199254740992'],
+      ['99999999999999999999', '1'],
+    ] as const) {
+      const res = await request(`${base}/api/v2/jobs?salary_min=${min}&salary_max=${max}`)
+      expect(expectErrorResponse(res, 400, 'salary_min').message).toBe(
+        `salary_min (${min.length > 40 ? `${min.slice(0, 40)}...` : min}) must not be greater than salary_max (${max}).`,
+      )
+    }
+    expect((await getV2List(base, 'salary_min=9007199254740992&salary_max=9007199254740993')).status).toBe(200)
+  })
+
   it('page and limit that are not integers', async () => {
     for (const bad of ['abc', '1.5', '1e2', '0x10', '2abc', '--1', '1,2', 'NaN', 'Infinity']) {
       await expect400(`page=${encodeURIComponent(bad)}`, 'page')
