@@ -20,7 +20,7 @@ import {
 import { copyFile, mkdir, readdir, rm } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import path from 'node:path'
-import { CURRENT_LINK, type SnapshotManifest, snapshotPaths } from '../core/index.ts'
+import { CURRENT_LINK, SNAPSHOT_FORMAT, type SnapshotManifest, snapshotPaths } from '../core/index.ts'
 import { runToEnd } from './procs.ts'
 
 export const DEFAULT_SEED = 100
@@ -141,7 +141,9 @@ export async function prepareDataset(
   }
 
   let build: PreparedDataset['build']
-  const existing = publishedSnapshot(distDir)
+  const published = publishedSnapshot(distDir)
+  // A snapshot of an older format would be refused by the server: built again.
+  const existing = published?.manifest.format === SNAPSHOT_FORMAT ? published : undefined
   if (!existing || regenerated || options.rebuild) {
     // A full build into an empty folder: an incremental build would
     // hard-link the unchanged files and measure something else.

@@ -35,6 +35,7 @@ export {
   MAX_TERM_EXPANSIONS,
   PREFIX_MIN_TERM_LENGTH,
   queryTerms,
+  textTerms,
   queryTermsProblem,
   SerializedTerms,
 } from './search.ts'

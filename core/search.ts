@@ -9,6 +9,7 @@
  */
 import MiniSearch from 'minisearch'
 import { z } from 'zod'
+import { withoutAccents } from './fold.ts'
 
 /** The text of one job that `q` searches. */
 export interface SearchDocument {
@@ -26,13 +27,17 @@ const processTerm = MiniSearch.getDefault('processTerm') as (
   fieldName?: string,
 ) => string | string[] | null | undefined | false
 
-/** Normalised terms of a text, as MiniSearch would index them. */
+/**
+ * Normalised terms of a text: tokenized and lower-cased as MiniSearch does,
+ * then without accents, so "brasilia" finds Brasília as a word, a prefix or
+ * one typo away, and "zürich" finds Zurich. Index and queries both come here.
+ */
 export function textTerms(text: string): string[] {
   const out: string[] = []
   for (const token of tokenize(text)) {
     const processed = processTerm(token)
     if (!processed) continue
-    for (const term of Array.isArray(processed) ? processed : [processed]) if (term) out.push(term)
+    for (const term of Array.isArray(processed) ? processed : [processed]) if (term) out.push(withoutAccents(term))
   }
   return out
 }

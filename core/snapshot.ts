@@ -25,8 +25,11 @@ import path from 'node:path'
 import { z } from 'zod'
 import { DatasetCompany } from './schema/dataset.ts'
 
-/** 2: the packed job bodies (index/v2-jobs.*, index/v1-jobs.*) that servers read pages from. */
-export const SNAPSHOT_FORMAT = 2
+/**
+ * 2: the packed job bodies (index/v2-jobs.*, index/v1-jobs.*) that servers read pages from.
+ * 3: search terms without accents (core/fold.ts): a server folding its queries finds nothing accented in a format 2 index.
+ */
+export const SNAPSHOT_FORMAT = 3
 export const PRECOMPUTED_V1_LIMITS = [25, 100] as const
 export const CURRENT_LINK = 'current'
 export const SNAPSHOTS_DIR = 'snapshots'

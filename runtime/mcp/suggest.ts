@@ -7,7 +7,7 @@ import { distance } from 'fastest-levenshtein'
 import {
   allCountryCodes,
   continentName,
-  countryContinent,
+  countryContinents,
   countryName,
   regionsOfCountry,
   resolveContinent,
@@ -79,7 +79,9 @@ export function checkCountry(snapshot: LoadedSnapshot, country: string): void {
     throw unknownValue('country', country, (named.length ? named : allCountryCodes()).map(countryName))
   const jobsIn = (code: CountryCode) => snapshot.jobs.postingsFor('place', placeKey.country(code))?.length ?? 0
   const busiest = named
-    .filter((code) => (continent ? countryContinent(code) === continent : regionsOfCountry(code).includes(region!)))
+    .filter((code) =>
+      continent ? countryContinents(code).includes(continent) : regionsOfCountry(code).includes(region!),
+    )
     .map((code) => [jobsIn(code), countryName(code)] as const)
     .sort((a, b) => b[0] - a[0] || a[1].localeCompare(b[1]))
     .slice(0, 5)

@@ -4,7 +4,7 @@
  * query names, per-job checks on its matches only, and a walk of the sort
  * order that stops when the page is full.
  */
-import { countryContinent, regionsOfCountry, resolveCountry } from '../../core/geo.ts'
+import { countryContinents, regionsOfCountry, resolveCountry } from '../../core/geo.ts'
 import type { V2ListQuery } from '../../core/query.ts'
 import { placeKey } from '../../core/snapshot.ts'
 import {
@@ -34,7 +34,7 @@ export function placeKeysForCountry(country: string): string[] {
   if (!code) return []
   return [
     placeKey.country(code),
-    placeKey.continent(countryContinent(code)),
+    ...countryContinents(code).map(placeKey.continent),
     ...regionsOfCountry(code).map(placeKey.region),
   ]
 }

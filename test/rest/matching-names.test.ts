@@ -1,0 +1,104 @@
+/**
+ * How names are matched, over a real server: accents do not matter to `q`
+ * (jobs and companies) nor to `country`; a country answers to its own name
+ * ("Deutschland") and the UK to its nations; a country the continents list
+ * places in both Europe and Asia (Russia) matches jobs open to remote work
+ * from either. Oracles: the same queries spelt the plain way, and the pure
+ * place keys the filters use.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { resolveCountry, textTerms } from '../../core/index.ts'
+import { placeKeysForCountry, type RunningServer } from '../../runtime/index.ts'
+import { buildFixture, type FixtureSnapshot, startFixtureServer } from '../support/fixtures.ts'
+
+let fixture: FixtureSnapshot
+let server: RunningServer
+let accentedSlug: string
+
+beforeAll(async () => {
+  fixture = await buildFixture({
+    jobs: 200,
+    companies: 30,
+    seed: 5,
+    prefix: 'matching-names',
+    editJobs: (jobs) => {
+      const job = jobs.find((candidate) => candidate.status === 'live' && !candidate.expires_at)!
+      job.title = 'Ingénieure logiciel à Zürich'
+      accentedSlug = job.slug
+    },
+  })
+  server = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: 100_000 })
+})
+
+afterAll(async () => {
+  await server?.close()
+  await fixture?.cleanup()
+})
+
+async function slugsFor(query: string): Promise<{ total: number; slugs: string[] }> {
+  const response = await fetch(`${server.url}/api/v2/jobs?limit=100&${query}`)
+  expect(response.status, query).toBe(200)
+  const body = (await response.json()) as { total: number; data: { slug: string }[] }
+  return { total: body.total, slugs: body.data.map((job) => job.slug) }
+}
+
+describe('accents do not matter to q', () => {
+  it('finds an accented word typed with or without its accents, whole, as a prefix or one typo away', async () => {
+    for (const q of [
+      'zurich',
+      'Zürich',
+      'ZURICH',
+      'zur',
+      'ingenieure',
+      'ingénieure',
+      'ingen',
+      'ingenieuer',
+      'logiciel',
+    ])
+      expect((await slugsFor(`q=${encodeURIComponent(q)}`)).slugs, q).toContain(accentedSlug)
+  })
+
+  it('folds the terms of both sides the same way', () => {
+    expect(textTerms('Brasília São Paulo Zürich Côte')).toEqual(['brasilia', 'sao', 'paulo', 'zurich', 'cote'])
+    // Letters that are not a base letter plus a mark stay.
+    expect(textTerms('Ørsted Łódź straße')).toEqual(['ørsted', 'łodz', 'straße'])
+  })
+})
+
+describe('country names', () => {
+  it("resolves a country's own name, the UK's nations and names typed without accents", () => {
+    for (const [name, code] of [
+      ['Deutschland', 'DE'],
+      ['España', 'ES'],
+      ['espana', 'ES'],
+      ['Brasil', 'BR'],
+      ["Cote d'Ivoire", 'CI'],
+      ['Scotland', 'GB'],
+      ['Wales', 'GB'],
+      ['Northern Ireland', 'GB'],
+      ['Korea', 'KR'],
+      ['Türkiye', 'TR'],
+      ['turkiye', 'TR'],
+      ['Georgia', 'GE'],
+    ] as const)
+      expect(resolveCountry(name), name).toBe(code)
+  })
+
+  it('filters the same for a nation of the UK or a native name as for the code', async () => {
+    const gb = await slugsFor('country=GB')
+    expect(gb.total).toBeGreaterThan(0)
+    expect(await slugsFor('country=Scotland')).toEqual(gb)
+    const de = await slugsFor('country=DE')
+    expect(await slugsFor('country=Deutschland')).toEqual(de)
+  })
+
+  it('places a country in Europe and Asia when it is in both, and no second continent otherwise', () => {
+    expect(placeKeysForCountry('RU')).toEqual(
+      expect.arrayContaining([expect.stringMatching(/EU$/), expect.stringMatching(/AS$/)]),
+    )
+    expect(placeKeysForCountry('TR').filter((key) => /EU$|AS$/.test(key))).toHaveLength(2)
+    // Denmark's Greenland and Egypt's Sinai do not make a job open to North America or Asia one for them.
+    expect(placeKeysForCountry('DK').some((key) => /NA$/.test(key))).toBe(false)
+    expect(placeKeysForCountry('EG').some((key) => /AS$/.test(key))).toBe(false)
+  })
+})
