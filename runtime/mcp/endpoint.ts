@@ -84,7 +84,8 @@ function envelopeProblem(message: Record<string, unknown>): string | undefined {
   if (message.jsonrpc !== '2.0') return '"jsonrpc" must be "2.0"'
   if ('method' in message) {
     if (typeof message.method !== 'string') return '"method" must be a string'
-    if ('id' in message && !isRequestId(message.id)) return '"id" must be a string or an integer'
+    if ('id' in message && !isRequestId(message.id))
+      return '"id" must be a string or an integer that JSON numbers hold exactly (at most 2^53 - 1 either way)'
     const { params } = message
     if ('params' in message && (params === null || typeof params !== 'object' || Array.isArray(params)))
       return '"params" must be an object'

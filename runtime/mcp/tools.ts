@@ -213,7 +213,8 @@ export function searchJobs(
   checkOpenValues(snapshot, args)
   const query = searchJobsQuery(args)
   const companyIds =
-    args.min_work_life_score === undefined
+    // 0 asks for no minimum (as posted_within_days 0 asks for no date limit): employers without a score stay.
+    !args.min_work_life_score
       ? undefined
       : snapshot.companies.filter((c) => (c.work_life_score ?? -1) >= args.min_work_life_score!).map((c) => c.id)
   const { total, positions } = runV2Query(

@@ -148,6 +148,16 @@ describe('a query with more different words than a search takes', () => {
   })
 })
 
+describe('min_work_life_score 0', () => {
+  it('asks for no minimum: employers without a score stay, as with no argument', async () => {
+    const all = await callOk<{ total: number }>(mcp, 'search_jobs', {})
+    const zero = await callOk<{ total: number }>(mcp, 'search_jobs', { min_work_life_score: 0 })
+    expect(zero.structured.total).toBe(all.structured.total)
+    const one = await callOk<{ total: number }>(mcp, 'search_jobs', { min_work_life_score: 1 })
+    expect(one.structured.total, 'the fixture has employers without a score').toBeLessThan(all.structured.total)
+  })
+})
+
 describe('a one-sided salary', () => {
   it('reads as a floor or a ceiling, never as the salary itself', async () => {
     const floor = await callOk<{ salary?: string }>(mcp, 'get_job', { slug: floorOnly.slug })
@@ -175,6 +185,14 @@ describe('JSON-RPC messages the SDK would call a parse error', () => {
       expect(body.error.message).toMatch(wording)
       expect(body.id).toBe((message as { id: number }).id)
     })
+})
+
+describe('an integer id JSON numbers cannot hold exactly', () => {
+  it('is refused saying why, since it could not be echoed back as sent', async () => {
+    const response = await postMcp(server.url, '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}')
+    expect(response.status).toBe(400)
+    expect(expectJsonRpcError(response.text, -32600).error.message).toContain('2^53 - 1')
+  })
 })
 
 describe('a "__proto__" argument', () => {
