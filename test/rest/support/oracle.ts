@@ -130,8 +130,10 @@ export function countryCode(nameOrCode: string): TCountryCode | undefined {
   return countryByLower.get(nameOrCode.trim().toLowerCase())
 }
 
-function continentOf(code: TCountryCode): TContinentCode {
-  return countries[code].continent
+/** README, API: Country: a country in both Europe and Asia is in both; otherwise its one continent. */
+function continentsOf(code: TCountryCode): TContinentCode[] {
+  const listed = (countries[code] as { continents?: TContinentCode[] }).continents ?? []
+  return listed.includes('EU') && listed.includes('AS') ? ['EU', 'AS'] : [countries[code].continent]
 }
 
 /** README, API: Country: office there, or remote_allowed naming the country, a continent or region containing it, or Worldwide. */
@@ -144,7 +146,7 @@ function jobMatchesCountry(job: RawJob, code: TCountryCode): boolean {
     if (place.country !== undefined && countryCode(place.country) === code) return true
     if (
       place.continent !== undefined &&
-      continentByLower.get(place.continent.trim().toLowerCase()) === continentOf(code)
+      continentsOf(code).includes(continentByLower.get(place.continent.trim().toLowerCase())!)
     )
       return true
     if (place.region !== undefined) {
