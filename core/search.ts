@@ -28,13 +28,34 @@ const processTerm = MiniSearch.getDefault('processTerm') as (
 ) => string | string[] | null | undefined | false
 
 /**
+ * Names whose symbols the tokenizer would drop, each made one word first: "C#"
+ * would otherwise be the letter c, and find every "Washington D.C." job.
+ * Index and queries both pass here, so `c#` finds C#, and only C#.
+ */
+const SYMBOL_WORDS: [RegExp, string][] = [
+  [/(?<![\p{L}\p{N}])c#(?![\p{L}\p{N}#])/giu, ' csharp '],
+  [/(?<![\p{L}\p{N}])f#(?![\p{L}\p{N}#])/giu, ' fsharp '],
+  [/(?<![\p{L}\p{N}])c\+\+(?![\p{L}\p{N}+])/giu, ' cplusplus '],
+  // ".NET" alone or at the end of a name (ASP.NET: "asp dotnet").
+  [/\.net(?![\p{L}\p{N}])/giu, ' dotnet '],
+]
+/** Whether a text may hold one of SYMBOL_WORDS (most do not: the replacements are skipped). */
+const SYMBOL_IN_NAME = /#|\+\+|\.net/i
+
+function withSymbolWords(text: string): string {
+  let out = text
+  for (const [pattern, word] of SYMBOL_WORDS) out = out.replace(pattern, word)
+  return out
+}
+
+/**
  * Normalised terms of a text: tokenized and lower-cased as MiniSearch does,
  * then without accents, so "brasilia" finds Brasília as a word, a prefix or
  * one typo away, and "zürich" finds Zurich. Index and queries both come here.
  */
 export function textTerms(text: string): string[] {
   const out: string[] = []
-  for (const token of tokenize(text)) {
+  for (const token of tokenize(SYMBOL_IN_NAME.test(text) ? withSymbolWords(text) : text)) {
     const processed = processTerm(token)
     if (!processed) continue
     for (const term of Array.isArray(processed) ? processed : [processed]) if (term) out.push(withoutAccents(term))

@@ -14,6 +14,8 @@ import { buildFixture, type FixtureSnapshot, startFixtureServer } from '../suppo
 let fixture: FixtureSnapshot
 let server: RunningServer
 let accentedSlug: string
+let dcSlug: string
+let csharpSlug: string
 
 beforeAll(async () => {
   fixture = await buildFixture({
@@ -22,9 +24,13 @@ beforeAll(async () => {
     seed: 5,
     prefix: 'matching-names',
     editJobs: (jobs) => {
-      const job = jobs.find((candidate) => candidate.status === 'live' && !candidate.expires_at)!
-      job.title = 'Ingénieure logiciel à Zürich'
-      accentedSlug = job.slug
+      const [job, dc, csharp] = jobs.filter((candidate) => candidate.status === 'live' && !candidate.expires_at)
+      job!.title = 'Ingénieure logiciel à Zürich'
+      accentedSlug = job!.slug
+      dc!.title = 'Brand Designer, Washington D.C.'
+      dcSlug = dc!.slug
+      csharp!.title = 'Senior C# Engineer'
+      csharpSlug = csharp!.slug
     },
   })
   server = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: 100_000 })
@@ -62,6 +68,29 @@ describe('accents do not matter to q', () => {
     expect(textTerms('Brasília São Paulo Zürich Côte')).toEqual(['brasilia', 'sao', 'paulo', 'zurich', 'cote'])
     // Letters that are not a base letter plus a mark stay.
     expect(textTerms('Ørsted Łódź straße')).toEqual(['ørsted', 'łodz', 'straße'])
+  })
+})
+
+describe('names with symbols', () => {
+  it('keeps C#, F#, C++ and .NET words of their own, so c# is not the letter c of Washington D.C.', () => {
+    expect(textTerms('C# and F# developer, C++ too')).toEqual([
+      'csharp',
+      'and',
+      'fsharp',
+      'developer',
+      'cplusplus',
+      'too',
+    ])
+    expect(textTerms('ASP.NET Core on .NET 8')).toEqual(['asp', 'dotnet', 'core', 'on', 'dotnet', '8'])
+    expect(textTerms('Washington D.C.')).toEqual(['washington', 'd', 'c'])
+    expect(textTerms('abc#def c#sharp')).toEqual(['abc', 'def', 'c', 'sharp'])
+  })
+
+  it('matches over HTTP: c# finds the C# job, not the Washington D.C. one', async () => {
+    const csharp = await slugsFor(`q=${encodeURIComponent('c#')}`)
+    expect(csharp.slugs).toContain(csharpSlug)
+    expect(csharp.slugs).not.toContain(dcSlug)
+    expect((await slugsFor(`q=${encodeURIComponent('washington d.c.')}`)).slugs).toContain(dcSlug)
   })
 })
 
