@@ -91,15 +91,15 @@ function searchText(maxCharacters: number) {
 // ---------- search_jobs ----------
 
 export const SearchJobsInput = z.strictObject({
-  query: searchText(200).describe('Words all found in title, company, skills, places or text (prefixes too).'),
+  query: searchText(200).describe('Words all in title, company, skills, places or text (prefixes too).'),
   schedule: z.array(scheduleEnum).optional(),
   category: z.array(z.string()).optional(),
   level: z.array(levelEnum).optional(),
   skills: z.array(z.string()).optional().describe('Slugs, e.g. python'),
   country: z.string().optional().describe('Name or ISO code: an office there, or remote from there.'),
   work_arrangement: z.array(z.enum(WORK_ARRANGEMENTS)).optional(),
-  min_work_life_score: z.int().min(0).max(100).optional(),
-  posted_within_days: z.int().min(0).max(365).optional(),
+  min_work_life_score: z.int().min(0).max(100).optional().describe('Above 0, unscored employers drop out.'),
+  posted_within_days: z.int().min(0).max(365).optional().describe('0: any date.'),
   sort: z.enum(['date', 'salary']).default('date').describe('salary: highest annual USD first.'),
   page,
 })
@@ -465,15 +465,13 @@ export const TOOL_DESCRIPTIONS = {
   search_jobs: `Live jobs; filters AND, a list matches any value. ${RESULTS_PER_CALL} a page. get_job has the full listing, list_filters valid values. ${SCHEDULE_LINE} ${FOUR_DAY_RULE}`,
   get_job: 'A live job in full by slug, plus readable salary, weekly hours, schedule, employer summary.',
   search_companies: `Employers by schedule, HQ country, office policy, worldwide hiring; busiest first, ${RESULTS_PER_CALL} a page.`,
-  get_company:
-    "An employer's profile: schedule policy, hours, office policy, benefits; day off, vacation, awards if published.",
+  get_company: 'Employer profile: schedule policy, hours, office policy, benefits, day off, vacation, awards.',
   get_market_stats:
-    'Employers by schedule type, true four-day-week share, median hours, remote share of jobs. Pass on its date and caveats.',
-  list_filters:
-    'Values each search_jobs filter takes, with live job counts: use a category, skill or country that exists.',
+    'Employers by schedule type, true four-day-week share, median hours, remote share of jobs (shares 0-1). Pass on date, caveats.',
+  list_filters: 'Values each search_jobs filter takes, with live job counts.',
   get_salary_benchmarks:
     'Salary percentiles (annual USD) of live jobs by optional category, level, country, schedule; group_by splits them. Pass on dates and caveats.',
-  explain_schedule_type: 'Full definition of each schedule type: hours, pay, four-day week or not.',
+  explain_schedule_type: 'Each schedule type: hours, pay, four-day week or not.',
 } as const
 
 export { marketStats, MarketStatsSchema }
