@@ -19,6 +19,7 @@ import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { mkdir, readFile, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
+import { z } from 'zod'
 import { PackedBodies, uint32View } from '../core/packed-bodies.ts'
 import type { V1Job, V2Job } from '../core/schema/api.ts'
 import type { DatasetCompany } from '../core/schema/dataset.ts'
@@ -102,7 +103,9 @@ async function previousSnapshot(distDir: string): Promise<PreviousSnapshot | und
     const { files, ...head } = JSON.parse(await readFile(path.join(dir, snapshotPaths.manifest), 'utf8')) as {
       files?: unknown
     }
-    const parsedHead = SnapshotManifestHead.safeParse(head)
+    // Any format: a snapshot of the previous format (the first build after an upgrade) still links the change
+    // feed and lends its unchanged public files, whose bytes no format change has touched.
+    const parsedHead = SnapshotManifestHead.extend({ format: z.int() }).safeParse(head)
     if (!parsedHead.success || typeof files !== 'object' || files === null || Array.isArray(files)) return undefined
     for (const hash of Object.values(files)) if (typeof hash !== 'string') return undefined
     return {

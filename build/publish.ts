@@ -6,7 +6,7 @@
  * the next build.
  */
 import { spawn } from 'node:child_process'
-import { mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
@@ -15,7 +15,9 @@ import {
   publishedSnapshotId,
   readPrunedSnapshots,
   readSnapshotIdList,
+  SNAPSHOT_FORMAT,
   SNAPSHOTS_DIR,
+  snapshotPaths,
 } from '../core/snapshot.ts'
 
 const STAGING_PREFIX = '.staging-'
@@ -325,6 +327,25 @@ export async function rollbackSnapshot(distDir: string): Promise<{ from: string 
   }
 }
 
+/**
+ * A snapshot built by an older version (another SNAPSHOT_FORMAT) is one no server of this version loads:
+ * rolling back to it would take the API down, so rollback refuses and says to build instead. The format
+ * is read from the manifest's first bytes (the file map after it is a million entries at 1M jobs).
+ */
+async function refuseOtherFormat(distDir: string, id: string): Promise<void> {
+  const manifest = await open(path.join(distDir, SNAPSHOTS_DIR, id, snapshotPaths.manifest), 'r')
+  try {
+    const { buffer, bytesRead } = await manifest.read({ buffer: Buffer.alloc(4096), position: 0 })
+    const format = Number(/"format"\s*:\s*(\d+)/.exec(buffer.toString('utf8', 0, bytesRead))?.[1])
+    if (format !== SNAPSHOT_FORMAT)
+      throw new Error(
+        `snapshot ${id} is format ${Number.isNaN(format) ? '(unknown)' : format}, which this version does not serve (format ${SNAPSHOT_FORMAT}); build the data again instead of rolling back`,
+      )
+  } finally {
+    await manifest.close()
+  }
+}
+
 async function rollbackLocked(distDir: string): Promise<{ from: string | undefined; to: string }> {
   const current = await publishedSnapshotId(distDir)
   const history = await readHistory(distDir)
@@ -332,6 +353,7 @@ async function rollbackLocked(distDir: string): Promise<{ from: string | undefin
     // A folder published before the history was kept: ids are build times, the best order there is.
     const target = (await listSnapshots(distDir)).filter((id) => current === undefined || id < current).at(-1)
     if (!target) throw new Error(`no snapshot older than ${current ?? '(none)'} in ${distDir}/${SNAPSHOTS_DIR}`)
+    await refuseOtherFormat(distDir, target)
     await pointCurrentAt(distDir, target)
     return { from: current, to: target }
   }
@@ -343,6 +365,7 @@ async function rollbackLocked(distDir: string): Promise<{ from: string | undefin
   const target = before.findLast((id) => id !== current && onDisk.has(id))
   if (!target)
     throw new Error(`no snapshot published before ${current ?? '(none)'} left in ${distDir}/${SNAPSHOTS_DIR}`)
+  await refuseOtherFormat(distDir, target)
   await pointCurrentAt(distDir, target)
   await writeHistory(distDir, before.slice(0, before.lastIndexOf(target) + 1))
   return { from: current, to: target }
