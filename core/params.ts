@@ -5,6 +5,7 @@
  * different values, paging clamps. Pure functions.
  */
 import { z } from 'zod'
+import { withoutAccents } from './fold.ts'
 import { queryTermsProblem } from './search.ts'
 
 export const PAGE_SIZE_DEFAULT = 25
@@ -84,8 +85,8 @@ export function listValues(params: URLSearchParams, name: string): string[] {
 export function scalarParam(
   params: URLSearchParams,
   name: string,
-  /** What makes two spellings one value: by default trimmed, in any letter case, as values are matched. */
-  sameAs: (value: string) => string = (value) => value.trim().toLowerCase(),
+  /** What makes two spellings one value: by default trimmed, in any letter case, accents or not, as values are matched. */
+  sameAs: (value: string) => string = (value) => withoutAccents(value.trim().toLowerCase()),
 ): ParseResult<string | undefined> {
   const given = params.getAll(name).filter((value) => value.trim().length > 0)
   const distinct = new Map<string, string>()
@@ -113,8 +114,10 @@ export function integerParam(
   name: string,
   allowNegative: boolean,
 ): ParseResult<number | undefined> {
-  // 1 and 01 are one value.
-  const scalar = scalarParam(params, name, (value) => String(strictInteger(value) ?? value.trim().toLowerCase()))
+  // 1 and 01 are one value; integers past the safe range are compared as written, not as clamped.
+  const scalar = scalarParam(params, name, (value) =>
+    INTEGER.test(value.trim()) ? BigInt(value.trim()).toString() : value.trim().toLowerCase(),
+  )
   if (!scalar.ok) return scalar
   const raw = scalar.value
   if (raw === undefined) return { ok: true, value: undefined }

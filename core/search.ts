@@ -33,11 +33,12 @@ const processTerm = MiniSearch.getDefault('processTerm') as (
  * Index and queries both pass here, so `c#` finds C#, and only C#.
  */
 const SYMBOL_WORDS: [RegExp, string][] = [
-  [/(?<![\p{L}\p{N}])c#(?![\p{L}\p{N}#])/giu, ' csharp '],
-  [/(?<![\p{L}\p{N}])f#(?![\p{L}\p{N}#])/giu, ' fsharp '],
-  [/(?<![\p{L}\p{N}])c\+\+(?![\p{L}\p{N}+])/giu, ' cplusplus '],
-  // ".NET" alone or at the end of a name (ASP.NET: "asp dotnet").
-  [/\.net(?![\p{L}\p{N}])/giu, ' dotnet '],
+  // A version may follow (C#10, C++17, .NET8): it becomes a word of its own.
+  [/(?<![\p{L}\p{N}])c#(?![\p{L}#])/giu, ' csharp '],
+  [/(?<![\p{L}\p{N}])f#(?![\p{L}#])/giu, ' fsharp '],
+  [/(?<![\p{L}\p{N}])c\+\+(?![\p{L}+])/giu, ' cplusplus '],
+  // .NET alone or in ASP.NET; not the end of a domain or an address (example.net).
+  [/(?<![\p{L}\p{N}])(asp)?\.net(?![\p{L}])/giu, ' $1 dotnet '],
 ]
 /** Whether a text may hold one of SYMBOL_WORDS (most do not: the replacements are skipped). */
 const SYMBOL_IN_NAME = /#|\+\+|\.net/i
@@ -58,7 +59,11 @@ export function textTerms(text: string): string[] {
   for (const token of tokenize(SYMBOL_IN_NAME.test(text) ? withSymbolWords(text) : text)) {
     const processed = processTerm(token)
     if (!processed) continue
-    for (const term of Array.isArray(processed) ? processed : [processed]) if (term) out.push(withoutAccents(term))
+    for (const term of Array.isArray(processed) ? processed : [processed]) {
+      // A lone combining mark folds to nothing: no empty term.
+      const folded = term && withoutAccents(term)
+      if (folded) out.push(folded)
+    }
   }
   return out
 }

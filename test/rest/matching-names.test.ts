@@ -66,8 +66,12 @@ describe('accents do not matter to q', () => {
 
   it('folds the terms of both sides the same way', () => {
     expect(textTerms('Brasília São Paulo Zürich Côte')).toEqual(['brasilia', 'sao', 'paulo', 'zurich', 'cote'])
-    // Letters that are not a base letter plus a mark stay.
+    // Letters that are not a base letter plus an accent stay; so do the vowel signs of other scripts.
     expect(textTerms('Ørsted Łódź straße')).toEqual(['ørsted', 'łodz', 'straße'])
+    expect(textTerms('किताब काम कम')).toEqual(['किताब', 'काम', 'कम'])
+    expect(textTerms('한국어 日本語')).toEqual(['한국어', '日本語'])
+    // A lone combining mark is no word.
+    expect(textTerms('hello \u0301 world')).toEqual(['hello', 'world'])
   })
 })
 
@@ -84,6 +88,9 @@ describe('names with symbols', () => {
     expect(textTerms('ASP.NET Core on .NET 8')).toEqual(['asp', 'dotnet', 'core', 'on', 'dotnet', '8'])
     expect(textTerms('Washington D.C.')).toEqual(['washington', 'd', 'c'])
     expect(textTerms('abc#def c#sharp')).toEqual(['abc', 'def', 'c', 'sharp'])
+    // A version after the name is a word of its own; a domain ending in .net is no .NET.
+    expect(textTerms('C++17, C#10 and .NET8')).toEqual(['cplusplus', '17', 'csharp', '10', 'and', 'dotnet', '8'])
+    expect(textTerms('jobs@example.net or acme.net')).toEqual(['jobs', 'example', 'net', 'or', 'acme', 'net'])
   })
 
   it('matches over HTTP: c# finds the C# job, not the Washington D.C. one', async () => {

@@ -101,7 +101,13 @@ describe('400: invalid v2 query parameters', () => {
   it('a single-valued parameter given twice: the same value is that value, different values are a 400 naming it', async () => {
     expect((await getV2List(base, 'limit=5&limit=5')).status).toBe(200)
     // One value in two spellings (letter case, as values are matched; leading zeros) is that value.
-    for (const query of ['sort=date&sort=DATE', 'page=1&page=01', 'limit=05&limit=5', 'q=Engineer&q=engineer']) {
+    for (const query of [
+      'sort=date&sort=DATE',
+      'page=1&page=01',
+      'limit=05&limit=5',
+      'q=Engineer&q=engineer',
+      'q=z%C3%BCrich&q=zurich',
+    ]) {
       const same = await getV2List(base, query)
       expect(same.status, query).toBe(200)
     }
@@ -115,6 +121,8 @@ describe('400: invalid v2 query parameters', () => {
       ['q=engineer&q=designer', 'q'],
       ['salary_min=1&salary_min=2', 'salary_min'],
       ['posted_after=7&posted_after=30', 'posted_after'],
+      // Both past the safe integers, both clamped alike for matching, but different numbers all the same.
+      ['salary_min=9007199254740993&salary_min=99999999999999999999', 'salary_min'],
     ] as const)
       await expect400(query, field)
   })
