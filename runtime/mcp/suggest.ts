@@ -114,6 +114,10 @@ export function checkHeadquartersCountry(
     if (code) headquarters.add(code)
   }
   if (wanted && headquarters.has(wanted)) return
+  if (headquarters.size === 0)
+    throw new ToolError(
+      'country: no employer with a live job has a headquarters country on record; retry without country.',
+    )
   const closest = closestValues(country, [...headquarters].map(countryName))
   throw new ToolError(
     `country: no employer with a live job has its headquarters in "${country.trim().slice(0, 100)}". Closest headquarters countries: ${closest.map((v) => `"${v}"`).join(', ')}. Retry with one of them, or without country.`,

@@ -4,7 +4,6 @@
  * one small document (then fetching the added and updated jobs). Composed
  * from the links the build writes; answered from the response cache after.
  */
-import path from 'node:path'
 import { scalarParam } from '../../core/params.ts'
 import { readPrunedSnapshots, SNAPSHOT_ID_PATTERN } from '../../core/snapshot.ts'
 import { httpError } from '../http/errors.ts'
@@ -48,7 +47,8 @@ export async function handleV2Changes(ctx: RestContext): Promise<Reply> {
     if (!changes) {
       const oldest = ancestry(snapshot.id, linkOf).at(-1)!
       // Kept once, then pruned: after a rollback, later builds can prune a snapshot newer than the oldest kept.
-      const pruned = await readPrunedSnapshots(path.dirname(path.dirname(snapshot.dir)))
+      // Beside `current` in the configured folder (the snapshot's own path may lead elsewhere through a link).
+      const pruned = await readPrunedSnapshots(ctx.config.JOBSNAP_DIST)
       if (links.has(since) || pruned.includes(since) || builtAt(since) < builtAt(oldest))
         throw httpError(
           410,
