@@ -36,7 +36,13 @@ const list = (value: string | undefined) =>
     .map((part) => part.trim())
     .filter(Boolean)
 
-export function getPrompt(snapshot: LoadedSnapshot, name: string, args: Record<string, string> = {}): GetPromptResult {
+export function getPrompt(
+  snapshot: LoadedSnapshot,
+  name: string,
+  given: Record<string, string> | undefined,
+  now: number,
+): GetPromptResult {
+  const args = given ?? {}
   if (name !== 'find_jobs')
     throw new InvalidParamsError(`Unknown prompt "${name.slice(0, 100)}". This server's prompts: find_jobs.`)
   const unknown = Object.keys(args).filter((key) => !(key in ARGUMENTS))
@@ -50,8 +56,8 @@ export function getPrompt(snapshot: LoadedSnapshot, name: string, args: Record<s
     throw new InvalidParamsError(`country "${args.country.slice(0, 100)}" is not a country name or ISO code.`)
   // A skill or category no job has would make the prompt's search fail: refused now, naming the nearest.
   try {
-    for (const skill of list(args.skills)) checkSkill(snapshot, skill.toLowerCase())
-    if (args.category?.trim()) checkCategory(snapshot, args.category.trim())
+    for (const skill of list(args.skills)) checkSkill(snapshot, skill.toLowerCase(), now)
+    if (args.category?.trim()) checkCategory(snapshot, args.category.trim(), now)
   } catch (error) {
     if (error instanceof ToolError) throw new InvalidParamsError(error.message)
     throw error
@@ -78,6 +84,7 @@ export function completePromptArgument(
   prompt: string,
   argument: string,
   typed: string,
+  now: number,
 ): Completion {
   if (prompt !== 'find_jobs' || !(argument in ARGUMENTS))
     throw new InvalidParamsError(
@@ -87,7 +94,7 @@ export function completePromptArgument(
     skills: () => [...snapshot.jobs.valuesOf('tag')].sort(),
     country: () => allCountryCodes().map(countryName).sort(),
     schedule: () => SCHEDULE_TYPE_VALUES,
-    category: () => liveCategories(snapshot),
+    category: () => liveCategories(snapshot, now),
   }
   if (argument !== 'skills') return completeFrom(vocabularies[argument as ArgumentName](), typed)
   // The last comma-separated skill is the one being typed; each value is the whole argument, the

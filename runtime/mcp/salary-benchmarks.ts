@@ -111,7 +111,7 @@ function groupValues(snapshot: LoadedSnapshot, grouping: Grouping, query: V2List
 }
 
 function benchmarks(snapshot: LoadedSnapshot, args: SalaryBenchmarksArgs, now: number): SalaryBenchmarks {
-  if (args.category) checkCategory(snapshot, args.category)
+  if (args.category) checkCategory(snapshot, args.category, now)
   if (args.country?.trim()) checkCountry(snapshot, args.country)
   const query = queryFor(args)
   const { matched, salary } = percentilesOf(snapshot, query, now)

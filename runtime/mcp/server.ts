@@ -231,13 +231,13 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): Server {
   server.setRequestHandler(ReadResourceRequestSchema, (request) => readResource(snapshot, request.params.uri, now))
   server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: PROMPTS }))
   server.setRequestHandler(GetPromptRequestSchema, (request) =>
-    getPrompt(snapshot, request.params.name, request.params.arguments),
+    getPrompt(snapshot, request.params.name, request.params.arguments, now),
   )
   server.setRequestHandler(CompleteRequestSchema, (request) => {
     const { ref, argument } = request.params
     const completion =
       ref.type === 'ref/prompt'
-        ? completePromptArgument(snapshot, ref.name, argument.name, argument.value)
+        ? completePromptArgument(snapshot, ref.name, argument.name, argument.value, now)
         : completeResourceArgument(snapshot, ref.uri, argument.name, argument.value, now)
     return { completion }
   })

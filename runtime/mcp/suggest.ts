@@ -42,9 +42,9 @@ function unknownValue(argument: string, value: string, vocabulary: Iterable<stri
   )
 }
 
-/** A skill slug some job lists, or a tool error naming the nearest ones. */
-export function checkSkill(snapshot: LoadedSnapshot, skill: string): void {
-  if (!snapshot.jobs.postingsFor('tag', skill)) throw unknownValue('skills', skill, snapshot.jobs.valuesOf('tag'))
+/** A skill slug some live job lists, or a tool error naming the nearest ones. */
+export function checkSkill(snapshot: LoadedSnapshot, skill: string, now: number): void {
+  if (!snapshot.jobs.hasLiveJob('tag', skill, now)) throw unknownValue('skills', skill, snapshot.jobs.valuesOf('tag'))
 }
 
 /**
@@ -53,14 +53,14 @@ export function checkSkill(snapshot: LoadedSnapshot, skill: string): void {
  * legal jobs) is refused too: an empty result would not tell the agent that
  * the value, not the other filters, is why.
  */
-export function checkCategory(snapshot: LoadedSnapshot, category: string): void {
-  if (!snapshot.jobs.postingsFor('category', category.toLowerCase()))
-    throw unknownValue('category', category, liveCategories(snapshot))
+export function checkCategory(snapshot: LoadedSnapshot, category: string, now: number): void {
+  if (!snapshot.jobs.hasLiveJob('category', category.toLowerCase(), now))
+    throw unknownValue('category', category, liveCategories(snapshot, now))
 }
 
-/** The taxonomy's categories that some job has, in the taxonomy's order. */
-export function liveCategories(snapshot: LoadedSnapshot): string[] {
-  return Object.keys(CATEGORY_LABELS).filter((category) => snapshot.jobs.postingsFor('category', category))
+/** The taxonomy's categories that some live job has, in the taxonomy's order. */
+export function liveCategories(snapshot: LoadedSnapshot, now: number): string[] {
+  return Object.keys(CATEGORY_LABELS).filter((category) => snapshot.jobs.hasLiveJob('category', category, now))
 }
 
 /**

@@ -181,9 +181,9 @@ function summarise(job: V2Job) {
 }
 
 /** Refuses values of the open vocabularies (skills, category, country) that would silently match nothing. */
-function checkOpenValues(snapshot: LoadedSnapshot, args: z.infer<typeof SearchJobsInput>): void {
-  for (const skill of args.skills ?? []) checkSkill(snapshot, skill)
-  for (const category of args.category ?? []) checkCategory(snapshot, category)
+function checkOpenValues(snapshot: LoadedSnapshot, args: z.infer<typeof SearchJobsInput>, now: number): void {
+  for (const skill of args.skills ?? []) checkSkill(snapshot, skill, now)
+  for (const category of args.category ?? []) checkCategory(snapshot, category, now)
   if (args.country?.trim()) checkCountry(snapshot, args.country)
 }
 
@@ -210,7 +210,7 @@ export function searchJobs(
   args: z.infer<typeof SearchJobsInput>,
   now: number,
 ): z.infer<typeof SearchJobsOutput> {
-  checkOpenValues(snapshot, args)
+  checkOpenValues(snapshot, args, now)
   const query = searchJobsQuery(args)
   const companyIds =
     // 0 asks for no minimum (as posted_within_days 0 asks for no date limit): employers without a score stay.

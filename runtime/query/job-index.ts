@@ -261,6 +261,15 @@ export class JobIndex implements RangeColumns {
     return this.expiresAt[position]! <= now
   }
 
+  /** Whether some job with `value` is still live at `now` (stops at the first; a job may expire between builds). */
+  hasLiveJob(facet: Facet, value: string, now: number): boolean {
+    const postings = this.postingsFor(facet, value)
+    if (!postings) return false
+    if (now < this.firstExpiry) return true
+    for (const position of postings) if (this.expiresAt[position]! > now) return true
+    return false
+  }
+
   /** The slugs of the jobs expired by `now` (a scan of every job, so only when expiredCount says there are some). */
   expiredSlugs(now: number): string[] {
     if (this.expiredCount(now) === 0) return []

@@ -32,6 +32,9 @@ let goneSlug: string
 /** Jobs whose salary the fixture made one-sided. */
 let floorOnly: RawJob
 let ceilingOnly: RawJob
+/** A category all of whose jobs expire between the build and AFTER_EXPIRY. */
+let expiringCategory: string
+const AFTER_EXPIRY = Date.parse('2026-12-01T00:00:01Z')
 
 beforeAll(async () => {
   let goneCompanyId: string | undefined
@@ -43,6 +46,9 @@ beforeAll(async () => {
     editJobs: (jobs) => {
       // No job in the legal category: the taxonomy knows it, this snapshot does not.
       for (const job of jobs) if (job.category === 'legal') job.category = 'engineering'
+      // Every job of another category expires after the build, before AFTER_EXPIRY.
+      expiringCategory = jobs.find((job) => job.status === 'live' && job.category !== 'engineering')!.category as string
+      for (const job of jobs) if (job.category === expiringCategory) job.expires_at = '2026-12-01T00:00:00.000Z'
       goneCompanyId = jobs.find((job) => job.status === 'live')!.company_id as string
       for (const job of jobs) if (job.company_id === goneCompanyId) job.status = 'closed'
       const paid = jobs.filter(
@@ -96,6 +102,30 @@ describe('an employer with no live job left', () => {
 })
 
 describe('values no live job has', () => {
+  it('counts as live what is live now: a category whose jobs all expired since the build is refused and not offered', async () => {
+    await callOk(mcp, 'search_jobs', { category: [expiringCategory] })
+    const later = await startFixtureServer(
+      fixture.distDir,
+      { JOBSNAP_REST_LIMIT: 100_000, JOBSNAP_MCP_BURST: 100_000 },
+      () => AFTER_EXPIRY,
+    )
+    const session = await connectMcp(later.url)
+    try {
+      expect(await callError(session, 'search_jobs', { category: [expiringCategory] })).toContain(
+        'is not a value any live job has',
+      )
+      const { completion } = await session.client.complete({
+        ref: { type: 'ref/prompt', name: 'find_jobs' },
+        argument: { name: 'category', value: '' },
+      })
+      expect(completion.values).not.toContain(expiringCategory)
+      expect(completion.values).toContain('engineering')
+    } finally {
+      await session.close()
+      await later.close()
+    }
+  })
+
   it('refuses a taxonomy category no job has, naming categories that exist', async () => {
     for (const [tool, args] of [
       ['search_jobs', { category: ['legal'] }],
