@@ -481,10 +481,16 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   if (metrics) {
     const allowed = addressMatcher('JOBSNAP_METRICS_ALLOW', config.JOBSNAP_METRICS_ALLOW)
     // The TCP peer, never X-Forwarded-For: a proxy in front must not open metrics to the world (see deploy/nginx.conf).
+    // A proxy on loopback is an allowed peer, so a request it forwards on behalf of someone else is refused too.
     app.all('/metrics', async (event) => {
       const request = event.req
+      // The router also matches /metrics/: one spelling, so a front that blocks /metrics blocks every way in.
+      const canonical = canonicalPath(spelledPathOf(event))
+      if (canonical) return redirectTo(canonical.path + event.url.search)
       if (!peerMatches((request as Request & { ip?: string }).ip, allowed))
         throw httpError(403, 'Metrics are served only to the addresses in JOBSNAP_METRICS_ALLOW.')
+      if (request.headers.has('x-forwarded-for') || request.headers.has('forwarded'))
+        throw httpError(403, 'Metrics are not served through a proxy: scrape the jobsnap port directly.')
       if (!READ_METHODS.has(request.method))
         throw httpError(405, 'Only GET and HEAD are allowed.', { headers: [['allow', 'GET, HEAD']] })
       const text = Buffer.from(await metrics.text())

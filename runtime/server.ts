@@ -186,10 +186,20 @@ function refuseBeforeRouting(request: IncomingMessage): [status: number, message
  */
 const HOST_SYNTAX = /^(?:\[[0-9A-Za-z:.%_~-]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::(\d*))?$/
 
-/** Whether `host` is a valid Host value whose port, if any, is at most 65535. */
+/**
+ * Whether `host` is a valid Host value whose port, if any, is at most 65535,
+ * and one a URL can hold: RFC 3986 lets `1.2.3.4.5`, `256.1.1.1` or `[1.2.3.4]`
+ * through as names, but the WHATWG URL parser every handler's `event.url`
+ * uses throws on them, which would be a 500 instead of this 400. (An empty
+ * Host is what RFC 9112 asks for when the target has no authority.)
+ */
 function isValidHost(host: string): boolean {
   const match = HOST_SYNTAX.exec(host)
-  return match !== null && (match[1] === undefined || match[1] === '' || Number(match[1]) <= 65535)
+  return (
+    match !== null &&
+    (match[1] === undefined || match[1] === '' || Number(match[1]) <= 65535) &&
+    (host === '' || URL.canParse(`http://${host}/`))
+  )
 }
 
 /** How many Host lines a request carried. */

@@ -30,6 +30,8 @@ const CANONICAL_PATHS: readonly CanonicalPath[] = [
   ].map((segments) => ({ segments, version: 'v2' as const })),
   { segments: ['openapi.yaml'] },
   { segments: ['api', 'mcp'] },
+  // Operators' only: one spelling, so a front that blocks `/metrics` blocks every way to it.
+  { segments: ['metrics'] },
 ]
 
 /** Anything that might make a path non-canonical; most requests are told apart by this one test. */

@@ -139,9 +139,10 @@ describe('/metrics', () => {
       expect(JSON.parse(refused.body)).toEqual({
         error: { code: 403, message: 'Metrics are served only to the addresses in JOBSNAP_METRICS_ALLOW.' },
       })
-      // A forwarded address that is allowed does not open it for a peer that is not.
+      // A request a proxy forwards for someone else is refused even from an allowed peer (a front on loopback),
+      // whatever address it names; and a forwarded address that is allowed does not open it for a peer that is not.
       const forwarded = await get(`${server.url}/metrics`, { headers: { 'x-forwarded-for': '127.0.0.1' } })
-      expect(forwarded.status).toBe(200)
+      expect(forwarded.status).toBe(403)
       const spoofed = await new Promise<number>((resolve, reject) =>
         http
           .get(
