@@ -5,6 +5,7 @@
  * sort and facets do not apply to a feed and are named back as ignored.
  * Cached, ETagged and rate limited like the v2 list.
  */
+import { publicBaseUrl } from '../../core/public-url.ts'
 import { FEED_PARAMS, NO_FILTER, parseV2ListQuery, type V2ListQuery } from '../../core/query.ts'
 import type { V2Job } from '../../core/schema/api.ts'
 import { FEED_FORMATS, type FeedFormat, renderFeed } from '../feed.ts'
@@ -39,8 +40,10 @@ export async function handleFeed(ctx: RestContext, format: FeedFormat): Promise<
   const query: V2ListQuery = { ...parsed.value, page: 1, limit: FEED_SIZE, sort: NO_FILTER.sort, facets: [] }
   const { snapshot, now } = ctx
   const filters = canonicalFilters(query)
-  const base = `${ctx.url.origin}/feeds/jobs`
-  const key = `feed|${format}|${base}|${snapshot.id}|${snapshot.jobs.expiredCount(now)}|${filters}`
+  // Links and ids come from the configured public address, never from Host or forwarded headers: a feed is
+  // cached and shared (here and by any CDN), and an Atom id must not change with the name a reader used.
+  const base = `${publicBaseUrl(snapshot.manifest.site_url)}/feeds/jobs`
+  const key = `feed|${format}|${snapshot.id}|${snapshot.jobs.expiredCount(now)}|${filters}`
   const result = await ctx.responseCache.getOrCompute(key, async () => {
     const { positions } = runV2Query(queryContext(snapshot, now), query)
     const jobs = positions.map((p) => JSON.parse(snapshot.v2Bodies.body(p).toString('utf8')) as V2Job)

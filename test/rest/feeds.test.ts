@@ -11,6 +11,7 @@ import addFormats from 'ajv-formats'
 import jsonFeedSchema from 'jsonfeed-schema/schema-v1.1.json' with { type: 'json' }
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningServer } from '../../runtime/index.ts'
+import { rawGet, targetOf } from '../../support/raw-http.ts'
 import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
 import { buildRestFixture, type RestFixture } from './support/fixture.ts'
 import type { FilterSpec, OracleJob } from './support/oracle.ts'
@@ -72,6 +73,38 @@ describe('RSS and Atom', () => {
       }
     },
   )
+})
+
+describe('links from the configured public address', () => {
+  it('self links, Atom ids and feed_url name the site URL, whatever Host or forwarded headers say', async () => {
+    const site = 'https://jobsnap.example'
+    const target = targetOf(server.url)
+    for (const format of ['rss', 'atom', 'json'] as const) {
+      const path = `/feeds/jobs.${format}?category=engineering`
+      const asked = (
+        [
+          {},
+          { host: 'evil.example' },
+          { host: 'localhost:1', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example' },
+        ] as Record<string, string>[]
+      ).map((headers) => rawGet(target, path, headers))
+      const answers = await Promise.all(asked)
+      for (const answer of answers) {
+        expect(answer.status).toBe(200)
+        expect(answer.text, 'one body whatever the Host').toBe(answers[0]!.text)
+        expect(answer.text).not.toMatch(/evil\.example|127\.0\.0\.1|localhost/)
+      }
+      const text = answers[0]!.text
+      if (format === 'json') {
+        expect(JSON.parse(text).feed_url).toBe(`${site}/feeds/jobs.json?category=engineering`)
+      } else {
+        const feed = parseFeed(text)
+        expect(feed.self).toBe(`${site}/feeds/jobs.${format}?category=engineering`)
+        if (format === 'atom')
+          expect(/<id>([^<]*)<\/id>/.exec(text)?.[1]).toBe(`${site}/feeds/jobs.atom?category=engineering`)
+      }
+    }
+  })
 })
 
 describe('XML the strictest reader takes', () => {
