@@ -16,6 +16,7 @@ import path from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, REPO_ROOT } from '../../support/processes.ts'
+import { type RawResponse, rawExchange, rawGet, targetOf } from '../../support/raw-http.ts'
 import { build, createDataset, readJobIndex, retitleAll, type RefreshDataset } from './support/dataset.ts'
 import { get, header, mcpPing, type HttpResult } from './support/http.ts'
 import { eventually, killAll, ServerProcess } from './support/processes.ts'
@@ -24,17 +25,18 @@ const NGINX = '/usr/sbin/nginx'
 
 let dataset: RefreshDataset
 let server: ServerProcess
-let nginx: ChildProcess | undefined
+const nginxes: ChildProcess[] = []
 let front: string
 let snapshotId: string
 let slugs: string[]
 
-async function startNginx(upstreamPort: number): Promise<string> {
+/** nginx with the shipped config, proxying to `upstreamPort`; `name` keeps two fronts' folders apart. */
+async function startNginx(upstreamPort: number, name = 'nginx'): Promise<string> {
   if (!existsSync(NGINX))
     throw new Error(
       `${NGINX} is missing: this test runs deploy/nginx.conf in Debian's nginx-light. Install it with \`apt-get install nginx-light\` (CI's .ci/run does).`,
     )
-  const dir = path.join(dataset.root, 'nginx')
+  const dir = path.join(dataset.root, name)
   await mkdir(dir, { recursive: true })
   const port = await freePort()
   const shipped = await readFile(path.join(REPO_ROOT, 'deploy/nginx.conf'), 'utf8')
@@ -55,7 +57,7 @@ async function startNginx(upstreamPort: number): Promise<string> {
     `http {\n    client_body_temp_path ${dir}/body;\n    proxy_temp_path ${dir}/proxy;\n`,
   )
   await writeFile(path.join(dir, 'nginx.conf'), config)
-  nginx = spawn(
+  const child = spawn(
     NGINX,
     [
       '-p',
@@ -69,13 +71,15 @@ async function startNginx(upstreamPort: number): Promise<string> {
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   )
+  nginxes.push(child)
   let output = ''
-  nginx.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
   const url = `http://127.0.0.1:${port}`
   await eventually(
     async () => {
-      if (nginx?.exitCode !== null) throw new Error(`nginx exited: ${output}`)
-      return (await get(`${url}/health`).catch(() => undefined))?.status === 200 ? true : undefined
+      if (child.exitCode !== null) throw new Error(`nginx exited: ${output}`)
+      // Any answer: a front whose upstream is down answers too (502).
+      return (await get(`${url}/health`).catch(() => undefined)) ? true : undefined
     },
     10_000,
     'nginx answering',
@@ -96,8 +100,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // SIGTERM, not SIGKILL: the master then stops its workers; killed outright, it left them running.
-  if (nginx && nginx.exitCode === null) {
-    const exited = new Promise((resolve) => nginx!.once('exit', resolve))
+  for (const nginx of nginxes) {
+    if (nginx.exitCode !== null) continue
+    const exited = new Promise((resolve) => nginx.once('exit', resolve))
     nginx.kill('SIGTERM')
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))])
     nginx.kill('SIGKILL')
@@ -175,15 +180,12 @@ describe('deploy/nginx.conf in front of jobsnap', () => {
       '/nowhere',
     ]
     for (const requestPath of paths) {
-      // Once each first, so both compared answers find jobsnap's response cache in the same state
-      // (feeds are cached per origin: their links name the origin the client used).
+      // Once each first, so both compared answers find jobsnap's response cache in the same state.
       await getFrom(freshClient(), `${server.url}${requestPath}`)
       await getFrom(freshClient(), `${front}${requestPath}`)
       const direct = await getFrom(freshClient(), `${server.url}${requestPath}`)
       const through = await getFrom(freshClient(), `${front}${requestPath}`)
-      const seen = comparable(through)
-      seen.body = (seen.body as string).replaceAll(front, server.url)
-      expect(seen, requestPath).toEqual(comparable(direct))
+      expect(comparable(through), requestPath).toEqual(comparable(direct))
       if (direct.status === 200) expect(header(through, 'etag'), requestPath).toMatch(/^"[^"]+"$/)
       expect(header(through, 'x-request-id'), requestPath).toBeTruthy()
     }
@@ -279,5 +281,109 @@ describe('deploy/nginx.conf in front of jobsnap', () => {
     expect(job.body.equals(direct.body), 'the file nginx sent is the body jobsnap sends').toBe(true)
     const list = await getFrom(freshClient(), `${front}/api/v2/jobs?limit=1`)
     expect(header(list, 'x-snapshot-id')).toBe(next.snapshotId)
+  })
+})
+
+/** The shape every error answer has, from jobsnap or from the front: JSON body, never stored, never sniffed. */
+function expectJsonError(response: RawResponse, status: number, what: string): void {
+  expect(response.status, what).toBe(status)
+  expect(response.headers['content-type'], what).toBe('application/json; charset=utf-8')
+  expect(response.headers['cache-control'], what).toBe('no-store')
+  expect(response.headers['x-content-type-options'], what).toBe('nosniff')
+  expect(JSON.parse(response.text), what).toMatchObject({ error: { code: status, message: expect.any(String) } })
+}
+
+describe('deploy/nginx.conf hardened', () => {
+  it('refuses /metrics in every spelling nginx normalises to it, and jobsnap refuses it when proxied', async () => {
+    const target = targetOf(front)
+    const spellings = [
+      '/metrics',
+      '/metrics/',
+      '/metrics/.',
+      '/metrics/x/..',
+      '/%6detrics/',
+      '/%6Detrics',
+      '/metrics/%2e',
+      '/metrics/?x',
+      '/METRICS',
+      '/Metrics/',
+      '//metrics',
+      '/api/../metrics',
+      '/docs/%2e%2e/metrics',
+    ]
+    for (const spelling of spellings) {
+      const response = await rawGet(target, spelling)
+      expect(response.text, spelling).not.toContain('# HELP')
+      expectJsonError(response, 404, spelling)
+    }
+
+    // jobsnap itself: one spelling (a 308), and never to a request a proxy made for someone else.
+    const direct = targetOf(server.url)
+    const scrape = await rawGet(direct, '/metrics')
+    expect(scrape.status).toBe(200)
+    expect(scrape.text).toContain('# HELP')
+    const slash = await rawGet(direct, '/metrics/?x=1')
+    expect(slash.status).toBe(308)
+    expect(slash.headers.location).toBe('/metrics?x=1')
+    const viaProxy: Record<string, string>[] = [{ 'x-forwarded-for': '203.0.113.9' }, { forwarded: 'for=203.0.113.9' }]
+    for (const forwarded of viaProxy) {
+      const proxied = await rawGet(direct, '/metrics', forwarded)
+      expect(proxied.text).not.toContain('# HELP')
+      expectJsonError(proxied, 403, JSON.stringify(forwarded))
+    }
+  })
+
+  it('answers a Host no URL can hold with a 400, directly and through the front, and logs no error', async () => {
+    const from = server.logs.length
+    for (const host of ['1.2.3.4.5', '256.1.1.1', 'x.1', '[1.2.3.4]', '08.1.1.1']) {
+      // Through the front, only what it proxies: the static files it answers itself never read Host.
+      for (const requestPath of ['/feeds/jobs.rss', '/feeds/jobs.atom?category=engineering', '/api/v2/jobs?limit=1']) {
+        for (const [name, url] of [
+          ['direct', server.url],
+          ['front', front],
+        ] as const) {
+          const response = await rawGet(targetOf(url), requestPath, { host })
+          expectJsonError(response, 400, `${name} ${host} ${requestPath}`)
+        }
+      }
+      expectJsonError(await rawGet(targetOf(server.url), '/api/v1', { host }), 400, `direct ${host} /api/v1`)
+    }
+    expect(server.logs.slice(from).filter((line) => line.level === 'error' || line.status === 500)).toEqual([])
+  })
+
+  it('answers the errors nginx makes itself with the JSON error body, no-store and nosniff', async () => {
+    const target = targetOf(front)
+    const big = 'a'.repeat(9 * 1024)
+    expectJsonError(await rawGet(target, '/api/v1', { 'x-padding': big }), 431, 'a header over 8 KiB')
+    expectJsonError(await rawGet(target, '/api/v2/jobs', { cookie: `session=${big}` }), 431, 'a cookie over 8 KiB')
+    expectJsonError(await rawGet(target, `/api/v2/jobs?q=${big}`), 414, 'a URI over 8 KiB')
+    expectJsonError(
+      await rawExchange(
+        target,
+        `POST /api/mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${2 * 1024 * 1024}\r\nConnection: close\r\n\r\n`,
+      ),
+      413,
+      'a body over 1 MiB',
+    )
+    expectJsonError(
+      await rawExchange(
+        target,
+        'GET /api/v1 HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip\r\nConnection: close\r\n\r\n',
+      ),
+      501,
+      'Transfer-Encoding: gzip',
+    )
+    expectJsonError(await rawExchange(target, 'NOT A REQUEST\r\n\r\n'), 400, 'an unreadable request line')
+    expectJsonError(await rawGet(target, '/.nginx-error'), 404, 'the error location asked for directly')
+
+    // jobsnap down: a front whose upstream is a port nobody listens on.
+    const orphan = await startNginx(await freePort(), 'nginx-orphan')
+    for (const requestPath of [
+      '/api/v2/jobs?limit=1',
+      `/api/v2/jobs/${slugs[0]}?x=1`,
+      '/api/v1?page=abc',
+      '/feeds/jobs.rss',
+    ])
+      expectJsonError(await rawGet(targetOf(orphan), requestPath), 502, `upstream down: ${requestPath}`)
   })
 })
