@@ -5,7 +5,7 @@
  * and runtime import core's modules directly; everything outside the three
  * layers (tests, the benchmark, support helpers) imports from here only.
  */
-export { type Config, type ConfigInput, loadConfig } from './config.ts'
+export { type Config, type ConfigInput, DEFAULTS, loadConfig } from './config.ts'
 export { contentHash, indexFileHash } from './content-hash.ts'
 export {
   allCountryCodes,
