@@ -4,6 +4,7 @@
  * README's Configuration table mirrors this file.
  */
 import { z } from 'zod'
+import { CACHE_TAG_HEADERS } from './cache-tags.ts'
 
 const intFromEnv = (min: number) => z.coerce.number().int().min(min)
 const numberFromEnv = (min: number) => z.coerce.number().min(min)
@@ -39,6 +40,24 @@ const ConfigSchema = z.object({
   JOBSNAP_MCP_RATE: numberFromEnv(0.001).default(5),
   /** Response cache lifetime, seconds (also Cache-Control max-age). */
   JOBSNAP_CACHE_TTL: intFromEnv(0).default(60),
+  /**
+   * Headers that carry the cache tags on every cacheable response, comma-separated:
+   * `surrogate-key` (Fastly), `cache-tag` (Cloudflare), `xkey` (Varnish), or `none`.
+   */
+  JOBSNAP_CACHE_TAG_HEADERS: csv
+    .transform((names) => names.map((name) => name.toLowerCase()))
+    .pipe(z.array(z.enum([...CACHE_TAG_HEADERS, 'none'])))
+    .transform((names) => [...new Set(names.filter((name) => name !== 'none'))] as (typeof CACHE_TAG_HEADERS)[number][])
+    .default([...CACHE_TAG_HEADERS]),
+  /**
+   * Lifetime for shared caches (CDN-Cache-Control and Surrogate-Control), seconds;
+   * 0 sends neither. Browsers keep Cache-Control's. Long is safe only with `jobsnap purge` after each publish.
+   */
+  JOBSNAP_CDN_TTL: intFromEnv(0).default(0),
+  /** Shared caches may serve a stale copy this many seconds while they fetch a fresh one. */
+  JOBSNAP_CDN_STALE_WHILE_REVALIDATE: intFromEnv(0).default(60),
+  /** Shared caches may serve a stale copy this many seconds while jobsnap answers errors or is down. */
+  JOBSNAP_CDN_STALE_IF_ERROR: intFromEnv(0).default(86_400),
   /** Response cache size bound, megabytes. */
   JOBSNAP_CACHE_MB: intFromEnv(1).default(64),
   /**
