@@ -14,7 +14,10 @@ import { build, createDataset, editCompanies, editJobs, readJobIndex, type Refre
 
 let dataset: RefreshDataset
 let clock = Date.parse('2026-11-20T00:00:00Z')
-const nextNow = () => new Date((clock += 60_000))
+const nextNow = () => {
+  clock += 60_000
+  return new Date(clock)
+}
 
 beforeAll(async () => {
   dataset = await createDataset({ prefix: 'changed-tags', jobs: 160, companies: 20 })
