@@ -168,6 +168,28 @@ const HEADERS = {
       'The snapshot that answered. Every answer to one request comes from one snapshot; after a refresh the id changes.',
     schema: { type: 'string' },
   },
+  'Surrogate-Key': {
+    description:
+      "Cache tags for shared caches, space-separated (as Fastly reads them): `job:<slug>`, `company:<slug>`, `v1:<limit>:<page>`, `lists` (answers computed per query), `docs`, and `all` on every cacheable answer. A CDN purges by them after each publish; errors carry none. Which of Surrogate-Key, Cache-Tag and xkey are sent is the operator's choice.",
+    schema: { type: 'string' },
+  },
+  'Cache-Tag': {
+    description: 'The same cache tags, comma-separated (as Cloudflare reads them).',
+    schema: { type: 'string' },
+  },
+  xkey: {
+    description: "The same cache tags, space-separated (as Varnish's xkey module reads them).",
+    schema: { type: 'string' },
+  },
+  'CDN-Cache-Control': {
+    description:
+      "Lifetime for shared caches (RFC 9213), when the operator sets one: `max-age=<s>, stale-while-revalidate=<s>, stale-if-error=<s>`. Browsers keep Cache-Control's 60 s.",
+    schema: { type: 'string' },
+  },
+  'Surrogate-Control': {
+    description: 'The same shared lifetime, for caches that read Surrogate-Control.',
+    schema: { type: 'string' },
+  },
   'X-Ignored-Parameters': {
     description:
       'The query parameters this endpoint does not take, comma-separated (percent-encoded), when there were any: a misspelt filter (locaton=DE) widens nothing silently.',
@@ -183,6 +205,15 @@ const rateLimitHeaders = {
   RateLimit: headerRef('RateLimit'),
 }
 
+/** Read by the caches in front, never needed by a client (see each header's description). */
+const sharedCacheHeaders = {
+  'Surrogate-Key': headerRef('Surrogate-Key'),
+  'Cache-Tag': headerRef('Cache-Tag'),
+  xkey: headerRef('xkey'),
+  'CDN-Cache-Control': headerRef('CDN-Cache-Control'),
+  'Surrogate-Control': headerRef('Surrogate-Control'),
+}
+
 function successHeaders(version: 'v1' | 'v2') {
   return {
     'X-API-Version': { ...headerRef('X-API-Version'), description: `Always ${version}.` },
@@ -192,6 +223,7 @@ function successHeaders(version: 'v1' | 'v2') {
     Vary: headerRef('Vary'),
     'X-Snapshot-Id': headerRef('X-Snapshot-Id'),
     ...rateLimitHeaders,
+    ...sharedCacheHeaders,
   }
 }
 
@@ -212,6 +244,7 @@ const RESPONSES = {
       Vary: headerRef('Vary'),
       'X-Snapshot-Id': headerRef('X-Snapshot-Id'),
       ...rateLimitHeaders,
+      ...sharedCacheHeaders,
     },
   },
   BadRequest: {

@@ -4,6 +4,7 @@
  * README's Configuration table mirrors this file.
  */
 import { z } from 'zod'
+import { CACHE_TAG_HEADERS } from './cache-tags.ts'
 
 const intFromEnv = (min: number) => z.coerce.number().int().min(min)
 const numberFromEnv = (min: number) => z.coerce.number().min(min)
@@ -39,6 +40,41 @@ const ConfigSchema = z.object({
   JOBSNAP_MCP_RATE: numberFromEnv(0.001).default(5),
   /** Response cache lifetime, seconds (also Cache-Control max-age). */
   JOBSNAP_CACHE_TTL: intFromEnv(0).default(60),
+  /**
+   * Headers that carry the cache tags on every cacheable response, comma-separated:
+   * `surrogate-key` (Fastly), `cache-tag` (Cloudflare), `xkey` (Varnish), or `none`.
+   */
+  JOBSNAP_CACHE_TAG_HEADERS: csv
+    .transform((names) => names.map((name) => name.toLowerCase()))
+    .pipe(z.array(z.enum([...CACHE_TAG_HEADERS, 'none'])))
+    .transform((names) => [...new Set(names.filter((name) => name !== 'none'))] as (typeof CACHE_TAG_HEADERS)[number][])
+    .default([...CACHE_TAG_HEADERS]),
+  /**
+   * Lifetime for shared caches (CDN-Cache-Control and Surrogate-Control), seconds;
+   * 0 sends neither. Browsers keep Cache-Control's. Long is safe only with `jobsnap purge` after each publish.
+   */
+  JOBSNAP_CDN_TTL: intFromEnv(0).default(0),
+  /** Shared caches may serve a stale copy this many seconds while they fetch a fresh one. */
+  JOBSNAP_CDN_STALE_WHILE_REVALIDATE: intFromEnv(0).default(60),
+  /** Shared caches may serve a stale copy this many seconds while jobsnap answers errors or is down. */
+  JOBSNAP_CDN_STALE_IF_ERROR: intFromEnv(0).default(86_400),
+  /** Fastly's API, where `jobsnap purge --fastly` sends purges (changed only for tests). */
+  JOBSNAP_FASTLY_API_URL: z.url().default('https://api.fastly.com'),
+  /**
+   * Fastly purge requests per second, at most 256 keys each. Fastly does not
+   * rate-limit key purges; this paces them, and a publish needing more
+   * requests than a minute of this pace purges `all` instead.
+   */
+  JOBSNAP_FASTLY_PURGE_RATE: numberFromEnv(0.001).default(10),
+  /** Cloudflare's API, where `jobsnap purge --cloudflare` sends purges (changed only for tests). */
+  JOBSNAP_CLOUDFLARE_API_URL: z.url().default('https://api.cloudflare.com/client/v4'),
+  /** Cache tags per Cloudflare purge request (Cloudflare takes at most 100 on every plan). */
+  JOBSNAP_CLOUDFLARE_PURGE_BATCH: intFromEnv(1).default(100),
+  /**
+   * Cloudflare purge requests per second: 5 on Pro, 10 on Business, 50 on Enterprise; Free allows
+   * 5 a minute (0.083). A publish needing more requests than a minute of this pace purges `all` instead.
+   */
+  JOBSNAP_CLOUDFLARE_PURGE_RATE: numberFromEnv(0.001).default(5),
   /** Response cache size bound, megabytes. */
   JOBSNAP_CACHE_MB: intFromEnv(1).default(64),
   /**

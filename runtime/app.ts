@@ -36,6 +36,8 @@ import {
 } from './http/respond.ts'
 import { canonicalPath, isDecodablePath } from './http/canonical-path.ts'
 import { ResponseCache } from './http/response-cache.ts'
+import { edgeHeaders } from './http/edge-headers.ts'
+import { DOCS_TAG } from '../core/cache-tags.ts'
 import type { RestContext } from './routes/context.ts'
 import { handleV2Changes } from './routes/changes.ts'
 import { handleV2Companies, handleV2Company } from './routes/companies.ts'
@@ -413,7 +415,11 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       (encoding) => snapshot.readPublic(snapshotPaths.openapi, encoding),
       'application/yaml; charset=utf-8',
     )
-    return sendPayload(request, payload, { cacheStatus: 'HIT', maxAgeSeconds: config.JOBSNAP_CACHE_TTL })
+    return sendPayload(request, payload, {
+      cacheStatus: 'HIT',
+      maxAgeSeconds: config.JOBSNAP_CACHE_TTL,
+      edge: edgeHeaders(config, [DOCS_TAG]),
+    })
   })
 
   /** A small JSON answer for the operational endpoints: never cached, HEAD announces GET's length. */
@@ -507,14 +513,14 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   app.all(
     '/docs/**',
     readOnly((event) => {
-      const response = handleDocs(event.req, event.url.pathname, config.JOBSNAP_CACHE_TTL)
+      const response = handleDocs(event.req, event.url.pathname, config)
       if (!response) throw httpError(404, 'No such documentation file.')
       return response
     }),
   )
   app.all(
     '/docs',
-    readOnly((event) => handleDocs(event.req, '/docs', config.JOBSNAP_CACHE_TTL)!),
+    readOnly((event) => handleDocs(event.req, '/docs', config)!),
   )
 
   const index = Buffer.from(
@@ -543,7 +549,11 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   app.all(
     '/',
     readOnly((event) =>
-      sendPayload(event.req, indexPayload, { cacheStatus: 'HIT', maxAgeSeconds: config.JOBSNAP_CACHE_TTL }),
+      sendPayload(event.req, indexPayload, {
+        cacheStatus: 'HIT',
+        maxAgeSeconds: config.JOBSNAP_CACHE_TTL,
+        edge: edgeHeaders(config, []),
+      }),
     ),
   )
 

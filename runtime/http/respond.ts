@@ -116,6 +116,8 @@ export interface SendOptions {
   cacheStatus: CacheStatus
   maxAgeSeconds: number
   headers?: HeaderList
+  /** The headers only shared caches read (tags, their own lifetime; see edge-headers.ts), on 200 and 304 alike. */
+  edge?: HeaderList
   /** The payload's body is on loan until this is called (see Reply.release); the reply takes it over. */
   release?: () => void
 }
@@ -158,6 +160,7 @@ function replyWith(
       ['x-cache', options.cacheStatus],
     ],
     options.headers ?? [],
+    options.edge ?? [],
   )
   const body = encodedBody ?? payload.body
   const sent = notModified || request.method === 'HEAD' ? null : body

@@ -12,6 +12,8 @@ import { payloadReply, type Reply } from '../http/respond.ts'
 import { ancestry, changesBetween, withoutExpired } from '../query/changes.ts'
 import { keptLinks } from '../snapshot-history.ts'
 import { nameIgnoredParameters, type RestContext } from './context.ts'
+import { edgeHeaders } from '../http/edge-headers.ts'
+import { LISTS_TAG } from '../../core/cache-tags.ts'
 
 const CHANGES_PARAMS = { since: true }
 const EXAMPLE_ID = '20261124T182512983Z-140529c3'
@@ -68,5 +70,6 @@ export async function handleV2Changes(ctx: RestContext): Promise<Reply> {
     release: cached!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    edge: edgeHeaders(ctx.config, [LISTS_TAG]),
   })
 }

@@ -13,6 +13,8 @@ import { payloadReply, type Reply } from '../http/respond.ts'
 import { runCompanyQuery } from '../query/companies.ts'
 import { liveJobsByCompany } from '../query/live-jobs.ts'
 import { nameIgnoredParameters, type RestContext } from './context.ts'
+import { edgeHeaders } from '../http/edge-headers.ts'
+import { companyTag, LISTS_TAG } from '../../core/cache-tags.ts'
 
 export async function handleV2Companies(ctx: RestContext): Promise<Reply> {
   nameIgnoredParameters(ctx, V2_COMPANY_PARAMS)
@@ -37,6 +39,7 @@ export async function handleV2Companies(ctx: RestContext): Promise<Reply> {
     release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    edge: edgeHeaders(ctx.config, [LISTS_TAG]),
   })
 }
 
@@ -60,5 +63,6 @@ export async function handleV2Company(ctx: RestContext, slug: string): Promise<R
     release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    edge: edgeHeaders(ctx.config, [companyTag(slug)]),
   })
 }

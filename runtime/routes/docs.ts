@@ -9,6 +9,9 @@ import path from 'node:path'
 import { contentHash } from '../../core/content-hash.ts'
 import { storedPayload } from '../http/payload.ts'
 import { sendPayload } from '../http/respond.ts'
+import { edgeHeaders } from '../http/edge-headers.ts'
+import { DOCS_TAG } from '../../core/cache-tags.ts'
+import type { Config } from '../../core/config.ts'
 
 const require = createRequire(import.meta.url)
 const SWAGGER_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'))
@@ -74,12 +77,13 @@ function docsAssets(): Map<string, Asset> {
  * ~0.5 MB compressed; made once and kept by content hash), HEAD with GET's
  * length.
  */
-export function handleDocs(request: Request, pathname: string, maxAgeSeconds: number): Promise<Response> | undefined {
+export function handleDocs(request: Request, pathname: string, config: Config): Promise<Response> | undefined {
   const asset = docsAssets().get(pathname.replace(/\/$/, '') || pathname)
   if (!asset) return undefined
   return sendPayload(request, storedPayload(asset.body, asset.hash, asset.type), {
     cacheStatus: 'HIT',
-    maxAgeSeconds,
+    maxAgeSeconds: config.JOBSNAP_CACHE_TTL,
+    edge: edgeHeaders(config, [DOCS_TAG]),
     headers: [
       ['content-security-policy', DOCS_CSP],
       ['referrer-policy', 'no-referrer'],

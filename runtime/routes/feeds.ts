@@ -15,6 +15,8 @@ import { payloadReply, type Reply } from '../http/respond.ts'
 import { runV2Query } from '../query/run-query.ts'
 import { queryContext } from '../snapshot.ts'
 import { nameIgnoredParameters, type RestContext } from './context.ts'
+import { edgeHeaders } from '../http/edge-headers.ts'
+import { LISTS_TAG } from '../../core/cache-tags.ts'
 
 const FEED_SIZE = 50
 type FilterName = keyof typeof FEED_PARAMS
@@ -62,5 +64,6 @@ export async function handleFeed(ctx: RestContext, format: FeedFormat): Promise<
     release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    edge: edgeHeaders(ctx.config, [LISTS_TAG]),
   })
 }

@@ -8,6 +8,8 @@ import { payloadReply, type Reply } from '../http/respond.ts'
 import { filterVocabulary } from '../query/filters.ts'
 import { queryContext } from '../snapshot.ts'
 import type { RestContext } from './context.ts'
+import { edgeHeaders } from '../http/edge-headers.ts'
+import { LISTS_TAG } from '../../core/cache-tags.ts'
 
 export async function handleV2Filters(ctx: RestContext): Promise<Reply> {
   const { snapshot } = ctx
@@ -21,5 +23,6 @@ export async function handleV2Filters(ctx: RestContext): Promise<Reply> {
     release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    edge: edgeHeaders(ctx.config, [LISTS_TAG]),
   })
 }

@@ -13,6 +13,8 @@ import { livePositions } from '../query/run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { ScratchBuffers } from '../http/scratch-buffers.ts'
 import type { RestContext } from './context.ts'
+import { edgeHeaders } from '../http/edge-headers.ts'
+import { LISTS_TAG, v1PageTag } from '../../core/cache-tags.ts'
 
 /** The exact bytes of a v1 page holding the jobs at ascending date `positions`. */
 function v1PageBytes(
@@ -53,6 +55,7 @@ export function handleV1List(ctx: RestContext): MaybePromise<Reply> {
         cacheStatus: 'HIT',
         maxAgeSeconds,
         headers: ctx.headers,
+        edge: edgeHeaders(ctx.config, [v1PageTag(limit, page)]),
         release: scratch.release,
       })
     }
@@ -68,6 +71,7 @@ async function computedV1Page(ctx: RestContext, page: number, limit: number, not
   const live = nothingExpired ? undefined : livePositions(snapshot.jobs, now)
   const liveTotal = live?.length ?? total
   const key = `v1|${snapshot.id}|${liveTotal}|${page}|${limit}`
+  const fileTagged = snapshot.manifest.files[snapshotPaths.v1Page(limit, page)] !== undefined
   const result = await ctx.responseCache.getOrCompute(key, async () => {
     const positions = live ? live.slice(start, start + limit) : range(start, Math.min(total, start + limit))
     return computedPayload(v1PageBytes(snapshot, page, limit, liveTotal, positions))
@@ -76,6 +80,8 @@ async function computedV1Page(ctx: RestContext, page: number, limit: number, not
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    // A page the build did not write (another size, or past the end) is not in changed-tags.txt by page: `lists` is.
+    edge: edgeHeaders(ctx.config, fileTagged ? [v1PageTag(limit, page)] : [v1PageTag(limit, page), LISTS_TAG]),
     release: result!.release,
   })
 }

@@ -14,6 +14,8 @@ import { facetCounts } from '../query/facets.ts'
 import { runV2Query } from '../query/run-query.ts'
 import { queryContext } from '../snapshot.ts'
 import { nameIgnoredParameters, type RestContext } from './context.ts'
+import { edgeHeaders } from '../http/edge-headers.ts'
+import { jobTag, LISTS_TAG } from '../../core/cache-tags.ts'
 
 const LIST_HEAD = Buffer.from('{"data":[')
 
@@ -37,6 +39,7 @@ export function handleV2Job(ctx: RestContext, slug: string): MaybePromise<Reply>
     cacheStatus: 'HIT',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    edge: edgeHeaders(ctx.config, [jobTag(slug)]),
   })
 }
 
@@ -62,6 +65,7 @@ export async function handleV2List(ctx: RestContext): Promise<Reply> {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    edge: edgeHeaders(ctx.config, [LISTS_TAG]),
     release: result!.release,
   })
 }

@@ -62,7 +62,8 @@ let docUri: string
 
 beforeAll(async () => {
   fixture = await buildRestFixture({ jobs: 300, companies: 40, seed: 9 })
-  server = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: 100_000 })
+  // A shared-cache lifetime set, so its documented headers are sent (off by default) and checked too.
+  server = await startFixtureServer(fixture.distDir, { JOBSNAP_REST_LIMIT: 100_000, JOBSNAP_CDN_TTL: 3600 })
   base = server.url
   const res = await fetch(`${base}/openapi.yaml`)
   expect(res.status).toBe(200)
