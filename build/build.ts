@@ -40,7 +40,7 @@ import {
   type SnapshotManifest,
 } from '../core/snapshot.ts'
 import { BufferedFileWriter } from './buffered-file.ts'
-import { diffSnapshots, jobChanges, type SnapshotChanges } from './changes.ts'
+import { changedCompanies, changedTags, diffSnapshots, jobChanges, type SnapshotChanges } from './changes.ts'
 import { SnapshotFileWriter, type PreviousSnapshot } from './file-writer.ts'
 import { salaryOrder, TermPostingsBuilder } from './index-jobs.ts'
 import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './issues.ts'
@@ -83,6 +83,8 @@ export interface BuildResult {
   durationMs: number
   /** Against the snapshot that was published before this build. */
   changes: SnapshotChanges
+  /** The cache tags it made stale (changed-tags.txt). */
+  changedTags: string[]
   /** Public files written anew vs hard-linked unchanged from the previous snapshot. */
   filesRewritten: number
   filesReused: number
@@ -91,6 +93,25 @@ export interface BuildResult {
 }
 
 export const CHANGED_PATHS_FILE = 'changed-paths.txt'
+/** Beside it: the cache tags the publish made stale, one a line (what `jobsnap purge` sends). */
+export const CHANGED_TAGS_FILE = 'changed-tags.txt'
+
+/** One entry a line, each ended by a newline; nothing at all for none. */
+const linesOf = (entries: readonly string[]): string => entries.map((entry) => `${entry}\n`).join('')
+
+/**
+ * The published snapshot's companies as written (keys in the order written, so
+ * an unchanged one serializes to the same text), to tell which profiles
+ * changed; undefined when they cannot be read (every company then counts as changed).
+ */
+async function previousCompanies(dir: string): Promise<{ slug: string }[] | undefined> {
+  try {
+    const parsed: unknown = JSON.parse(await readFile(path.join(dir, snapshotPaths.companies), 'utf8'))
+    return Array.isArray(parsed) && parsed.every((company) => typeof company?.slug === 'string') ? parsed : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * The published snapshot's folder and file hashes, when there is a readable
@@ -383,12 +404,19 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       files: writer.hashes,
       index_hashes: indexHashes,
     }
-    const changes = diffSnapshots(
-      previous?.hashes,
-      writer.hashes,
-      previous?.indexHashes[snapshotPaths.companies] !== indexHashes[snapshotPaths.companies],
-    )
-    await writer.writePrivate(CHANGED_PATHS_FILE, changes.purge.join('\n') + (changes.purge.length ? '\n' : ''))
+    const companiesChanged = previous?.indexHashes[snapshotPaths.companies] !== indexHashes[snapshotPaths.companies]
+    const changes = diffSnapshots(previous?.hashes, writer.hashes, companiesChanged)
+    const tags = changedTags(changes, {
+      first: previous === undefined,
+      companies:
+        previous && companiesChanged
+          ? changedCompanies((await previousCompanies(previous.dir)) ?? [], companyIndexFile)
+          : [],
+      jobIndexChanged:
+        previous !== undefined && previous.indexHashes[snapshotPaths.jobIndex] !== indexHashes[snapshotPaths.jobIndex],
+    })
+    await writer.writePrivate(CHANGED_PATHS_FILE, linesOf(changes.purge))
+    await writer.writePrivate(CHANGED_TAGS_FILE, linesOf(tags))
     await writer.writePrivate(snapshotPaths.changes, JSON.stringify(jobChanges(changes, previous, writer.hashes)))
     // The manifest goes last: a snapshot folder without one is incomplete by definition.
     await writer.writePrivate(snapshotPaths.manifest, serializeManifest(manifest))
@@ -402,6 +430,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       manifest,
       durationMs: performance.now() - started,
       changes,
+      changedTags: tags,
       filesRewritten: writer.rewritten,
       filesReused: writer.reused,
       recordsReused: records.reused,

@@ -2,7 +2,8 @@
  * What a new snapshot changed, as public URL paths: the list an operator
  * purges from a CDN after a refresh (written to `changed-paths.txt`).
  */
-import { type SnapshotJobChanges, snapshotPaths } from '../core/snapshot.ts'
+import { ALL_TAG, companyTag, DOCS_TAG, jobTag, LISTS_TAG, v1PageTag } from '../core/cache-tags.ts'
+import { type IndexedCompany, type SnapshotJobChanges, snapshotPaths } from '../core/snapshot.ts'
 import { PAGE_SIZE_DEFAULT } from '../core/query.ts'
 
 /** Public URL paths that serve a snapshot file. v1 pages have several spellings; all are listed. */
@@ -100,4 +101,60 @@ export function jobChanges(
     removed: slugs(changes.removed),
     hashes,
   }
+}
+
+/** What else a publish changed, beyond the public files diffSnapshots compares. */
+export interface TagChangeContext {
+  /** Nothing was published before (or it could not be read): every cached answer is stale. */
+  first: boolean
+  /** Slugs of the companies whose published profile was added, changed or removed. */
+  companies: readonly string[]
+  /** The job index changed (what lists are computed from: an exchange rate, say, moves salary filters). */
+  jobIndexChanged: boolean
+}
+
+/**
+ * The cache tags a publish makes stale (changed-tags.txt, sent by `jobsnap purge`):
+ * each added, updated or removed job and company, each changed v1 page,
+ * `lists` when any job or company changed, `docs` when the OpenAPI document
+ * did; only `all` for the first publish. Sorted, none twice.
+ */
+export function changedTags(changes: SnapshotChanges, context: TagChangeContext): string[] {
+  if (context.first) return [ALL_TAG]
+  const tags = new Set<string>()
+  let jobsChanged = context.jobIndexChanged
+  for (const file of [...changes.added, ...changes.changed, ...changes.removed]) {
+    const job = JOB_FILE.exec(file)?.[1]
+    const page = V1_FILE.exec(file)
+    if (job !== undefined) {
+      tags.add(jobTag(job))
+      jobsChanged = true
+    } else if (page) {
+      tags.add(v1PageTag(Number(page[1]), Number(page[2])))
+      jobsChanged = true
+    } else if (file === snapshotPaths.openapi) tags.add(DOCS_TAG)
+  }
+  for (const slug of context.companies) tags.add(companyTag(slug))
+  if (jobsChanged || context.companies.length > 0) tags.add(LISTS_TAG)
+  // Export files (when the build writes them) are tagged `exports`: added here when one of them changed.
+  return [...tags].sort()
+}
+
+const V1_FILE = /^v1\/(\d+)\/(\d+)\.json$/
+
+/**
+ * Slugs of the companies whose published profile differs between two
+ * snapshots' company indexes (one appearing or going counts): the live job
+ * count is part of the profile, so a company whose jobs came or went is one.
+ */
+export function changedCompanies(previous: readonly { slug: string }[], next: readonly IndexedCompany[]): string[] {
+  const before = new Map(previous.map((company) => [company.slug, JSON.stringify(company)]))
+  const changed: string[] = []
+  for (const company of next) {
+    const was = before.get(company.slug)
+    before.delete(company.slug)
+    if (was !== JSON.stringify(company)) changed.push(company.slug)
+  }
+  changed.push(...before.keys())
+  return changed.sort()
 }

@@ -1,7 +1,7 @@
 /** Command-line front of the build and the generator: exit codes and readable reports. */
 import type { Config } from '../core/config.ts'
 import path from 'node:path'
-import { buildSnapshot, CHANGED_PATHS_FILE } from './build.ts'
+import { buildSnapshot, CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './build.ts'
 import { rollbackSnapshot } from './publish.ts'
 import type { GenerateOptions } from './generate.ts'
 import { DatasetInvalidError, formatIssue } from './issues.ts'
@@ -24,7 +24,7 @@ export async function runBuildCommand(config: Config, options: { now?: Date; qui
       `published snapshot ${result.snapshotId}: ${counts.live_jobs} live jobs (${counts.closed_jobs} closed, ${counts.expired_jobs} expired left out), ${counts.companies} companies, in ${(result.durationMs / 1000).toFixed(1)} s -> ${result.snapshotDir}`,
     )
     console.log(
-      `changes: ${changes.added.length} files added, ${changes.changed.length} changed, ${changes.removed.length} removed (${result.filesRewritten} written, ${result.filesReused} reused); ${result.recordsReused} of ${counts.records_jobs} job records reused from the previous build; ${changes.purge.length} paths to purge listed in ${path.join(result.snapshotDir, CHANGED_PATHS_FILE)}`,
+      `changes: ${changes.added.length} files added, ${changes.changed.length} changed, ${changes.removed.length} removed (${result.filesRewritten} written, ${result.filesReused} reused); ${result.recordsReused} of ${counts.records_jobs} job records reused from the previous build; ${changes.purge.length} paths to purge listed in ${path.join(result.snapshotDir, CHANGED_PATHS_FILE)}, ${result.changedTags.length} cache tags in ${CHANGED_TAGS_FILE} (send them with jobsnap purge)`,
     )
     console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`)
     return 0

@@ -4,7 +4,7 @@
  * (build/cli.ts) is composed by the top-level cli.ts; tests, the benchmark
  * and support helpers import the build from here only.
  */
-export { type BuildResult, buildSnapshot, CHANGED_PATHS_FILE } from './build.ts'
+export { type BuildResult, buildSnapshot, CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './build.ts'
 export { diffSnapshots } from './changes.ts'
 export { generateDataset } from './generate.ts'
 export { DatasetInvalidError, type DatasetIssue } from './issues.ts'

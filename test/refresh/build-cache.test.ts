@@ -89,8 +89,8 @@ describe('build cache', () => {
     expect(incrementalFiles).toEqual(fullFiles)
     let compared = 0
     for (const file of fullFiles) {
-      // Only the purge list and the job changes differ: they are relative to the snapshot each build replaced.
-      if (file === 'changed-paths.txt' || file === 'index/changes.json') continue
+      // Only the purge lists and the job changes differ: they are relative to the snapshot each build replaced.
+      if (file === 'changed-paths.txt' || file === 'changed-tags.txt' || file === 'index/changes.json') continue
       const [a, b] = await Promise.all([
         readFile(path.join(incremental.snapshotDir, file)),
         readFile(path.join(full.snapshotDir, file)),

@@ -139,6 +139,12 @@ const COMPARED = [
   'x-ignored-parameters',
   'allow',
   'location',
+  // Read by a CDN in front: the static answers carry the tags jobsnap would send.
+  'surrogate-key',
+  'cache-tag',
+  'xkey',
+  'cdn-cache-control',
+  'surrogate-control',
 ]
 
 function comparable(result: HttpResult): Record<string, unknown> {
@@ -192,9 +198,12 @@ describe('deploy/nginx.conf in front of jobsnap', () => {
   it('serves single jobs and v1 pages from the files (nginx limits them), and proxies everything else', async () => {
     const job = await getFrom(freshClient(), `${front}/api/v2/jobs/${slugs[0]}`)
     expect(header(job, 'server')).toBe('nginx')
+    expect(header(job, 'surrogate-key')).toBe(`job:${slugs[0]} all`)
     expect(header(job, 'x-ratelimit-limit'), 'answered by nginx, not jobsnap').toBeUndefined()
     const v1 = await getFrom(freshClient(), `${front}/api/v1?page=2`)
     expect(header(v1, 'x-ratelimit-limit')).toBeUndefined()
+    expect(header(v1, 'cache-tag')).toBe('v1:25:2,all')
+    expect(header(await getFrom(freshClient(), `${front}/api/v1?limit=100&page=1`), 'xkey')).toBe('v1:100:1 all')
     const list = await getFrom(freshClient(), `${front}/api/v2/jobs?limit=3`)
     expect(header(list, 'x-ratelimit-limit'), 'proxied: jobsnap counted it').toBe('10')
     const junk = await getFrom(freshClient(), `${front}/api/v1?page=abc`)
@@ -219,6 +228,7 @@ describe('deploy/nginx.conf in front of jobsnap', () => {
     })
     expect(unchanged.status).toBe(304)
     expect(header(unchanged, 'cache-control')).toBe('public, max-age=60')
+    expect(header(unchanged, 'surrogate-key'), 'a 304 keeps its tags').toBe(`job:${slugs[0]} all`)
     const gzipped = await getFrom(freshClient(), `${front}/api/v1?page=2`, { 'accept-encoding': 'gzip, br' })
     expect(header(gzipped, 'content-encoding')).toBe('gzip')
     expect(gunzipSync(gzipped.body).equals(v1.body)).toBe(true)
@@ -257,6 +267,7 @@ describe('deploy/nginx.conf in front of jobsnap', () => {
     const limited = await getFrom(c, `${front}/api/v1`)
     expect(limited.status).toBe(429)
     expect(header(limited, 'retry-after')).toBe('1')
+    expect(header(limited, 'surrogate-key'), 'an error carries no tags').toBeUndefined()
     expect(header(limited, 'content-type')).toBe('application/json; charset=utf-8')
     expect(JSON.parse(limited.body.toString('utf8')).error).toMatchObject({ code: 429 })
     expect((await getFrom(d, `${front}/api/v2/jobs/${slugs[0]}`)).status, 'another client is served').toBe(200)
