@@ -188,8 +188,8 @@ async function startEdge(o: CdnOptions, name: string, backendPort: number, stora
   return { child, port, workDir }
 }
 
-/** Retitles every hundredth job record (1%); returns their slugs and the title marker. */
-function retitleOnePercent(jobsFile: string, revision: number): { slugs: string[]; marker: string } {
+/** Retitles every hundredth job record (1%); returns the slugs of those that are live, and the title marker. */
+function retitleOnePercent(jobsFile: string, revision: number, live: Set<string>): { slugs: string[]; marker: string } {
   const marker = ` (cdn ${revision})`
   const lines = readFileSync(jobsFile, 'utf8').split('\n')
   const slugs: string[] = []
@@ -197,7 +197,7 @@ function retitleOnePercent(jobsFile: string, revision: number): { slugs: string[
     if (!lines[i]) continue
     const job = JSON.parse(lines[i]!) as { title: string; slug: string }
     job.title = `${job.title.replace(/ \(cdn \d+\)$/, '')}${marker}`
-    slugs.push(job.slug)
+    if (live.has(job.slug)) slugs.push(job.slug)
     lines[i] = JSON.stringify(job)
   }
   writeFileSync(jobsFile, lines.join('\n'))
@@ -238,6 +238,8 @@ async function runMode(
     dataDir: string
     distDir: string
     urls: string[]
+    /** Slugs of the live jobs (closed or expired records are retitled too, but never served). */
+    live: Set<string>
     revision: number
     lifetime: number
     window: number
@@ -290,7 +292,7 @@ async function runMode(
   const load = new PacedLoad(edge.port, zipf(settings.urls, 47), settings.rate, 8)
   await new Promise((resolve) => setTimeout(resolve, 2_000))
   const buildStart = performance.now()
-  const changed = retitleOnePercent(path.join(settings.dataDir, 'jobs.ndjson'), settings.revision)
+  const changed = retitleOnePercent(path.join(settings.dataDir, 'jobs.ndjson'), settings.revision, settings.live)
   await runToEnd(
     'build',
     process.execPath,
@@ -320,12 +322,17 @@ async function runMode(
     }
     agent.destroy()
     const t = performance.now()
-    await runToEnd(
-      'purge',
-      process.execPath,
-      cliArgs('purge', '--dist', settings.distDir, '--varnish', `http://${LOOPBACK}:${edge.port}`),
-      { cwd: o.repoDir },
-    )
+    await runToEnd('purge', 'curl', [
+      '-sf',
+      '-X',
+      'PURGE',
+      '-H',
+      `xkey: ${readFileSync(path.join(settings.distDir, CURRENT_LINK, 'changed-tags.txt'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .join(' ')}`,
+      `http://${LOOPBACK}:${edge.port}/`,
+    ])
     purgeSeconds = (performance.now() - t) / 1000
     purgedTags = readFileSync(path.join(settings.distDir, CURRENT_LINK, 'changed-tags.txt'), 'utf8')
       .split('\n')
@@ -427,11 +434,12 @@ export async function runCdn(o: CdnOptions): Promise<string> {
   await runToEnd('build', process.execPath, cliArgs('build', '--data', dataDir, '--out', distDir, '--quiet'), {
     cwd: o.repoDir,
   })
-  const { urls } = universeOf(path.join(distDir, CURRENT_LINK), Math.max(200, Math.round(jobs / 10)), 5)
+  const { urls, slugs } = universeOf(path.join(distDir, CURRENT_LINK), Math.max(200, Math.round(jobs / 10)), 5)
   const settings = {
     dataDir,
     distDir,
     urls,
+    live: new Set(slugs),
     lifetime: o.quick ? 10 : 60,
     window: o.quick ? 10 : 60,
     steadySeconds: o.quick ? 3 : 10,

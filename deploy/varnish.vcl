@@ -159,8 +159,12 @@ sub vcl_recv {
     unset req.http.Authorization;
 
     if (req.http.X-Edge-Refresh) {
-        # Stale past stale-while-revalidate and jobsnap healthy: fetch now.
-        set req.hash_always_miss = true;
+        # Stale past stale-while-revalidate and jobsnap healthy: a miss, fetched now (the stale copy stays,
+        # for revalidation and stale-if-error).
+        set req.grace = 0s;
+    } else {
+        # Restarted to answer from the stale copy: the object's own grace (stale-if-error) applies again.
+        set req.grace = 3650d;
     }
     return (hash);
 }
