@@ -322,17 +322,12 @@ async function runMode(
     }
     agent.destroy()
     const t = performance.now()
-    await runToEnd('purge', 'curl', [
-      '-sf',
-      '-X',
-      'PURGE',
-      '-H',
-      `xkey: ${readFileSync(path.join(settings.distDir, CURRENT_LINK, 'changed-tags.txt'), 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .join(' ')}`,
-      `http://${LOOPBACK}:${edge.port}/`,
-    ])
+    await runToEnd(
+      'purge',
+      process.execPath,
+      cliArgs('purge', '--dist', settings.distDir, '--varnish', `http://${LOOPBACK}:${edge.port}`),
+      { cwd: o.repoDir },
+    )
     purgeSeconds = (performance.now() - t) / 1000
     purgedTags = readFileSync(path.join(settings.distDir, CURRENT_LINK, 'changed-tags.txt'), 'utf8')
       .split('\n')
