@@ -1,5 +1,5 @@
 /**
- * The `jobsnap` command: build, serve, generate. Flags override the
+ * The `jobsnap` command: build, serve, generate, rollback, purge. Flags override the
  * environment variables of core/config.ts.
  */
 import { type ArgsDef, defineCommand, runMain } from 'citty'
@@ -120,6 +120,45 @@ const rollback = defineCommand({
   },
 })
 
+const purgeArgs = {
+  out: { type: 'string', alias: 'dist', description: 'Snapshot folder (JOBSNAP_DIST, default dist; also --dist)' },
+  varnish: {
+    type: 'string',
+    description: 'Varnish to purge: its URL (PURGE with an xkey header), e.g. http://127.0.0.1:6081/',
+  },
+  fastly: { type: 'string', description: 'Fastly service id to purge (token in FASTLY_API_TOKEN)' },
+  cloudflare: { type: 'string', description: 'Cloudflare zone id to purge (token in CLOUDFLARE_API_TOKEN)' },
+  soft: {
+    type: 'boolean',
+    description: 'Fastly soft purge: mark stale (served on error or while revalidating) rather than drop',
+  },
+  all: {
+    type: 'boolean',
+    description: 'Purge every jobsnap answer (the `all` tag) rather than what the snapshot changed',
+  },
+} satisfies ArgsDef
+
+const purge = defineCommand({
+  meta: {
+    name: 'purge',
+    description:
+      "Purge the published snapshot's changed cache tags (changed-tags.txt) from the shared caches in front.",
+  },
+  args: purgeArgs,
+  async run({ args }) {
+    if (!argsTaken('purge', args, purgeArgs)) return
+    const config = loadConfig(process.env, { JOBSNAP_DIST: args.out })
+    const { runPurgeCommand } = await import('./build/cli.ts')
+    process.exitCode = await runPurgeCommand(config, {
+      varnish: args.varnish,
+      fastly: args.fastly,
+      cloudflare: args.cloudflare,
+      soft: args.soft,
+      all: args.all,
+    })
+  },
+})
+
 const serveArgs = {
   port: { type: 'string', description: 'Port (PORT, default 3000)' },
   host: { type: 'string', description: 'Bind address (HOST, default 127.0.0.1)' },
@@ -157,6 +196,6 @@ const serve = defineCommand({
 runMain(
   defineCommand({
     meta: { name: 'jobsnap', description: 'Live job postings as a static snapshot plus a thin API runtime.' },
-    subCommands: { build, generate, serve, rollback },
+    subCommands: { build, generate, serve, rollback, purge },
   }),
 )

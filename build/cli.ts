@@ -3,6 +3,7 @@ import type { Config } from '../core/config.ts'
 import path from 'node:path'
 import { buildSnapshot, CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './build.ts'
 import { rollbackSnapshot } from './publish.ts'
+import { type PurgeRequest, runPurge } from './purge.ts'
 import type { GenerateOptions } from './generate.ts'
 import { DatasetInvalidError, formatIssue } from './issues.ts'
 import { createProgress } from './progress.ts'
@@ -72,4 +73,11 @@ export async function runRollbackCommand(config: Config): Promise<number> {
     console.error(`rollback failed: ${(error as Error).message}`)
     return 1
   }
+}
+
+export async function runPurgeCommand(config: Config, request: PurgeRequest): Promise<number> {
+  return runPurge(config, request, process.env, {
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
+  })
 }

@@ -5,6 +5,7 @@
  * and support helpers import the build from here only.
  */
 export { type BuildResult, buildSnapshot, CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './build.ts'
+export { runPurge } from './purge.ts'
 export { diffSnapshots } from './changes.ts'
 export { generateDataset } from './generate.ts'
 export { DatasetInvalidError, type DatasetIssue } from './issues.ts'

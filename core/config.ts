@@ -58,6 +58,23 @@ const ConfigSchema = z.object({
   JOBSNAP_CDN_STALE_WHILE_REVALIDATE: intFromEnv(0).default(60),
   /** Shared caches may serve a stale copy this many seconds while jobsnap answers errors or is down. */
   JOBSNAP_CDN_STALE_IF_ERROR: intFromEnv(0).default(86_400),
+  /** Fastly's API, where `jobsnap purge --fastly` sends purges (changed only for tests). */
+  JOBSNAP_FASTLY_API_URL: z.url().default('https://api.fastly.com'),
+  /**
+   * Fastly purge requests per second, at most 256 keys each. Fastly does not
+   * rate-limit key purges; this paces them, and a publish needing more
+   * requests than a minute of this pace purges `all` instead.
+   */
+  JOBSNAP_FASTLY_PURGE_RATE: numberFromEnv(0.001).default(10),
+  /** Cloudflare's API, where `jobsnap purge --cloudflare` sends purges (changed only for tests). */
+  JOBSNAP_CLOUDFLARE_API_URL: z.url().default('https://api.cloudflare.com/client/v4'),
+  /** Cache tags per Cloudflare purge request (Cloudflare takes at most 100 on every plan). */
+  JOBSNAP_CLOUDFLARE_PURGE_BATCH: intFromEnv(1).default(100),
+  /**
+   * Cloudflare purge requests per second: 5 on Pro, 10 on Business, 50 on Enterprise; Free allows
+   * 5 a minute (0.083). A publish needing more requests than a minute of this pace purges `all` instead.
+   */
+  JOBSNAP_CLOUDFLARE_PURGE_RATE: numberFromEnv(0.001).default(5),
   /** Response cache size bound, megabytes. */
   JOBSNAP_CACHE_MB: intFromEnv(1).default(64),
   /**
