@@ -263,8 +263,12 @@ describe.skipIf(missing !== undefined)('deploy/varnish.vcl in front of jobsnap',
   it('after a 1% rebuild and `jobsnap purge --varnish`, fetches what changed anew and keeps the rest', async () => {
     const changed = slugs.filter((_, i) => i % 100 === 7)
     const unchanged = slugs[50]!
-    const lists = ['/api/v1', '/api/v1?page=2', '/api/v2/jobs?limit=5', '/api/v2/filters', '/feeds/jobs.json']
-    const urls = [...changed.map((slug) => `/api/v2/jobs/${slug}`), `/api/v2/jobs/${unchanged}`, ...lists]
+    // Lists computed per query carry the `lists` tag: any job changing purges them all.
+    const lists = ['/api/v2/jobs?limit=5', '/api/v2/filters', '/api/v2/companies?limit=3', '/feeds/jobs.json']
+    // v1 pages are tagged one by one: only those holding a changed job are purged.
+    const v1Pages = ['/api/v1', ...Array.from({ length: 8 }, (_, i) => `/api/v1?page=${i + 1}`)]
+    const v1Before = await Promise.all(v1Pages.map((url) => request(freshClient(), `${server.url}${url}`)))
+    const urls = [...changed.map((slug) => `/api/v2/jobs/${slug}`), `/api/v2/jobs/${unchanged}`, ...lists, ...v1Pages]
     for (const url of urls) await request(freshClient(), `${edge.url}${url}`)
     for (const url of urls)
       expect(header(await request(freshClient(), `${edge.url}${url}`), 'x-cache'), `${url} cached`).toBe('HIT')
@@ -272,13 +276,18 @@ describe.skipIf(missing !== undefined)('deploy/varnish.vcl in front of jobsnap',
     await editJobs(dataset.dataDir, (jobs) => {
       for (const job of jobs) if (changed.includes(job.slug)) job.title = `${job.title} (edited)`
     })
-    const next = await build(dataset)
     const from = server.logs.length
+    const next = await build(dataset)
     await server.waitForLog(
       (line) => line.message === 'snapshot loaded' && line.snapshot_id === next.snapshotId,
       15_000,
       from,
     )
+    const v1After = await Promise.all(v1Pages.map((url) => request(freshClient(), `${server.url}${url}`)))
+    const v1Changed = v1Pages.filter((_, i) => !v1After[i]!.body.equals(v1Before[i]!.body))
+    const v1Same = v1Pages.filter((url) => !v1Changed.includes(url))
+    expect(v1Changed.length, 'some v1 pages hold a changed job').toBeGreaterThan(0)
+    expect(v1Same.length, 'some do not').toBeGreaterThan(0)
     // Not purged yet: the edge still answers the old copy, as a day's lifetime says it may.
     const before = await request(freshClient(), `${edge.url}/api/v2/jobs/${changed[0]}`)
     expect(header(before, 'x-cache')).toBe('HIT')
@@ -293,13 +302,15 @@ describe.skipIf(missing !== undefined)('deploy/varnish.vcl in front of jobsnap',
       expect(json(result).title, slug).toMatch(/\(edited\)$/)
       expect(header(result, 'x-snapshot-id')).toBe(next.snapshotId)
     }
-    for (const url of lists) {
+    for (const url of [...lists, ...v1Changed]) {
       const result = await request(freshClient(), `${edge.url}${url}`)
       expect(header(result, 'x-cache'), url).toBe('MISS')
       expect(header(result, 'x-snapshot-id'), url).toBe(next.snapshotId)
     }
-    const kept = await request(freshClient(), `${edge.url}/api/v2/jobs/${unchanged}`)
-    expect(header(kept, 'x-cache'), 'an unchanged job is still a hit').toBe('HIT')
+    for (const url of [`/api/v2/jobs/${unchanged}`, ...v1Same]) {
+      const kept = await request(freshClient(), `${edge.url}${url}`)
+      expect(header(kept, 'x-cache'), `${url}: unchanged, still a hit`).toBe('HIT')
+    }
   })
 
   it('serves stale while revalidating and while jobsnap is down; an uncached URL then gets the JSON error', async () => {
