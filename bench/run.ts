@@ -564,10 +564,11 @@ async function main(): Promise<void> {
   }
   if (flags.cdn) {
     const jobs = flags.quick ? QUICK_JOBS : FULL_JOBS
+    const context = runContext(repoDir)
     const dataset = await prepareDataset(benchDir, repoDir, specFor(jobs, settings.seed), { rebuild: false, log })
     // The run's context (date, commit, machine, load) under the report's title.
     const [title, ...rest] = (await runCdn({ repoDir, workDir, dataset, quick: flags.quick, log })).split('\n')
-    const report = [title, '', ...contextLines(runContext(repoDir)), ...rest].join('\n')
+    const report = [title, '', ...contextLines(context), ...rest].join('\n')
     process.stdout.write(`\n${report}`)
     const reportFile = path.join(benchDir, 'last-cdn.md')
     writeFileSync(reportFile, report)
