@@ -452,7 +452,8 @@ export async function runCdn(o: CdnOptions): Promise<string> {
   const ttl = await runMode(o, 'ttl', { ...settings, revision: 2 })
 
   const pct = (ratio: number) => `${(ratio * 100).toFixed(2)}%`
-  const at100k = jobs >= 99_000
+  // The targets are for the 100k-record dataset (some of its records are closed or expired: fewer live jobs).
+  const at100k = o.dataset.spec.jobs >= 100_000
   const forTarget = (text: string) => (at100k ? text : `${text} (the target is for 100k; this run is not)`)
   const rebuildLine = (result: ModeResult) => {
     const r = result.rebuild
@@ -472,7 +473,7 @@ export async function runCdn(o: CdnOptions): Promise<string> {
     '',
     `- Every URL asked for once: ${purge.crawl.seconds.toFixed(1)} s (${purge.crawl.failed} failed).`,
     `- Steady state, ${purge.steady.seconds} s of autocannon (10 connections): edge hit ratio ${pct(purge.steady.hitRatio)} (${forTarget(`target ≥ 99%: ${verdict(purge.steady.hitRatio >= 0.99)}`)}); ${purge.steady.backendPerSecond.toFixed(1)} requests/s reached jobsnap; at the edge ${formatMs(purge.steady.rps)} req/s, p50 ${formatMs(purge.steady.p50)} ms, p99 ${formatMs(purge.steady.p99)} ms, ${purge.steady.errors} errors.`,
-    `- 1% rebuild (${p.changedJobs} job records retitled) under ${settings.rate} req/s of Zipf load: build and publish ${p.buildSeconds.toFixed(1)} s, purge of ${p.purgedTags} tags ${p.purgeSeconds?.toFixed(2)} s (sent once jobsnap served the new snapshot); ${rebuildLine(purge)}; purged objects asked for again: ${p.purgedAskedAgain.toLocaleString('en-US')}; ratio ${Number.isFinite(ratio) ? ratio.toFixed(2) : '?'} (target ≤ 2: ${verdict(Number.isFinite(ratio) ? ratio <= 2 : undefined)}).`,
+    `- 1% rebuild (every hundredth job record retitled, ${p.changedJobs} of them live) under ${settings.rate} req/s of Zipf load: build and publish ${p.buildSeconds.toFixed(1)} s, purge of ${p.purgedTags} tags ${p.purgeSeconds?.toFixed(2)} s (sent once jobsnap served the new snapshot); ${rebuildLine(purge)}; purged objects asked for again: ${p.purgedAskedAgain.toLocaleString('en-US')}; ratio ${Number.isFinite(ratio) ? ratio.toFixed(2) : '?'} (target ≤ 2: ${verdict(Number.isFinite(ratio) ? ratio <= 2 : undefined)}).`,
     `- From \`jobsnap build\` starting to every changed job served fresh at the edge: ${p.freshSeconds === undefined ? 'not within the limit' : `${p.freshSeconds.toFixed(1)} s`} (${forTarget(`target ≤ 10 s: ${verdict(p.freshSeconds === undefined ? false : p.freshSeconds <= 10)}`)}).`,
     '',
     `## Only the ${settings.lifetime} s lifetime (JOBSNAP_CDN_TTL=0), no purge`,

@@ -163,7 +163,8 @@ sub vcl_recv {
         # for revalidation and stale-if-error).
         set req.grace = 0s;
     } else {
-        # Restarted to answer from the stale copy: the object's own grace (stale-if-error) applies again.
+        # The object's own grace (stale-if-error) applies; this also undoes a failed refresh's 0 s when the
+        # request is restarted to be answered from the stale copy.
         set req.grace = 3650d;
     }
     return (hash);
