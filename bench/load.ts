@@ -51,6 +51,8 @@ export interface LoadOptions {
   seconds: number
   /** Per-request timeout, seconds (a slow reference server must not count as failing). */
   timeoutSeconds?: number
+  /** Request headers sent with every request (e.g. Accept-Encoding). */
+  headers?: Record<string, string>
 }
 
 export function runLoad(options: LoadOptions): Promise<LoadResult> {
@@ -65,6 +67,7 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
         duration: options.seconds,
         timeout: options.timeoutSeconds ?? 30,
         pipelining: 1,
+        headers: options.headers,
         requests: [
           {
             method: 'GET',

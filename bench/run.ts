@@ -7,6 +7,8 @@
  *   npm run bench -- --quick      3k jobs, 2 s per scenario (what CI runs: it checks the script runs, never its numbers)
  *   npm run bench -- --large      also 1M jobs (slow: build, disk, memory; not for CI)
  *   npm run bench -- --soak       10 minutes of mixed load at 100k under faults (bench/soak.ts)
+ *   npm run bench -- --cdn        100k jobs behind deploy/varnish.vcl: hit ratio, origin load, a 1% rebuild with
+ *                                 purge against the 60 s lifetime alone, an origin outage (bench/cdn.ts; --quick: 3k)
  *   npm run bench -- --rebuild    rebuild the snapshot to measure build time and peak RSS now: a full build,
  *                                 then one after retitling 1% of the job records (the build cache at work)
  *   npm run bench -- --rebuild --builds-only    just those builds, no servers (with --large: at 100k and 1M)
@@ -72,6 +74,7 @@ import {
 } from './workload.ts'
 import { isCompressedCopy } from '../core/index.ts'
 import { runSoak } from './soak.ts'
+import { runCdn } from './cdn.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -80,6 +83,7 @@ const { values: flags } = parseArgs({
     rebuild: { type: 'boolean', default: false },
     'builds-only': { type: 'boolean', default: false },
     soak: { type: 'boolean', default: false },
+    cdn: { type: 'boolean', default: false },
     'soak-seconds': { type: 'string' },
     seconds: { type: 'string' },
     connections: { type: 'string' },
@@ -92,7 +96,8 @@ const { values: flags } = parseArgs({
 if (flags.help) {
   console.log(
     `npm run bench [-- --quick | --large] [--rebuild] [--builds-only] [--seconds N] [--connections N] [--mcp-clients N] [--seed N]\n` +
-      `npm run bench -- --soak [--quick] [--soak-seconds N]   (faults under load: 100k jobs, 600 s; --quick: 3k, 60 s)`,
+      `npm run bench -- --soak [--quick] [--soak-seconds N]   (faults under load: 100k jobs, 600 s; --quick: 3k, 60 s)\n` +
+      `npm run bench -- --cdn [--quick]   (behind Varnish: 100k jobs, minute-long windows; --quick: 3k, 10 s windows)`,
   )
   process.exit(0)
 }
@@ -555,6 +560,19 @@ async function main(): Promise<void> {
     const reportFile = path.join(benchDir, 'last-soak.md')
     writeFileSync(reportFile, report)
     log(`soak done; written to ${path.relative(repoDir, reportFile)}`)
+    return
+  }
+  if (flags.cdn) {
+    const jobs = flags.quick ? QUICK_JOBS : FULL_JOBS
+    const context = runContext(repoDir)
+    const dataset = await prepareDataset(benchDir, repoDir, specFor(jobs, settings.seed), { rebuild: false, log })
+    // The run's context (date, commit, machine, load) under the report's title.
+    const [title, ...rest] = (await runCdn({ repoDir, workDir, dataset, quick: flags.quick, log })).split('\n')
+    const report = [title, '', ...contextLines(context), ...rest].join('\n')
+    process.stdout.write(`\n${report}`)
+    const reportFile = path.join(benchDir, 'last-cdn.md')
+    writeFileSync(reportFile, report)
+    log(`cdn done; written to ${path.relative(repoDir, reportFile)}`)
     return
   }
   const missing = new Set<string>()
