@@ -261,6 +261,9 @@ sub vcl_deliver {
     unset resp.http.Surrogate-Control;
     unset resp.http.X-Edge-Swr;
     unset resp.http.X-Varnish;
+    # Browsers get the seed's max-age=60 counted from now: an Age of how long the edge has held the object
+    # (hours, with a long shared lifetime and a purge on change) would make every copy stale on arrival.
+    unset resp.http.Age;
     # A passed answer (MCP, other methods) still came from jobsnap with its own: the edge's replace them.
     unset resp.http.X-RateLimit-Limit;
     unset resp.http.X-RateLimit-Remaining;

@@ -160,6 +160,8 @@ describe.skipIf(missing !== undefined)('deploy/varnish.vcl in front of jobsnap',
       for (const result of [miss, hit]) {
         for (const name of CDN_ONLY) expect(header(result, name), `${requestPath}: ${name}`).toBeUndefined()
         expect(header(result, 'cache-control'), requestPath).toBe('public, max-age=60')
+        // A browser's 60 s count from delivery: the edge's own holding time is not passed on as Age.
+        expect(header(result, 'age'), `${requestPath}: no Age`).toBeUndefined()
         expect(header(result, 'vary'), requestPath).toBe('Accept-Encoding')
         expect(header(result, 'x-origin-cache'), `${requestPath}: jobsnap's own cache status, renamed`).toMatch(
           /^(HIT|MISS)$/,
