@@ -136,6 +136,12 @@ const purgeArgs = {
     type: 'boolean',
     description: 'Purge every jobsnap answer (the `all` tag) rather than what the snapshot changed',
   },
+  'wait-for': {
+    type: 'string',
+    description:
+      'jobsnap origins (comma-separated base URLs) whose /ready must name the published snapshot before the purge',
+  },
+  'wait-seconds': { type: 'string', description: 'How long --wait-for waits, seconds (default 120)' },
 } satisfies ArgsDef
 
 const purge = defineCommand({
@@ -155,6 +161,11 @@ const purge = defineCommand({
       cloudflare: args.cloudflare,
       soft: args.soft,
       all: args.all,
+      waitFor: args['wait-for']
+        ?.split(',')
+        .map((origin) => origin.trim())
+        .filter(Boolean),
+      waitSeconds: args['wait-seconds'] === undefined ? undefined : Number(args['wait-seconds']),
     })
   },
 })

@@ -325,7 +325,15 @@ async function runMode(
     await runToEnd(
       'purge',
       process.execPath,
-      cliArgs('purge', '--dist', settings.distDir, '--varnish', `http://${LOOPBACK}:${edge.port}`),
+      cliArgs(
+        'purge',
+        '--dist',
+        settings.distDir,
+        '--varnish',
+        `http://${LOOPBACK}:${edge.port}`,
+        '--wait-for',
+        `http://${LOOPBACK}:${jobsnap.port}`,
+      ),
       { cwd: o.repoDir },
     )
     purgeSeconds = (performance.now() - t) / 1000

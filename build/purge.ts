@@ -13,6 +13,7 @@ import { ALL_TAG, isTag } from '../core/cache-tags.ts'
 import type { Config } from '../core/config.ts'
 import { CURRENT_LINK, publishedSnapshotId } from '../core/snapshot.ts'
 import { CHANGED_TAGS_FILE } from './build.ts'
+import { waitForOrigin } from './wait-for-origin.ts'
 
 /** One shared cache to purge. */
 interface PurgeTarget {
@@ -218,6 +219,10 @@ export interface PurgeRequest {
   soft?: boolean
   /** Purge `all` rather than the snapshot's changed tags (after a rollback, say). */
   all?: boolean
+  /** jobsnap origins (base URLs) that must serve the published snapshot before anything is purged. */
+  waitFor?: string[]
+  /** How long to wait for them, seconds (default 120). */
+  waitSeconds?: number
 }
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
@@ -272,6 +277,16 @@ export async function runPurge(
     targets.push(cloudflareTarget(config, request.cloudflare, token))
   }
 
+  const origins: string[] = []
+  for (const origin of request.waitFor ?? []) {
+    if (!URL.canParse(origin) || !/^https?:$/.test(new URL(origin).protocol))
+      return refuse(`--wait-for must be a jobsnap origin's http:// or https:// URL; got ${origin}`)
+    origins.push(origin)
+  }
+  const waitSeconds = request.waitSeconds ?? 120
+  if (!Number.isFinite(waitSeconds) || waitSeconds < 0)
+    return refuse(`--wait-seconds must be a number of seconds, 0 or more; got ${request.waitSeconds}`)
+
   const snapshotId = await publishedSnapshotId(config.JOBSNAP_DIST)
   if (!snapshotId) return refuse(`no snapshot is published in ${config.JOBSNAP_DIST}: nothing to purge.`)
   let tags: string[]
@@ -294,6 +309,17 @@ export async function runPurge(
   if (tags.length === 0) {
     io.out(`snapshot ${snapshotId} changed nothing a cache holds: nothing to purge.`)
     return 0
+  }
+  // Purged before the origins serve the new snapshot, a cache would fetch the old answers again and keep them.
+  for (const origin of origins) {
+    const { ready, lastSeen } = await waitForOrigin(origin, snapshotId, { timeoutMs: waitSeconds * 1000 })
+    if (!ready) {
+      io.err(
+        `jobsnap purge: ${origin} does not serve snapshot ${snapshotId} after ${waitSeconds} s (${lastSeen ? `it serves ${lastSeen}` : 'no answer from its /ready'}); nothing was purged, since a cache would fetch the old answers again. Purge once it serves the new snapshot.`,
+      )
+      return 1
+    }
+    io.err(`${origin} serves snapshot ${snapshotId}`)
   }
   io.err(
     `purging ${tags.length} tag${tags.length === 1 ? '' : 's'} of snapshot ${snapshotId}${request.all ? ' (--all)' : ''} at ${targets.map((t) => t.name).join(', ')}`,

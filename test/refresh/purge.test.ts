@@ -280,6 +280,41 @@ describe('jobsnap purge: Varnish and the command', () => {
     expect(recorded.flatMap((r) => (r.headers.xkey as string).split(' '))).toEqual(tags)
   })
 
+  it('with --wait-for, purges only once every process of the origin serves the published snapshot', async () => {
+    await publishTags(['job:a', 'lists'])
+    const current = path.basename(await readlink(path.join(dataset.distDir, 'current')))
+    // Two processes answer /ready in turn; the second is still on the old snapshot for its first few answers.
+    let asked = 0
+    answer = (_, r) => {
+      if (r.path !== '/ready') return { status: 200 }
+      asked++
+      const pid = asked % 2 === 0 ? 2 : 1
+      const serving = pid === 2 && asked < 8 ? 'older-snapshot' : current
+      return { status: 200, body: JSON.stringify({ status: 'ready', snapshot_id: serving, pid }) }
+    }
+    const { code, err } = await purge({ varnish: `${base}/`, waitFor: [base] })
+    expect(code).toBe(0)
+    const readies = recorded.filter((r) => r.path === '/ready')
+    const purges = recorded.filter((r) => r.method === 'PURGE')
+    expect(readies.length).toBeGreaterThanOrEqual(9)
+    expect(purges).toHaveLength(1)
+    expect(purges[0]!.at).toBeGreaterThanOrEqual(readies.at(-1)!.at)
+    expect(recorded.at(-1)!.method).toBe('PURGE')
+    expect(err.join('\n')).toContain(`serves snapshot ${current}`)
+  })
+
+  it('with --wait-for, purges nothing and exits 1 when the origin never serves the snapshot', async () => {
+    await publishTags(['job:a'])
+    answer = (_, r) =>
+      r.path === '/ready'
+        ? { status: 200, body: JSON.stringify({ status: 'ready', snapshot_id: 'older-snapshot', pid: 1 }) }
+        : { status: 200 }
+    const { code, err } = await purge({ varnish: `${base}/`, waitFor: [base], waitSeconds: 1 })
+    expect(code).toBe(1)
+    expect(recorded.filter((r) => r.method === 'PURGE')).toEqual([])
+    expect(err.join('\n')).toMatch(/does not serve snapshot .*\(it serves older-snapshot\); nothing was purged/)
+  })
+
   it('purges `all` with --all, and says so when nothing changed', async () => {
     await publishTags([])
     const quiet = await purge({ varnish: `${base}/` })

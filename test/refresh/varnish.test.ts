@@ -295,7 +295,9 @@ describe.skipIf(missing !== undefined)('deploy/varnish.vcl in front of jobsnap',
     expect(header(before, 'x-cache')).toBe('HIT')
     expect(json(before).title).not.toMatch(/\(edited\)$/)
 
-    const purge = await runCli(['purge', '--dist', dataset.distDir, '--varnish', edge.url], { timeoutMs: 60_000 })
+    const purge = await runCli(['purge', '--dist', dataset.distDir, '--varnish', edge.url, '--wait-for', server.url], {
+      timeoutMs: 60_000,
+    })
     expect(purge.code, `${purge.stdout}\n${purge.stderr}`).toBe(0)
 
     for (const slug of changed) {
