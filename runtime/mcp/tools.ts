@@ -29,6 +29,7 @@ import { runV2Query } from '../query/run-query.ts'
 import { queryContext, type LoadedSnapshot } from '../snapshot.ts'
 import { runCompanyQuery } from '../query/companies.ts'
 import { liveJobsByCompany } from '../query/live-jobs.ts'
+import { closedEnum } from './closed-enum.ts'
 import { ToolError } from './errors.ts'
 import { checkCategory, checkCountry, checkHeadquartersCountry, checkSkill } from './suggest.ts'
 import { marketStats, MarketStatsSchema } from './market-stats.ts'
@@ -55,8 +56,8 @@ const page = z
   .max(MAX_PAGE, `page must be at most ${MAX_PAGE}; narrow the filters instead of paging further`)
   .default(1)
 
-const scheduleEnum = z.enum(SCHEDULE_TYPE_VALUES)
-const levelEnum = z.enum(Object.keys(LEVEL_LABELS) as [string, ...string[]])
+const scheduleEnum = closedEnum(SCHEDULE_TYPE_VALUES)
+const levelEnum = closedEnum(Object.keys(LEVEL_LABELS) as [string, ...string[]])
 
 function scheduleFacts(type: ScheduleType | undefined) {
   if (!type) return undefined
@@ -97,10 +98,10 @@ export const SearchJobsInput = z.strictObject({
   level: z.array(levelEnum).optional(),
   skills: z.array(z.string()).optional().describe('Slugs, e.g. python'),
   country: z.string().optional().describe('Name or ISO code: an office there, or remote from there.'),
-  work_arrangement: z.array(z.enum(WORK_ARRANGEMENTS)).optional(),
+  work_arrangement: z.array(closedEnum(WORK_ARRANGEMENTS)).optional(),
   min_work_life_score: z.int().min(0).max(100).optional().describe('Above 0, unscored employers drop out.'),
   posted_within_days: z.int().min(0).max(365).optional().describe('0: any date.'),
-  sort: z.enum(['date', 'salary']).default('date').describe('salary: highest annual USD first.'),
+  sort: closedEnum(['date', 'salary']).default('date').describe('salary: highest annual USD first.'),
   page,
 })
 
@@ -292,7 +293,7 @@ export const SearchCompaniesInput = z.strictObject({
   schedule: z.array(scheduleEnum).optional(),
   country: z.string().optional().describe('Headquarters country, name or ISO code.'),
   remote_level: z
-    .array(z.enum(REMOTE_LEVEL_VALUES))
+    .array(closedEnum(REMOTE_LEVEL_VALUES))
     .optional()
     .describe('fully_remote: no office; remote_friendly: remote or hybrid.'),
   hires_worldwide: z.boolean().optional(),

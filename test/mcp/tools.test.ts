@@ -23,6 +23,7 @@ import {
   callError,
   callInvalid,
   callOk,
+  callUnknownTool,
   connectMcp,
   getV2Job,
   readDataset,
@@ -429,7 +430,7 @@ describe('search_jobs', () => {
     expect(text).toContain('country')
   })
 
-  it('takes only the closed vocabularies it lists: a level outside them is invalid params naming the allowed ones', async () => {
+  it('takes only the closed vocabularies it lists: a level outside them is a tool error naming the allowed ones', async () => {
     const text = await callInvalid(mcp, 'search_jobs', { level: ['wizard'] })
     expect(text).toContain('level')
     expect(text).toContain('"senior"')
@@ -448,7 +449,7 @@ describe('search_jobs', () => {
     [{ min_work_life_score: 101 }, 'min_work_life_score'],
     [{ posted_within_days: -1 }, 'posted_within_days'],
     [{ posted_within_days: 366 }, 'posted_within_days'],
-  ] as [Record<string, unknown>, string][])('rejects %j as invalid params naming %s', async (args, argument) => {
+  ] as [Record<string, unknown>, string][])('rejects %j with a tool error naming %s', async (args, argument) => {
     const text = await callInvalid(mcp, 'search_jobs', args)
     expect(text).toContain(argument)
   })
@@ -482,6 +483,34 @@ describe('search_jobs', () => {
     const text = await callInvalid(mcp, 'search_jobs', { page: 201 })
     expect(text).toMatch(/page/)
     expect(text).toMatch(/200/)
+  })
+
+  it.each([
+    [{ schedule: '4_day_week' }, 'schedule: expected a list (a JSON array), got the string "4_day_week"'],
+    [{ skills: 'python' }, 'skills: expected a list (a JSON array), got the string "python"'],
+    [{ country: ['DE'] }, 'country: expected a string'],
+    [{ page: '2' }, 'page: expected a number, got the string "2"'],
+    [{ page: 0 }, 'page: page must be at least 1'],
+    [{ limit: 10 }, 'unknown argument "limit" (search_jobs takes query, '],
+  ] as [Record<string, unknown>, string][])(
+    'answers %j as a tool result with isError (SEP-1303) saying %j, so the model sees it and retries',
+    async (args, words) => {
+      expect(await callInvalid(mcp, 'search_jobs', args)).toContain(words)
+    },
+  )
+
+  it('reads level in any letter case, as category and REST do', async () => {
+    const lower = await callOk<SearchJobsResult>(mcp, 'search_jobs', { level: ['senior'] })
+    expect(lower.structured.total).toBeGreaterThan(0)
+    expect(lower.structured.total).toBe((await allV2Jobs(server.url, { level: 'Senior' })).total)
+    for (const level of [['Senior'], ['SENIOR']]) {
+      const { structured } = await callOk<SearchJobsResult>(mcp, 'search_jobs', { level })
+      expect(structured, JSON.stringify(level)).toEqual(lower.structured)
+    }
+    const mixed = await callOk<SearchJobsResult>(mcp, 'search_jobs', { level: ['Senior'], schedule: ['4_Day_Week'] })
+    const rest = await allV2Jobs(server.url, { level: 'senior', schedule: '4_day_week' })
+    expect(mixed.structured.total).toBe(rest.total)
+    expect(await callInvalid(mcp, 'search_jobs', { level: ['Wizard'] })).toContain('"senior"')
   })
 })
 
@@ -577,7 +606,7 @@ describe('get_job', () => {
     expect(text).toContain('search_jobs')
   })
 
-  it('rejects a missing or empty slug as invalid params naming the argument', async () => {
+  it('rejects a missing or empty slug with a tool error naming the argument', async () => {
     expect(await callInvalid(mcp, 'get_job', {})).toContain('slug')
     expect(await callInvalid(mcp, 'get_job', { slug: '' })).toContain('slug')
     expect(await callInvalid(mcp, 'get_job', { slug: 42 })).toContain('slug')
@@ -702,7 +731,7 @@ describe('search_companies', () => {
     [{ remote_level: ['hybrid'] }, 'remote_level'],
     [{ schedule: ['four_day'] }, 'schedule'],
     [{ hires_worldwide: 'yes' }, 'hires_worldwide'],
-  ] as [Record<string, unknown>, string][])('rejects %j as invalid params naming %s', async (args, argument) => {
+  ] as [Record<string, unknown>, string][])('rejects %j with a tool error naming %s', async (args, argument) => {
     expect(await callInvalid(mcp, 'search_companies', args)).toContain(argument)
   })
 
@@ -765,7 +794,7 @@ describe('get_company', () => {
     expect(await callError(mcp, 'get_company', { slug: allJobs[0]!.slug })).toContain('search_companies')
   })
 
-  it('rejects a missing slug as invalid params naming the argument', async () => {
+  it('rejects a missing slug with a tool error naming the argument', async () => {
     expect(await callInvalid(mcp, 'get_company', {})).toContain('slug')
   })
 })
@@ -849,7 +878,7 @@ describe('explain_schedule_type', () => {
     })
   })
 
-  it('rejects an unknown type as invalid params naming the argument', async () => {
+  it('rejects an unknown type with a tool error naming the argument', async () => {
     const text = await callInvalid(mcp, 'explain_schedule_type', { schedule_type: 'four_day_week' })
     expect(text).toContain('schedule_type')
   })
@@ -959,7 +988,7 @@ describe('resource templates, the find_jobs prompt and completions', () => {
 
 describe('errors outside the tools', () => {
   it('an unknown tool is a -32602 protocol error naming the tools there are', async () => {
-    const text = await callInvalid(mcp, 'delete_job', { slug: allJobs[0]!.slug })
+    const text = await callUnknownTool(mcp, 'delete_job', { slug: allJobs[0]!.slug })
     expect(text).toMatch(/delete_job/)
     expect(text).toContain('search_jobs')
   })
