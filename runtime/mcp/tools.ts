@@ -12,6 +12,7 @@
 import { LRUCache } from 'lru-cache'
 import { z } from 'zod'
 import { NO_FILTER, type V2ListQuery } from '../../core/query.ts'
+import { compact, toV2CompanyProfile } from '../../core/company.ts'
 import { formatSalary } from '../../core/salary.ts'
 import { queryTermsProblem } from '../../core/search.ts'
 import type { V2Job } from '../../core/schema/api.ts'
@@ -245,12 +246,29 @@ const Listing = z.looseObject({
 export const GetJobOutput = z.object({
   job: Listing,
   salary: z.string().optional(),
+  salary_usd_annual: z.object({ min: z.int().optional(), max: z.int().optional() }).optional(),
   schedule: z.string().optional(),
   is_four_day_week: z.boolean().optional(),
   weekly_hours: z.string().optional(),
   locations: z.string(),
   company_summary: z.string().optional(),
 })
+
+/**
+ * The job's range in whole US dollars a year, as the salary filters and
+ * benchmarks compute it (the snapshot's exchange rates, hour x weekly hours x
+ * 52, month x 12), rounded inward so that `salary_min` up to `max` and
+ * `salary_max` down to `min` still find the job. Only the bounds the posting
+ * publishes: one alone stays a floor or a ceiling.
+ */
+function usdRange(snapshot: LoadedSnapshot, position: number, job: V2Job): { min?: number; max?: number } | undefined {
+  const low = snapshot.jobs.salaryLow[position]!
+  if (Number.isNaN(low)) return undefined
+  const range: { min?: number; max?: number } = {}
+  if (job.salary_min !== undefined) range.min = Math.ceil(low)
+  if (job.salary_max !== undefined) range.max = Math.floor(snapshot.jobs.salaryHigh[position]!)
+  return range
+}
 
 export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.infer<typeof GetJobOutput> {
   const position = snapshot.jobs.positionOf(slug)
@@ -277,6 +295,7 @@ export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.i
   return {
     job,
     salary: formatSalary(job),
+    salary_usd_annual: usdRange(snapshot, position, job),
     schedule: job.schedule_type,
     is_four_day_week: job.schedule_type && SCHEDULE_TYPES[job.schedule_type].isFourDayWeek,
     weekly_hours: hours,
@@ -370,12 +389,20 @@ export function searchCompanies(
 export const GetCompanyInput = z.strictObject({
   slug: z.string().min(1).describe('From search_companies or a job.'),
 })
+/**
+ * The profile GET /api/v2/companies/{slug} serves (every field, same values: one function makes
+ * both), with the schedule as facts (`schedule` in place of schedule_type and schedule_policy_text)
+ * and `office_policy`, the remote level in words.
+ */
 export const GetCompanyOutput = z.object({
+  id: z.string(),
   slug: z.string(),
   name: z.string(),
   url: z.string(),
   website: z.string().optional(),
+  logo_url: z.string().optional(),
   short_description: z.string().optional(),
+  category: z.string().optional(),
   description: z.string().optional(),
   country: z.string().optional(),
   employees: z.int().optional(),
@@ -394,6 +421,7 @@ export const GetCompanyOutput = z.object({
   vacation_days: z.int().optional(),
   awards: z.array(z.string()).optional(),
   live_jobs: z.int(),
+  jobs_url: z.string(),
 })
 
 export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number): z.infer<typeof GetCompanyOutput> {
@@ -404,35 +432,19 @@ export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number):
     throw new ToolError(
       `No employer with a live job has the slug "${slug.slice(0, 200)}". Call search_companies to find employer slugs.`,
     )
-  const s = SCHEDULE_TYPES[c.schedule_type]
-  const out: z.infer<typeof GetCompanyOutput> = {
-    slug: c.slug,
-    name: c.name,
-    url: c.url,
-    website: c.website,
-    short_description: c.short_description,
-    description: c.description,
-    country: c.country,
-    employees: c.employees,
-    schedule: {
-      ...scheduleFacts(c.schedule_type)!,
+  const { schedule_type, schedule_policy_text, ...profile } = toV2CompanyProfile(c, liveJobs)
+  const s = SCHEDULE_TYPES[schedule_type]
+  return compact({
+    ...profile,
+    schedule: compact({
+      ...scheduleFacts(schedule_type)!,
       label: s.label,
       definition: s.definition,
-      policy_text: c.schedule_policy_text,
-    },
-    hours_full_time: c.hours_full_time,
-    remote_level: c.remote_level,
+      policy_text: schedule_policy_text,
+    }),
     office_policy: REMOTE_LEVELS[c.remote_level].label,
-    hires_worldwide: c.hires_worldwide,
-    benefits: c.benefits,
-    work_life_score: c.work_life_score,
-    day_off: c.day_off,
-    vacation_days: c.vacation_days,
-    awards: c.awards,
-    live_jobs: liveJobs,
-  }
-  for (const key of Object.keys(out) as (keyof typeof out)[]) if (out[key] === undefined) delete out[key]
-  return out
+    benefits: profile.benefits ?? [],
+  })
 }
 
 // ---------- explain_schedule_type ----------
@@ -464,7 +476,8 @@ export function explainSchedule(args: z.infer<typeof ExplainScheduleInput>): z.i
 
 export const TOOL_DESCRIPTIONS = {
   search_jobs: `Live jobs; filters AND, a list matches any value. ${RESULTS_PER_CALL} a page. get_job has the full listing, list_filters valid values. ${SCHEDULE_LINE} ${FOUR_DAY_RULE}`,
-  get_job: 'A live job in full by slug, plus readable salary, weekly hours, schedule, employer summary.',
+  get_job:
+    'A live job in full by slug, plus readable salary, salary_usd_annual (whole USD a year as the salary filters convert it), weekly hours, schedule, employer summary.',
   search_companies: `Employers by schedule, HQ country, office policy, worldwide hiring; busiest first, ${RESULTS_PER_CALL} a page.`,
   get_company: 'Employer profile: schedule policy, hours, office policy, benefits, day off, vacation, awards.',
   get_market_stats:

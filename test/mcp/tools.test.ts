@@ -73,6 +73,7 @@ interface SearchJobsResult {
 interface GetJobResult {
   job: V2Job
   salary?: string
+  salary_usd_annual?: { min?: number; max?: number }
   schedule?: string
   is_four_day_week?: boolean
   weekly_hours?: string
@@ -600,6 +601,38 @@ describe('get_job', () => {
     }
   })
 
+  it('gives the annual USD range the salary filters use: salary_min up to its max and salary_max down to its min find the job', async () => {
+    const ranged = allJobs.filter((j) => j.salary_min !== undefined && j.salary_max !== undefined && j.company)
+    const periods = new Set(ranged.map((j) => `${j.salary_period}:${j.salary_currency === 'USD'}`))
+    expect(periods.size, 'the sample spans periods and currencies').toBeGreaterThan(2)
+    const sample = [...new Map(ranged.map((j) => [`${j.salary_period}:${j.salary_currency}`, j])).values()].slice(0, 8)
+    const finds = async (job: V2Job, filter: Record<string, string>) =>
+      (await allV2Jobs(server.url, { company: job.company!.slug, ...filter })).jobs.some((j) => j.slug === job.slug)
+    for (const job of sample) {
+      const { structured } = await callOk<GetJobResult>(mcp, 'get_job', { slug: job.slug })
+      const usd = structured.salary_usd_annual!
+      expect(usd, job.slug).toBeDefined()
+      expect(usd.min!).toBeLessThanOrEqual(usd.max!)
+      expect(await finds(job, { salary_min: String(usd.max) }), `${job.slug}: salary_min=${usd.max}`).toBe(true)
+      expect(await finds(job, { salary_min: String(usd.max! + 1) }), `${job.slug}: salary_min=${usd.max! + 1}`).toBe(
+        false,
+      )
+      expect(await finds(job, { salary_max: String(usd.min) }), `${job.slug}: salary_max=${usd.min}`).toBe(true)
+      expect(await finds(job, { salary_max: String(usd.min! - 1) }), `${job.slug}: salary_max=${usd.min! - 1}`).toBe(
+        false,
+      )
+    }
+    const oneSided = allJobs.find((j) => (j.salary_min === undefined) !== (j.salary_max === undefined))
+    if (oneSided) {
+      const { structured } = await callOk<GetJobResult>(mcp, 'get_job', { slug: oneSided.slug })
+      expect(Object.keys(structured.salary_usd_annual!)).toEqual([oneSided.salary_min === undefined ? 'max' : 'min'])
+    }
+    const unpaid = allJobs.find((j) => j.salary_min === undefined && j.salary_max === undefined)!
+    expect((await callOk<GetJobResult>(mcp, 'get_job', { slug: unpaid.slug })).structured).not.toHaveProperty(
+      'salary_usd_annual',
+    )
+  })
+
   it('answers an unknown slug with a tool error that says to call search_jobs', async () => {
     const text = await callError(mcp, 'get_job', { slug: 'no-such-job-anywhere' })
     expect(text).toContain('no-such-job-anywhere')
@@ -781,6 +814,28 @@ describe('get_company', () => {
       expect(c).toMatchObject({ remote_level: raw.remote_level, hires_worldwide: raw.hires_worldwide ?? false })
       expect(c.office_policy.length).toBeGreaterThan(3)
       expect(c.live_jobs, `${raw.slug}: live jobs as the v2 list counts them`).toBe(liveJobs.get(raw.slug) ?? 0)
+    }
+  })
+
+  it('carries every field GET /api/v2/companies/{slug} has, with the same values (the resource too)', async () => {
+    const withLogo = companies.find((c) => c.logo_url && c.category)
+    expect(withLogo, 'the fixture has an employer with a logo and a category').toBeDefined()
+    for (const raw of [withLogo!, ...companies.slice(0, 5)]) {
+      const response = await fetch(`${server.url}/api/v2/companies/${raw.slug}`)
+      if (response.status === 404) continue
+      const rest = (await response.json()) as Record<string, unknown>
+      const { structured } = await callOk<GetCompanyResult & Record<string, unknown>>(mcp, 'get_company', {
+        slug: raw.slug,
+      })
+      const { schedule_type, schedule_policy_text, benefits, ...same } = rest
+      expect(structured, raw.slug).toMatchObject(same)
+      expect(structured.schedule.type).toBe(schedule_type)
+      expect(structured.schedule.policy_text).toBe(schedule_policy_text)
+      expect(structured.benefits).toEqual(benefits ?? [])
+      for (const key of ['id', 'category', 'logo_url', 'jobs_url'])
+        if (key in rest) expect(structured, `${raw.slug}: ${key}`).toHaveProperty(key, rest[key])
+      const read = await mcp.client.readResource({ uri: `jobsnap://companies/${raw.slug}` })
+      expect(JSON.parse((read.contents[0] as { text: string }).text)).toEqual(structured)
     }
   })
 
