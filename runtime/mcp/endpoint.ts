@@ -24,6 +24,8 @@ import type { IncomingMessage } from 'node:http'
 import ipaddr from 'ipaddr.js'
 import { FastResponse } from 'srvx'
 import type { Config } from '../../core/config.ts'
+import { negotiateEncoding } from '../http/encoding.ts'
+import { compressOnce } from '../http/payload.ts'
 import { rateLimitHeaders, type TokenBucketLimiter } from '../http/rate-limit.ts'
 import type { Limiter } from '../http/redis-limiter.ts'
 import { withCommonHeaders, type HeaderList } from '../http/respond.ts'
@@ -401,6 +403,14 @@ async function answerMcpRequest(request: Request, deps: McpDependencies): Promis
   })
   let body: Buffer | null = response.body ? Buffer.from(await response.arrayBuffer()) : null
   if (body && response.status >= 400) body = withRequestId(body, readableId(message))
+  // Compressed as REST bodies are (a 25-job search_jobs answer is ~23 KB of JSON, ~4 KB in brotli).
+  const encoding = body ? negotiateEncoding(request.headers.get('accept-encoding')) : undefined
+  const encoded = body && encoding ? await compressOnce(body, encoding) : undefined
+  if (encoded) {
+    body = encoded
+    headers.push(['content-encoding', encoding!])
+  }
+  if (body) headers.push(['vary', 'Accept-Encoding'])
   return new FastResponse(body, {
     status: response.status,
     headers: withCommonHeaders(headers, limitHeaders, [
@@ -427,6 +437,9 @@ function withRequestId(body: Buffer, id: JsonRpcId): Buffer {
 /** Headers the SDK may set that this endpoint sets itself. */
 const OVERRIDDEN = new Set([
   'cache-control',
+  'content-encoding',
+  'content-length',
+  'vary',
   'x-cache',
   'access-control-allow-origin',
   'access-control-expose-headers',
