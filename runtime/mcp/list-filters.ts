@@ -10,7 +10,7 @@ import { queryContext, type LoadedSnapshot } from '../snapshot.ts'
 import { memoizeUntilExpiry } from '../query/live-jobs.ts'
 import { closedEnum } from './closed-enum.ts'
 
-const FILTERS = ['schedule', 'category', 'level', 'work_arrangement', 'skills', 'country'] as const
+const FILTERS = ['schedule', 'category', 'level', 'work_arrangement', 'skills', 'country', 'office_country'] as const
 
 export const ListFiltersInput = z.strictObject({
   filter: closedEnum(FILTERS).optional().describe('Omit for all.'),

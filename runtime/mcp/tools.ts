@@ -32,7 +32,7 @@ import { runCompanyQuery } from '../query/companies.ts'
 import { liveJobsByCompany } from '../query/live-jobs.ts'
 import { closedEnum } from './closed-enum.ts'
 import { ToolError } from './errors.ts'
-import { checkCategory, checkCountry, checkHeadquartersCountry, checkSkill } from './suggest.ts'
+import { checkCategory, checkCountry, checkHeadquartersCountry, checkOfficeCountry, checkSkill } from './suggest.ts'
 import { marketStats, MarketStatsSchema } from './market-stats.ts'
 
 const RESULTS_PER_CALL = 25
@@ -99,6 +99,7 @@ export const SearchJobsInput = z.strictObject({
   level: z.array(levelEnum).optional(),
   skills: z.array(z.string()).optional().describe('Slugs, e.g. python'),
   country: z.string().optional().describe('Name or ISO code: an office there, or remote from there.'),
+  office_country: z.array(z.string()).optional().describe('Like country, but an office there only.'),
   work_arrangement: z.array(closedEnum(WORK_ARRANGEMENTS)).optional(),
   min_work_life_score: z.int().min(0).max(100).optional().describe('Above 0, unscored employers drop out.'),
   posted_within_days: z.int().min(0).max(365).optional().describe('0: any date.'),
@@ -187,6 +188,7 @@ function checkOpenValues(snapshot: LoadedSnapshot, args: z.infer<typeof SearchJo
   for (const skill of args.skills ?? []) checkSkill(snapshot, skill, now)
   for (const category of args.category ?? []) checkCategory(snapshot, category, now)
   if (args.country?.trim()) checkCountry(snapshot, args.country)
+  for (const country of args.office_country ?? []) if (country.trim()) checkOfficeCountry(snapshot, country, now)
 }
 
 /** The v2 list query a search_jobs call means, so both faces answer alike. */
@@ -201,6 +203,7 @@ function searchJobsQuery(args: z.infer<typeof SearchJobsInput>): V2ListQuery {
     work_arrangement: args.work_arrangement ?? [],
     skills: (args.skills ?? []).map((v) => v.toLowerCase()),
     country: args.country?.trim() ? [args.country.trim().toLowerCase()] : [],
+    office_country: (args.office_country ?? []).map((v) => v.trim().toLowerCase()).filter(Boolean),
     posted_after: args.posted_within_days,
     q: args.query?.trim() || undefined,
     sort: args.sort,

@@ -61,7 +61,15 @@ afterAll(async () => {
 })
 
 describe('list_filters', () => {
-  const ARGUMENTS = ['schedule', 'category', 'level', 'work_arrangement', 'skills', 'country'] as const
+  const ARGUMENTS = [
+    'schedule',
+    'category',
+    'level',
+    'work_arrangement',
+    'skills',
+    'country',
+    'office_country',
+  ] as const
 
   it('lists every search_jobs filter with the values and counts GET /api/v2/filters has', async () => {
     const { structured } = await callOk<ListFiltersResult>(mcp, 'list_filters', {})
@@ -87,6 +95,10 @@ describe('list_filters', () => {
     expect(first.label, 'a country carries its name').toBeTruthy()
     const byName = await callOk<{ total: number }>(mcp, 'search_jobs', { country: first.label })
     expect(byName.structured.total).toBe(first.jobs)
+    const { structured: offices } = await callOk<ListFiltersResult>(mcp, 'list_filters', { filter: 'office_country' })
+    const office = offices.filters.office_country![0]!
+    const byOffice = await callOk<{ total: number }>(mcp, 'search_jobs', { office_country: [office.label] })
+    expect(byOffice.structured.total).toBe(office.jobs)
   })
 
   it('refuses a filter name it does not list, naming those it does', async () => {

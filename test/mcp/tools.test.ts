@@ -500,6 +500,39 @@ describe('search_jobs', () => {
     },
   )
 
+  it('office_country: jobs with an office there, as REST office_country; no office there -> a tool error with the nearest', async () => {
+    const offices = new Map<string, number>()
+    for (const job of allJobs)
+      for (const office of job.office_locations ?? []) {
+        const code = office.country && resolveCountry(office.country)
+        if (code) offices.set(code, (offices.get(code) ?? 0) + 1)
+      }
+    const busiest = [...offices].sort((a, b) => b[1] - a[1]).map(([code]) => code)
+    expect(busiest.length).toBeGreaterThan(1)
+    for (const countries of [[busiest[0]!], [busiest[0]!.toLowerCase(), busiest[1]!]]) {
+      const rest = await allV2Jobs(server.url, { office_country: countries.join(',') })
+      expect(rest.total).toBeGreaterThan(0)
+      const { jobs } = await allSearchJobs({ office_country: countries })
+      expect(jobs.map((j) => j.slug)).toEqual(rest.jobs.map((j) => j.slug))
+      for (const job of jobs) expect(job.locations, job.slug).toMatch(/^office: /)
+    }
+    const anywhere = await callOk<SearchJobsResult>(mcp, 'search_jobs', { country: busiest[0]! })
+    const office = await callOk<SearchJobsResult>(mcp, 'search_jobs', { office_country: [busiest[0]!] })
+    expect(office.structured.total).toBeLessThan(anywhere.structured.total)
+
+    expect(await callError(mcp, 'search_jobs', { office_country: ['Germny'] })).toMatch(/^office_country: .*"Germany"/)
+    expect(await callError(mcp, 'search_jobs', { office_country: ['Europe'] })).toMatch(
+      /office_country: "Europe" is a continent/,
+    )
+    const noOffice = ['Tuvalu', 'Nauru', 'Palau'].find((name) => !offices.has(resolveCountry(name)!))!
+    const text = await callError(mcp, 'search_jobs', { office_country: [noOffice] })
+    expect(text).toContain(`no live job has an office in ${noOffice}`)
+    const suggested = [...text.matchAll(/"([^"]+)"/g)].map((m) => resolveCountry(m[1]!)!)
+    expect(suggested.length).toBeGreaterThan(0)
+    for (const code of suggested) expect(offices.has(code), code).toBe(true)
+    expect(await callInvalid(mcp, 'search_jobs', { office_country: 'DE' })).toContain('office_country: expected a list')
+  })
+
   it('reads level in any letter case, as category and REST do', async () => {
     const lower = await callOk<SearchJobsResult>(mcp, 'search_jobs', { level: ['senior'] })
     expect(lower.structured.total).toBeGreaterThan(0)
