@@ -14,7 +14,7 @@ import { z } from 'zod'
 import { NO_FILTER, type V2ListQuery } from '../../core/query.ts'
 import { compact, toV2CompanyProfile } from '../../core/company.ts'
 import { formatSalary } from '../../core/salary.ts'
-import { queryTermsProblem } from '../../core/search.ts'
+import { queryTerms, queryTermsProblem } from '../../core/search.ts'
 import type { V2Job } from '../../core/schema/api.ts'
 import type { IndexedCompany } from '../../core/snapshot.ts'
 import {
@@ -126,7 +126,30 @@ export const SearchJobsOutput = z.object({
   page: z.int(),
   has_more: z.boolean(),
   jobs: z.array(JobSummary),
+  hint: z.string().optional(),
 })
+
+/** Suggestions per query word that matches nothing. */
+const NEAREST_WORDS = 3
+
+/**
+ * Why a search with `query` found nothing, in words a model can act on: the
+ * words no job has, with the nearest known words (an unknown skill gets the
+ * same help, checkSkill), or that each word matches but not all together
+ * with the other filters.
+ */
+function emptyQueryHint(snapshot: LoadedSnapshot, query: string): string | undefined {
+  const unmatched = snapshot.text.unmatchedWords(query, NEAREST_WORDS)
+  if (unmatched.length === 0)
+    return queryTerms(query).length > 0
+      ? 'Every query word is in some job, but no live job matches them all with these filters: drop a word or a filter.'
+      : undefined
+  const words = unmatched.map(
+    ({ word, nearest }) =>
+      `"${word}" (${nearest.length ? `nearest: ${nearest.map((known) => `"${known}"`).join(', ')}` : 'nothing near'})`,
+  )
+  return `No job has the word${unmatched.length > 1 ? 's' : ''} ${words.join(', ')}. Retry with a nearest word, or without ${unmatched.length > 1 ? 'them' : 'it'}.`
+}
 
 function locationsText(job: V2Job): string {
   const offices = (job.office_locations ?? []).map((l) => [l.city, l.country].filter(Boolean).join(', '))
@@ -227,11 +250,13 @@ export function searchJobs(
     query,
     companyIds ? [['company', companyIds]] : [],
   )
+  const hint = total === 0 && query.q ? emptyQueryHint(snapshot, query.q) : undefined
   return {
     total,
     page: args.page,
     has_more: args.page * RESULTS_PER_CALL < total,
     jobs: positions.map((p) => summaryAt(snapshot, p)),
+    ...(hint && { hint }),
   }
 }
 

@@ -69,6 +69,7 @@ interface SearchJobsResult {
   page: number
   has_more: boolean
   jobs: JobSummary[]
+  hint?: string
 }
 interface GetJobResult {
   job: V2Job
@@ -379,9 +380,46 @@ describe('search_jobs', () => {
     expect(oneDay.structured.total, 'a one-day window restricts').toBeLessThan(all.structured.total)
   })
 
-  it('answers an empty match of known values with total 0, not an error', async () => {
+  it('answers an empty match of known values with total 0, not an error, and a hint', async () => {
     const { structured } = await callOk<SearchJobsResult>(mcp, 'search_jobs', { query: 'zzzqqqxxx' })
-    expect(structured).toEqual({ total: 0, page: 1, has_more: false, jobs: [] })
+    expect(structured).toEqual({
+      total: 0,
+      page: 1,
+      has_more: false,
+      jobs: [],
+      hint: 'No job has the word "zzzqqqxxx" (nothing near). Retry with a nearest word, or without it.',
+    })
+    const found = await callOk<SearchJobsResult>(mcp, 'search_jobs', { query: 'python' })
+    expect(found.structured.total).toBeGreaterThan(0)
+    expect(found.structured).not.toHaveProperty('hint')
+  })
+
+  it('says which query words matched nothing and the nearest known words, when a query finds nothing', async () => {
+    // Two edits from "python": beyond the one typo a search forgives, within what a hint looks at.
+    const known = allJobs[0]!.title
+      .split(/\s+/)
+      .find((word) => /^[a-z]{4,}$/i.test(word))!
+      .toLowerCase()
+    const { structured } = await callOk<SearchJobsResult>(mcp, 'search_jobs', { query: `Pytxxn ${known}` })
+    expect(structured.total).toBe(0)
+    expect(structured.hint).toMatch(/^No job has the word "pytxxn" \(nearest: "python"/)
+    expect(structured.hint, 'a word some job has is not named').not.toContain(`"${known}"`)
+    const two = await callOk<SearchJobsResult>(mcp, 'search_jobs', { query: 'pytxxn zzzqqqxxx' })
+    expect(two.structured.hint).toMatch(
+      /^No job has the words "pytxxn" \(nearest: "python".*\), "zzzqqqxxx" \(nothing near\)\. Retry/,
+    )
+    // Words every one of which some job has, that no job has with the other filters: said so, nothing to correct.
+    let apart: Record<string, unknown> | undefined
+    for (const schedule of SCHEDULES)
+      for (const work_arrangement of ['onsite', 'hybrid', 'remote'])
+        if (!apart && (await allV2Jobs(server.url, { q: known, schedule, work_arrangement })).total === 0)
+          apart = { query: known, schedule: [schedule], work_arrangement: [work_arrangement] }
+    expect(apart, `some schedule and arrangement have no job with "${known}"`).toBeDefined()
+    const filtered = await callOk<SearchJobsResult>(mcp, 'search_jobs', apart!)
+    expect(filtered.structured.total).toBe(0)
+    expect(filtered.structured.hint).toMatch(/^Every query word is in some job, but no live job matches them all/)
+    // REST finds nothing for the same words: the hint is about the words, not a different matching.
+    expect((await allV2Jobs(server.url, { q: `pytxxn ${known}` })).total).toBe(0)
   })
 
   it.each([
