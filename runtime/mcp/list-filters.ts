@@ -13,7 +13,7 @@ import { closedEnum } from './closed-enum.ts'
 const FILTERS = ['schedule', 'category', 'level', 'work_arrangement', 'skills', 'country', 'office_country'] as const
 
 export const ListFiltersInput = z.strictObject({
-  filter: closedEnum(FILTERS).optional().describe('Omit for all.'),
+  filter: closedEnum(FILTERS).optional(),
 })
 
 const Value = z.object({ value: z.string(), label: z.string().optional(), jobs: z.int() })

@@ -98,8 +98,8 @@ export const SearchJobsInput = z.strictObject({
   category: z.array(z.string()).optional(),
   level: z.array(levelEnum).optional(),
   skills: z.array(z.string()).optional().describe('Slugs, e.g. python'),
-  country: z.string().optional().describe('Name or ISO code: an office there, or remote from there.'),
-  office_country: z.array(z.string()).optional().describe('Like country, but an office there only.'),
+  country: z.string().optional().describe('Name or ISO code: office or remote there.'),
+  office_country: z.array(z.string()).optional().describe('Like country, offices only.'),
   work_arrangement: z.array(closedEnum(WORK_ARRANGEMENTS)).optional(),
   min_work_life_score: z.int().min(0).max(100).optional().describe('Above 0, unscored employers drop out.'),
   posted_within_days: z.int().min(0).max(365).optional().describe('0: any date.'),
@@ -262,14 +262,13 @@ export function searchJobs(
 
 // ---------- get_job ----------
 
-export const GetJobInput = z.strictObject({ slug: z.string().min(1).describe('From search_jobs.') })
-/** The listing's main fields; the rest are there too, exactly as REST returns them (see /openapi.yaml). */
-const Listing = z.looseObject({
-  slug: z.string(),
-  title: z.string(),
-  url: z.string(),
-  posted_at: z.string(),
-})
+// Slugs come from search results (the server's instructions say so): no description repeats it.
+export const GetJobInput = z.strictObject({ slug: z.string().min(1) })
+/**
+ * The listing exactly as GET /api/v2/jobs/{slug} returns it, whose shape /openapi.yaml
+ * documents: not spelt out again here, where every agent pays for tools/list in tokens.
+ */
+const Listing = z.record(z.string(), z.unknown())
 
 export const GetJobOutput = z.object({
   job: Listing,
@@ -338,7 +337,7 @@ export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.i
 
 export const SearchCompaniesInput = z.strictObject({
   schedule: z.array(scheduleEnum).optional(),
-  country: z.string().optional().describe('Headquarters country, name or ISO code.'),
+  country: z.string().optional().describe('HQ country: name or ISO code.'),
   remote_level: z
     .array(closedEnum(REMOTE_LEVEL_VALUES))
     .optional()
@@ -415,7 +414,7 @@ export function searchCompanies(
 // ---------- get_company ----------
 
 export const GetCompanyInput = z.strictObject({
-  slug: z.string().min(1).describe('From search_companies or a job.'),
+  slug: z.string().min(1),
 })
 /**
  * The profile GET /api/v2/companies/{slug} serves (every field, same values: one function makes
@@ -478,7 +477,7 @@ export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number):
 // ---------- explain_schedule_type ----------
 
 export const ExplainScheduleInput = z.strictObject({
-  schedule_type: scheduleEnum.optional().describe('Omit for all.'),
+  schedule_type: scheduleEnum.optional(),
 })
 export const ExplainScheduleOutput = z.object({
   schedule_types: z.array(
@@ -503,16 +502,16 @@ export function explainSchedule(args: z.infer<typeof ExplainScheduleInput>): z.i
 // ---------- registry ----------
 
 export const TOOL_DESCRIPTIONS = {
-  search_jobs: `Live jobs; filters AND, a list matches any value. ${RESULTS_PER_CALL} a page. get_job has the full listing, list_filters valid values. ${SCHEDULE_LINE} ${FOUR_DAY_RULE}`,
+  search_jobs: `Live jobs; filters AND, list values OR; ${RESULTS_PER_CALL} a page. ${SCHEDULE_LINE} ${FOUR_DAY_RULE}`,
   get_job:
-    'A live job in full by slug, plus readable salary, salary_usd_annual (whole USD a year as the salary filters convert it), weekly hours, schedule, employer summary.',
+    'A live job by slug: REST listing, readable salary, salary_usd_annual (USD a year as salary filters convert), hours, schedule, employer.',
   search_companies: `Employers by schedule, HQ country, office policy, worldwide hiring; busiest first, ${RESULTS_PER_CALL} a page.`,
-  get_company: 'Employer profile: schedule policy, hours, office policy, benefits, day off, vacation, awards.',
+  get_company: 'Employer profile by slug, as REST has it, schedule and office policy explained.',
   get_market_stats:
-    'Employers by schedule type, true four-day-week share, median hours, remote share of jobs (shares 0-1). Pass on date, caveats.',
+    'Shares (0-1) of employers by schedule, true four-day weeks, remote jobs; median hours. Pass on date, caveats.',
   list_filters: 'Values each search_jobs filter takes, with live job counts.',
   get_salary_benchmarks:
-    'Salary percentiles (annual USD) of live jobs by optional category, level, country, schedule; group_by splits them. Pass on dates and caveats.',
+    'Annual USD salary percentiles of live jobs by category, level, country, schedule; group_by splits. Pass on dates, caveats.',
   explain_schedule_type: 'Each schedule type: hours, pay, four-day week or not.',
 } as const
 
