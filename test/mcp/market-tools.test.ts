@@ -258,6 +258,16 @@ describe('get_salary_benchmarks', () => {
     const country = await callError(mcp, 'get_salary_benchmarks', { country: 'Germny' })
     expect(country).toMatch(/"Germany"/)
     expect(await callInvalid(mcp, 'get_salary_benchmarks', { level: 'expert' })).toMatch(/level/)
+    // Closed vocabularies in any letter case, as REST reads them.
+    const lower = await callOk<BenchmarksResult>(mcp, 'get_salary_benchmarks', {
+      level: 'senior',
+      group_by: 'schedule',
+    })
+    const upper = await callOk<BenchmarksResult>(mcp, 'get_salary_benchmarks', {
+      level: 'Senior',
+      group_by: 'Schedule',
+    })
+    expect(upper.structured).toEqual(lower.structured)
     expect(await callInvalid(mcp, 'get_salary_benchmarks', { schedule: 'four_day' })).toMatch(/schedule/)
     expect(await callInvalid(mcp, 'get_salary_benchmarks', { group_by: 'company' })).toMatch(/group_by/)
     expect(await callInvalid(mcp, 'get_salary_benchmarks', { currency: 'EUR' })).toMatch(/unknown argument "currency"/)
