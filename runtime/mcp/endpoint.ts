@@ -181,8 +181,9 @@ function paramsProblem(message: Record<string, unknown>): { message: string; too
     if (!at) return undefined
     const params = message.params as { name?: unknown; arguments?: unknown }
     if (message.method === 'tools/call' && at.startsWith('params.arguments')) {
+      // No problem with the arguments means no such tool: the call handler names the tools there are.
       const problem = invalidToolArguments(params.name, params.arguments)
-      if (problem) return { message: problem, toolError: true }
+      return problem ? { message: problem, toolError: true } : undefined
     }
     return {
       message: `Invalid params for ${message.method as string}: "__proto__" (in ${at}) is not a name this server takes.`,

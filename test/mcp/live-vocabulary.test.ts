@@ -244,6 +244,12 @@ describe('a "__proto__" argument', () => {
       const text = (body.result!.content[0] as { text: string }).text
       expect(text).toContain('Invalid arguments for get_job: unknown argument "__proto__" (get_job takes slug)')
     }
+    // An unknown tool is answered as one, whatever its arguments hold.
+    const unknownTool = await postMcp(
+      server.url,
+      '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"delete_job","arguments":{"__proto__":1}}}',
+    )
+    expect(expectJsonRpcError(unknownTool.text, -32602).error.message).toMatch(/Unknown tool "delete_job"/)
     // Not an argument: the params themselves are malformed.
     const inParams = await postMcp(
       server.url,
