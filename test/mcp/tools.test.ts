@@ -1053,6 +1053,8 @@ describe('resource templates, the find_jobs prompt and completions', () => {
     const text = (filled.messages[0]!.content as { text: string }).text
     expect(text).toContain('search_jobs')
     expect(text).toContain('{"skills":["python","react"],"country":"Germany","schedule":["4_day_week"]}')
+    const upper = await mcp.client.getPrompt({ name: 'find_jobs', arguments: { schedule: '4_Day_Week' } })
+    expect((upper.messages[0]!.content as { text: string }).text).toContain('{"schedule":["4_day_week"]}')
     expect(text).toMatch(/never describe compressed_hours as one/)
     const error = await mcp.client
       .getPrompt({ name: 'find_jobs', arguments: { schedule: 'four_day' } })
