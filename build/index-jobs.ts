@@ -11,15 +11,16 @@ import type { SearchDocument, SerializedTerms } from '../core/search.ts'
 import { placeKey, type IndexedJob } from '../core/snapshot.ts'
 
 /**
- * Location keys a job answers to: its office countries, and what its
- * remote_allowed entries name (a country, else a continent, else a region).
- * The runtime expands a queried country into the keys that contain it.
+ * Location keys a job answers to: its office countries (as countries, and
+ * as offices for office_country), and what its remote_allowed entries name
+ * (a country, else a continent, else a region). The runtime expands a
+ * queried country into the keys that contain it.
  */
 function placeKeysForJob(job: Pick<DatasetJob, 'office_locations' | 'remote_allowed'>): string[] {
   const keys = new Set<string>()
   for (const office of job.office_locations ?? []) {
     const country = office.country ? resolveCountry(office.country) : undefined
-    if (country) keys.add(placeKey.country(country))
+    if (country) keys.add(placeKey.country(country)).add(placeKey.office(country))
   }
   for (const place of job.remote_allowed ?? []) {
     const country = place.country ? resolveCountry(place.country) : undefined

@@ -39,6 +39,7 @@ export const FACET_NAMES = [
   'work_arrangement',
   'skills',
   'country',
+  'office_country',
   'company',
 ] as const
 export type FacetName = (typeof FACET_NAMES)[number]
@@ -61,7 +62,13 @@ export const V2_LIST_PARAMS = {
     kind: 'list',
     schema: z.string().meta({ examples: ['Germany', 'DE'] }),
     description:
-      'Country name or ISO 3166-1 alpha-2 code, case-insensitive (common names such as UK or USA too). Matches jobs with an office there, or whose remote_allowed names that country, a continent or region containing it, or Worldwide. Several countries, comma-separated or repeated, match any of them. An unknown country matches nothing.',
+      'Country name or ISO 3166-1 alpha-2 code, case-insensitive (common names such as UK or USA too). Matches jobs with an office there, or whose remote_allowed names that country, a continent or region containing it, or Worldwide (office_country: offices only). Several countries, comma-separated or repeated, match any of them. An unknown country matches nothing.',
+  },
+  office_country: {
+    kind: 'list',
+    schema: z.string().meta({ examples: ['Germany', 'DE'] }),
+    description:
+      'Jobs with an office in that country: the same names and codes as country, without the jobs that are only remote from there (or from its continent, a region or anywhere). Several countries, comma-separated or repeated, match any of them. An unknown country matches nothing.',
   },
   salary_min: {
     kind: 'integer',
@@ -122,6 +129,8 @@ export interface V2ListQuery {
   /** Company slugs. */
   company: string[]
   country: string[]
+  /** Countries the job has an office in (no remote-allowed part). */
+  office_country: string[]
   salary_min?: number
   salary_max?: number
   posted_after?: number
@@ -142,6 +151,7 @@ export const NO_FILTER: Readonly<V2ListQuery> = {
   skills: [],
   company: [],
   country: [],
+  office_country: [],
   sort: 'date',
   facets: [],
 }
@@ -224,6 +234,7 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
       skills: listValues(params, 'skills'),
       company: listValues(params, 'company'),
       country: listValues(params, 'country'),
+      office_country: listValues(params, 'office_country'),
       salary_min: salaryMin.value,
       salary_max: salaryMax.value,
       posted_after: postedAfter.value === undefined ? undefined : Math.min(postedAfter.value, POSTED_AFTER_MAX_DAYS),
@@ -262,6 +273,7 @@ export function canonicalV2Query(query: V2ListQuery): string {
     sorted(query.skills),
     sorted(query.company),
     sorted(query.country),
+    sorted(query.office_country),
     query.salary_min ?? '',
     query.salary_max ?? '',
     query.posted_after ?? '',

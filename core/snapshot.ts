@@ -28,8 +28,9 @@ import { DatasetCompany } from './schema/dataset.ts'
 /**
  * 2: the packed job bodies (index/v2-jobs.*, index/v1-jobs.*) that servers read pages from.
  * 3: search terms without accents (core/fold.ts): a server folding its queries finds nothing accented in a format 2 index.
+ * 4: office place keys (`o:XX`, placeKey.office): office_country finds nothing in a format 3 index.
  */
-export const SNAPSHOT_FORMAT = 3
+export const SNAPSHOT_FORMAT = 4
 export const PRECOMPUTED_V1_LIMITS = [25, 100] as const
 export const CURRENT_LINK = 'current'
 export const SNAPSHOTS_DIR = 'snapshots'
@@ -278,9 +279,13 @@ export const IndexedCompany = DatasetCompany.omit({ description_html: true, tota
 export type IndexedCompany = z.infer<typeof IndexedCompany>
 export const SnapshotCompanies = z.array(IndexedCompany)
 
-/** Location keys: `c:XX` country, `k:EU` continent, `r:EMEA` region (`r:Worldwide` too). */
+/**
+ * Location keys: `c:XX` country (an office there, or remote from there), `o:XX` an office there,
+ * `k:EU` continent, `r:EMEA` region (`r:Worldwide` too).
+ */
 export const placeKey = {
   country: (code: string) => `c:${code}`,
+  office: (code: string) => `o:${code}`,
   continent: (code: string) => `k:${code}`,
   region: (name: string) => `r:${name}`,
 }

@@ -317,6 +317,10 @@ export const V2FiltersResponse = z
       z.array(LabelledFilterValue),
       'Countries (ISO code, with the name) live jobs have an office in or allow remote work from, by name; the count is what the country filter returns, remote work from the continent, a region or anywhere included.',
     ),
+    office_country: d(
+      z.array(LabelledFilterValue),
+      'Countries (ISO code, with the name) live jobs have an office in, most jobs first; the count is what office_country returns (offices only, no remote work).',
+    ),
     region: d(
       z.array(FilterValue),
       'Regions live jobs allow remote work from (Worldwide included). Not a filter of its own: the country filter includes them.',

@@ -102,6 +102,16 @@ function compressSync(body: Buffer, encoding: Encoding): Buffer {
   )
 }
 
+/**
+ * A body sent once and not kept (an MCP answer): compressed at the fastest
+ * level, on the request's thread when small, on the thread pool when large;
+ * undefined when it is too small to gain.
+ */
+export async function compressOnce(body: Buffer, encoding: Encoding): Promise<Buffer | undefined> {
+  if (body.length < MIN_COMPRESS_BYTES) return undefined
+  return body.length <= SYNC_COMPRESS_BYTES ? compressSync(body, encoding) : compressAsync(body, encoding)
+}
+
 /** The same, on the thread pool (larger bodies), as zlib returns it (see exactCopy before keeping it). */
 function compressAsync(body: Buffer, encoding: Encoding): Promise<Buffer> {
   return encoding === 'br' ? brotliAt(body) : gzip(body, { level: COMPUTED_GZIP_LEVEL })

@@ -24,12 +24,14 @@ import type { IncomingMessage } from 'node:http'
 import ipaddr from 'ipaddr.js'
 import { FastResponse } from 'srvx'
 import type { Config } from '../../core/config.ts'
+import { negotiateEncoding } from '../http/encoding.ts'
+import { compressOnce } from '../http/payload.ts'
 import { rateLimitHeaders, type TokenBucketLimiter } from '../http/rate-limit.ts'
 import type { Limiter } from '../http/redis-limiter.ts'
 import { withCommonHeaders, type HeaderList } from '../http/respond.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { describeIssues } from '../../core/issue-wording.ts'
-import { createMcpServer, invalidToolArguments } from './server.ts'
+import { createMcpServer, invalidToolArguments, toolErrorResult } from './server.ts'
 
 export const MCP_MAX_BODY_BYTES = 1024 * 1024
 const ALLOW = 'POST, OPTIONS'
@@ -57,6 +59,21 @@ function jsonRpcError(
 ): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }), {
     status,
+    headers: withCommonHeaders(
+      [
+        ['content-type', 'application/json; charset=utf-8'],
+        ['cache-control', 'no-store'],
+        ['x-cache', 'BYPASS'],
+      ],
+      headers,
+    ),
+  })
+}
+
+/** A JSON-RPC result, answered here rather than by the SDK. */
+function jsonRpcResult(id: JsonRpcId, result: object, headers: HeaderList): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id, result }), {
+    status: 200,
     headers: withCommonHeaders(
       [
         ['content-type', 'application/json; charset=utf-8'],
@@ -145,11 +162,17 @@ const LISTS = new Set(
   ].map((schema) => schema.shape.method.value as string),
 )
 
-/** Why a request's params do not fit its method, in a sentence; undefined when they do (or the method is unknown). */
-function paramsProblem(message: Record<string, unknown>): string | undefined {
+/**
+ * Why a request's params do not fit its method, in a sentence; undefined when they do (or the method is
+ * unknown). `toolError`: the params are well formed and only a tool's arguments are not (a "__proto__"
+ * argument), which is answered as a tool execution error, as the call handler answers any bad argument.
+ */
+function paramsProblem(message: Record<string, unknown>): { message: string; toolError?: true } | undefined {
   const cursor = (message.params as { cursor?: unknown } | undefined)?.cursor
   if (cursor !== undefined && LISTS.has(message.method as string))
-    return `Invalid params for ${message.method as string}: cursor ${JSON.stringify(cursor).slice(0, 100)} is not one this server issued (it lists everything on one page, with no nextCursor).`
+    return {
+      message: `Invalid params for ${message.method as string}: cursor ${JSON.stringify(cursor).slice(0, 100)} is not one this server issued (it lists everything on one page, with no nextCursor).`,
+    }
   const schema = PARAMS_SCHEMAS.get(message.method as never)
   if (!schema) return undefined
   if (schema.safeParse(message).success) {
@@ -157,14 +180,17 @@ function paramsProblem(message: Record<string, unknown>): string | undefined {
     const at = protoMemberAt(message.params, 'params')
     if (!at) return undefined
     const params = message.params as { name?: unknown; arguments?: unknown }
-    if (message.method === 'tools/call') {
+    if (message.method === 'tools/call' && at.startsWith('params.arguments')) {
+      // No problem with the arguments means no such tool: the call handler names the tools there are.
       const problem = invalidToolArguments(params.name, params.arguments)
-      if (problem) return problem
+      return problem ? { message: problem, toolError: true } : undefined
     }
-    return `Invalid params for ${message.method as string}: "__proto__" (in ${at}) is not a name this server takes.`
+    return {
+      message: `Invalid params for ${message.method as string}: "__proto__" (in ${at}) is not a name this server takes.`,
+    }
   }
   const issues = schema.safeParse(message, { reportInput: true }).error?.issues ?? []
-  return `Invalid params for ${message.method as string}: ${describeIssues(issues, 'params').join('; ')}`
+  return { message: `Invalid params for ${message.method as string}: ${describeIssues(issues, 'params').join('; ')}` }
 }
 
 /** True when the SDK transport would take this POST's headers (it answers 406 or 415 otherwise). */
@@ -357,7 +383,9 @@ async function answerMcpRequest(request: Request, deps: McpDependencies): Promis
     const problem = envelopeProblem(envelope)
     if (problem) return jsonRpcError(400, -32600, `Invalid request: ${problem}.`, limitHeaders, readableId(envelope))
     const badParams = 'id' in envelope ? paramsProblem(envelope) : undefined
-    if (badParams) return jsonRpcError(200, -32602, badParams, limitHeaders, readableId(envelope))
+    if (badParams?.toolError)
+      return jsonRpcResult(readableId(envelope), toolErrorResult(badParams.message), limitHeaders)
+    if (badParams) return jsonRpcError(200, -32602, badParams.message, limitHeaders, readableId(envelope))
   }
 
   // A server and transport per POST (stateless): nothing outlives the response, so they are left to
@@ -376,6 +404,14 @@ async function answerMcpRequest(request: Request, deps: McpDependencies): Promis
   })
   let body: Buffer | null = response.body ? Buffer.from(await response.arrayBuffer()) : null
   if (body && response.status >= 400) body = withRequestId(body, readableId(message))
+  // Compressed as REST bodies are (a 25-job search_jobs answer is ~23 KB of JSON, ~4 KB in brotli).
+  const encoding = body ? negotiateEncoding(request.headers.get('accept-encoding')) : undefined
+  const encoded = body && encoding ? await compressOnce(body, encoding) : undefined
+  if (encoded) {
+    body = encoded
+    headers.push(['content-encoding', encoding!])
+  }
+  if (body) headers.push(['vary', 'Accept-Encoding'])
   return new FastResponse(body, {
     status: response.status,
     headers: withCommonHeaders(headers, limitHeaders, [
@@ -402,6 +438,9 @@ function withRequestId(body: Buffer, id: JsonRpcId): Buffer {
 /** Headers the SDK may set that this endpoint sets itself. */
 const OVERRIDDEN = new Set([
   'cache-control',
+  'content-encoding',
+  'content-length',
+  'vary',
   'x-cache',
   'access-control-allow-origin',
   'access-control-expose-headers',

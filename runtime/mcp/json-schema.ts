@@ -42,9 +42,22 @@ function trim(node: unknown, io: 'input' | 'output', defs: Record<string, unknow
   return out
 }
 
+/**
+ * zod writes no `default` for a default over a preprocess (a closed vocabulary
+ * taken in any case, closed-enum.ts): the value is put back, so `sort` still
+ * says it defaults to `date`.
+ */
+function keepDefault({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Json }): void {
+  if (zodSchema instanceof z.ZodDefault && !('default' in jsonSchema)) jsonSchema.default = zodSchema.def.defaultValue
+}
+
 /** A tool's argument (`input`) or result (`output`) schema as tools/list lists it. */
 export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
   const defs: Record<string, unknown> = {}
-  const json = trim(z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }), io, defs) as Json
+  const json = trim(
+    z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', override: keepDefault }),
+    io,
+    defs,
+  ) as Json
   return Object.keys(defs).length ? { ...json, $defs: defs } : json
 }

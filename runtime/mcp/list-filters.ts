@@ -8,11 +8,12 @@ import { z } from 'zod'
 import { filterVocabulary } from '../query/filters.ts'
 import { queryContext, type LoadedSnapshot } from '../snapshot.ts'
 import { memoizeUntilExpiry } from '../query/live-jobs.ts'
+import { closedEnum } from './closed-enum.ts'
 
-const FILTERS = ['schedule', 'category', 'level', 'work_arrangement', 'skills', 'country'] as const
+const FILTERS = ['schedule', 'category', 'level', 'work_arrangement', 'skills', 'country', 'office_country'] as const
 
 export const ListFiltersInput = z.strictObject({
-  filter: z.enum(FILTERS).optional().describe('Omit for all.'),
+  filter: closedEnum(FILTERS).optional(),
 })
 
 const Value = z.object({ value: z.string(), label: z.string().optional(), jobs: z.int() })

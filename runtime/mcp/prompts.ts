@@ -50,8 +50,12 @@ export function getPrompt(
     throw new InvalidParamsError(
       `find_jobs takes ${Object.keys(ARGUMENTS).join(', ')}; not ${unknown.map((k) => `"${k}"`).join(', ')}.`,
     )
-  if (args.schedule && !(SCHEDULE_TYPE_VALUES as readonly string[]).includes(args.schedule))
-    throw new InvalidParamsError(`schedule must be one of ${SCHEDULE_TYPE_VALUES.join(', ')}; got "${args.schedule}".`)
+  // In any letter case, as the tools and REST read a closed vocabulary.
+  const schedule = args.schedule?.trim().toLowerCase()
+  if (schedule && !(SCHEDULE_TYPE_VALUES as readonly string[]).includes(schedule))
+    throw new InvalidParamsError(
+      `schedule must be one of ${SCHEDULE_TYPE_VALUES.join(', ')}; got "${args.schedule!.slice(0, 100)}".`,
+    )
   if (args.country && !resolveCountry(args.country))
     throw new InvalidParamsError(`country "${args.country.slice(0, 100)}" is not a country name or ISO code.`)
   // A skill or category no job has would make the prompt's search fail: refused now, naming the nearest.
@@ -65,7 +69,7 @@ export function getPrompt(
   const filters: Record<string, unknown> = {}
   if (list(args.skills).length) filters.skills = list(args.skills).map((skill) => skill.toLowerCase())
   if (args.country) filters.country = args.country
-  if (args.schedule) filters.schedule = [args.schedule]
+  if (schedule) filters.schedule = [schedule]
   if (args.category?.trim()) filters.category = [args.category.trim().toLowerCase()]
   const text = [
     `Find live jobs for me. Call search_jobs with ${JSON.stringify(filters)}${Object.keys(filters).length ? '' : ' (no filters: ask me what I am looking for first if that is too broad)'}.`,

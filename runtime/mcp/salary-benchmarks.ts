@@ -11,6 +11,7 @@ import { NO_FILTER, type V2ListQuery } from '../../core/query.ts'
 import { LEVEL_LABELS, SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
 import { runV2Query } from '../query/run-query.ts'
 import { queryContext, type LoadedSnapshot } from '../snapshot.ts'
+import { closedEnum } from './closed-enum.ts'
 import { quantile } from './quantile.ts'
 import { checkCategory, checkCountry } from './suggest.ts'
 
@@ -24,10 +25,10 @@ type Grouping = (typeof GROUPINGS)[number]
 
 export const SalaryBenchmarksInput = z.strictObject({
   category: z.string().optional(),
-  level: z.enum(Object.keys(LEVEL_LABELS) as [string, ...string[]]).optional(),
+  level: closedEnum(Object.keys(LEVEL_LABELS) as [string, ...string[]]).optional(),
   country: z.string().optional().describe('Name or ISO code.'),
-  schedule: z.enum(SCHEDULE_TYPE_VALUES).optional(),
-  group_by: z.enum(GROUPINGS).optional(),
+  schedule: closedEnum(SCHEDULE_TYPE_VALUES).optional(),
+  group_by: closedEnum(GROUPINGS).optional(),
 })
 type SalaryBenchmarksArgs = z.infer<typeof SalaryBenchmarksInput>
 

@@ -7,10 +7,13 @@
  * completion of their arguments.
  *
  * Built on the SDK's low-level Server rather than McpServer, which turns every
- * failure into a tool result: here an unknown tool or arguments the tool's
- * schema refuses are protocol errors (-32602 Invalid params, naming what is
- * allowed), and only a tool that ran and could not answer returns
- * `isError: true`. The tool list is computed once per process, and the
+ * failure into a tool result: here an unknown tool is a protocol error
+ * (-32602 Invalid params, naming the tools there are), while arguments the
+ * tool's schema refuses (wrong type, unknown argument, a value outside a
+ * closed vocabulary) are a result with `isError: true` naming what is
+ * allowed, as the 2025-11-25 spec asks (SEP-1303): many hosts never show a
+ * protocol error to the model, which could then not retry. A tool that ran
+ * and could not answer returns `isError: true` too. The tool list is computed once per process, and the
  * capabilities say `listChanged: false`: a stateless endpoint has no channel
  * to announce a change on.
  */
@@ -176,12 +179,18 @@ function describeInvalidArguments(definition: ToolDefinition, args: unknown): st
 /**
  * Why `args` do not fit tool `name`'s schema, or undefined when they do (or there is no such tool).
  * For the endpoint, which sees arguments before the SDK does: the SDK's own parse drops a
- * `"__proto__"` member, so a tool never sees it to refuse it.
+ * `"__proto__"` member, so a tool never sees it to refuse it; the endpoint answers it as the
+ * call handler answers any other unknown argument (toolErrorResult).
  */
 export function invalidToolArguments(name: unknown, args: unknown): string | undefined {
   const definition = TOOLS_BY_NAME.get(name as ToolDefinition['name'])
   if (!definition || definition.input.safeParse(args).success) return undefined
   return describeInvalidArguments(definition, args)
+}
+
+/** A tool execution error: the model reads `message` and can retry. */
+export function toolErrorResult(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true }
 }
 
 /**
@@ -211,8 +220,7 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): Server {
       )
     }
     const parsed = definition.input.safeParse(request.params.arguments ?? {})
-    if (!parsed.success)
-      throw new InvalidParamsError(describeInvalidArguments(definition, request.params.arguments ?? {}))
+    if (!parsed.success) return toolErrorResult(describeInvalidArguments(definition, request.params.arguments ?? {}))
     try {
       const structured = definition.run(snapshot, parsed.data as never, now)
       // The text block carries the same JSON, for clients that read only text.
@@ -221,7 +229,7 @@ export function createMcpServer(snapshot: LoadedSnapshot, now: number): Server {
         structuredContent: structured as Record<string, unknown>,
       }
     } catch (error) {
-      if (error instanceof ToolError) return { content: [{ type: 'text', text: error.message }], isError: true }
+      if (error instanceof ToolError) return toolErrorResult(error.message)
       throw error
     }
   })

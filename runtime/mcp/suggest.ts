@@ -69,14 +69,14 @@ export function liveCategories(snapshot: LoadedSnapshot, now: number): string[] 
  * ("Egypt"): the error says so and names its countries with the most live
  * jobs; anything else gets the nearest country names.
  */
-export function checkCountry(snapshot: LoadedSnapshot, country: string): void {
+export function checkCountry(snapshot: LoadedSnapshot, country: string, argument = 'country'): void {
   if (resolveCountry(country)) return
   const continent = resolveContinent(country)
   const region = continent ? undefined : resolveRegion(country)
   // Suggestions come from the countries jobs name (offices, remote from), else from every country.
   const named = snapshot.jobs.countriesNamed()
   if (!continent && !region)
-    throw unknownValue('country', country, (named.length ? named : allCountryCodes()).map(countryName))
+    throw unknownValue(argument, country, (named.length ? named : allCountryCodes()).map(countryName))
   const jobsIn = (code: CountryCode) => snapshot.jobs.postingsFor('place', placeKey.country(code))?.length ?? 0
   const busiest = named
     .filter((code) =>
@@ -86,11 +86,33 @@ export function checkCountry(snapshot: LoadedSnapshot, country: string): void {
     .sort((a, b) => b[0] - a[0] || a[1].localeCompare(b[1]))
     .slice(0, 5)
     .map(([, name]) => `"${name}"`)
-  const area = `"${country.trim().slice(0, 100)}" is a ${continent ? 'continent' : 'region'} (${continent ? continentName(continent) : region}), not a country; country takes one country, by name or ISO code.`
+  const area = `"${country.trim().slice(0, 100)}" is a ${continent ? 'continent' : 'region'} (${continent ? continentName(continent) : region}), not a country; ${argument} takes countries, by name or ISO code.`
   throw new ToolError(
     busiest.length
-      ? `country: ${area} Its countries with the most live jobs: ${busiest.join(', ')}. Retry with one of them, or without country.`
-      : `country: ${area} No live job names a country in it; retry without country.`,
+      ? `${argument}: ${area} Its countries with the most live jobs: ${busiest.join(', ')}. Retry with one of them, or without ${argument}.`
+      : `${argument}: ${area} No live job names a country in it; retry without ${argument}.`,
+  )
+}
+
+/**
+ * For office_country: a country (checkCountry) some live job has an office
+ * in, or a tool error naming the nearest countries that have one. A real
+ * country without an office would read as "no such jobs" when no job could
+ * have matched; `country` (remote from there too) may still find some.
+ */
+export function checkOfficeCountry(snapshot: LoadedSnapshot, country: string, now: number): void {
+  checkCountry(snapshot, country, 'office_country')
+  const code = resolveCountry(country)!
+  if (snapshot.jobs.hasLiveJob('place', placeKey.office(code), now)) return
+  const offices = snapshot.jobs.valuesOf('place').flatMap((key) => {
+    const office = key.startsWith('o:') ? resolveCountry(key.slice(2)) : undefined
+    return office && snapshot.jobs.hasLiveJob('place', key, now) ? [countryName(office)] : []
+  })
+  if (offices.length === 0)
+    throw new ToolError('office_country: no live job has an office on record; retry without office_country.')
+  const closest = closestValues(country, offices)
+  throw new ToolError(
+    `office_country: no live job has an office in ${countryName(code)}. Closest countries with offices: ${closest.map((v) => `"${v}"`).join(', ')}. Retry with one of them, or with country (which also finds jobs remote from there).`,
   )
 }
 

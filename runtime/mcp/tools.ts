@@ -12,8 +12,9 @@
 import { LRUCache } from 'lru-cache'
 import { z } from 'zod'
 import { NO_FILTER, type V2ListQuery } from '../../core/query.ts'
+import { compact, toV2CompanyProfile } from '../../core/company.ts'
 import { formatSalary } from '../../core/salary.ts'
-import { queryTermsProblem } from '../../core/search.ts'
+import { queryTerms, queryTermsProblem } from '../../core/search.ts'
 import type { V2Job } from '../../core/schema/api.ts'
 import type { IndexedCompany } from '../../core/snapshot.ts'
 import {
@@ -29,8 +30,9 @@ import { runV2Query } from '../query/run-query.ts'
 import { queryContext, type LoadedSnapshot } from '../snapshot.ts'
 import { runCompanyQuery } from '../query/companies.ts'
 import { liveJobsByCompany } from '../query/live-jobs.ts'
+import { closedEnum } from './closed-enum.ts'
 import { ToolError } from './errors.ts'
-import { checkCategory, checkCountry, checkHeadquartersCountry, checkSkill } from './suggest.ts'
+import { checkCategory, checkCountry, checkHeadquartersCountry, checkOfficeCountry, checkSkill } from './suggest.ts'
 import { marketStats, MarketStatsSchema } from './market-stats.ts'
 
 const RESULTS_PER_CALL = 25
@@ -55,8 +57,8 @@ const page = z
   .max(MAX_PAGE, `page must be at most ${MAX_PAGE}; narrow the filters instead of paging further`)
   .default(1)
 
-const scheduleEnum = z.enum(SCHEDULE_TYPE_VALUES)
-const levelEnum = z.enum(Object.keys(LEVEL_LABELS) as [string, ...string[]])
+const scheduleEnum = closedEnum(SCHEDULE_TYPE_VALUES)
+const levelEnum = closedEnum(Object.keys(LEVEL_LABELS) as [string, ...string[]])
 
 function scheduleFacts(type: ScheduleType | undefined) {
   if (!type) return undefined
@@ -96,11 +98,12 @@ export const SearchJobsInput = z.strictObject({
   category: z.array(z.string()).optional(),
   level: z.array(levelEnum).optional(),
   skills: z.array(z.string()).optional().describe('Slugs, e.g. python'),
-  country: z.string().optional().describe('Name or ISO code: an office there, or remote from there.'),
-  work_arrangement: z.array(z.enum(WORK_ARRANGEMENTS)).optional(),
+  country: z.string().optional().describe('Name or ISO code: office or remote there.'),
+  office_country: z.array(z.string()).optional().describe('Like country, offices only.'),
+  work_arrangement: z.array(closedEnum(WORK_ARRANGEMENTS)).optional(),
   min_work_life_score: z.int().min(0).max(100).optional().describe('Above 0, unscored employers drop out.'),
   posted_within_days: z.int().min(0).max(365).optional().describe('0: any date.'),
-  sort: z.enum(['date', 'salary']).default('date').describe('salary: highest annual USD first.'),
+  sort: closedEnum(['date', 'salary']).default('date').describe('salary: highest annual USD first.'),
   page,
 })
 
@@ -123,7 +126,30 @@ export const SearchJobsOutput = z.object({
   page: z.int(),
   has_more: z.boolean(),
   jobs: z.array(JobSummary),
+  hint: z.string().optional(),
 })
+
+/** Suggestions per query word that matches nothing. */
+const NEAREST_WORDS = 3
+
+/**
+ * Why a search with `query` found nothing, in words a model can act on: the
+ * words no job has, with the nearest known words (an unknown skill gets the
+ * same help, checkSkill), or that each word matches but not all together
+ * with the other filters.
+ */
+function emptyQueryHint(snapshot: LoadedSnapshot, query: string): string | undefined {
+  const unmatched = snapshot.text.unmatchedWords(query, NEAREST_WORDS)
+  if (unmatched.length === 0)
+    return queryTerms(query).length > 0
+      ? 'Every query word is in some job, but no live job matches them all with these filters: drop a word or a filter.'
+      : undefined
+  const words = unmatched.map(
+    ({ word, nearest }) =>
+      `"${word}" (${nearest.length ? `nearest: ${nearest.map((known) => `"${known}"`).join(', ')}` : 'nothing near'})`,
+  )
+  return `No job has the word${unmatched.length > 1 ? 's' : ''} ${words.join(', ')}. Retry with a nearest word, or without ${unmatched.length > 1 ? 'them' : 'it'}.`
+}
 
 function locationsText(job: V2Job): string {
   const offices = (job.office_locations ?? []).map((l) => [l.city, l.country].filter(Boolean).join(', '))
@@ -185,6 +211,7 @@ function checkOpenValues(snapshot: LoadedSnapshot, args: z.infer<typeof SearchJo
   for (const skill of args.skills ?? []) checkSkill(snapshot, skill, now)
   for (const category of args.category ?? []) checkCategory(snapshot, category, now)
   if (args.country?.trim()) checkCountry(snapshot, args.country)
+  for (const country of args.office_country ?? []) if (country.trim()) checkOfficeCountry(snapshot, country, now)
 }
 
 /** The v2 list query a search_jobs call means, so both faces answer alike. */
@@ -199,6 +226,7 @@ function searchJobsQuery(args: z.infer<typeof SearchJobsInput>): V2ListQuery {
     work_arrangement: args.work_arrangement ?? [],
     skills: (args.skills ?? []).map((v) => v.toLowerCase()),
     country: args.country?.trim() ? [args.country.trim().toLowerCase()] : [],
+    office_country: (args.office_country ?? []).map((v) => v.trim().toLowerCase()).filter(Boolean),
     posted_after: args.posted_within_days,
     q: args.query?.trim() || undefined,
     sort: args.sort,
@@ -222,34 +250,52 @@ export function searchJobs(
     query,
     companyIds ? [['company', companyIds]] : [],
   )
+  const hint = total === 0 && query.q ? emptyQueryHint(snapshot, query.q) : undefined
   return {
     total,
     page: args.page,
     has_more: args.page * RESULTS_PER_CALL < total,
     jobs: positions.map((p) => summaryAt(snapshot, p)),
+    ...(hint && { hint }),
   }
 }
 
 // ---------- get_job ----------
 
-export const GetJobInput = z.strictObject({ slug: z.string().min(1).describe('From search_jobs.') })
-/** The listing's main fields; the rest are there too, exactly as REST returns them (see /openapi.yaml). */
-const Listing = z.looseObject({
-  slug: z.string(),
-  title: z.string(),
-  url: z.string(),
-  posted_at: z.string(),
-})
+// Slugs come from search results (the server's instructions say so): no description repeats it.
+export const GetJobInput = z.strictObject({ slug: z.string().min(1) })
+/**
+ * The listing exactly as GET /api/v2/jobs/{slug} returns it, whose shape /openapi.yaml
+ * documents: not spelt out again here, where every agent pays for tools/list in tokens.
+ */
+const Listing = z.record(z.string(), z.unknown())
 
 export const GetJobOutput = z.object({
   job: Listing,
   salary: z.string().optional(),
+  salary_usd_annual: z.object({ min: z.int().optional(), max: z.int().optional() }).optional(),
   schedule: z.string().optional(),
   is_four_day_week: z.boolean().optional(),
   weekly_hours: z.string().optional(),
   locations: z.string(),
   company_summary: z.string().optional(),
 })
+
+/**
+ * The job's range in whole US dollars a year, as the salary filters and
+ * benchmarks compute it (the snapshot's exchange rates, hour x weekly hours x
+ * 52, month x 12), rounded inward so that `salary_min` up to `max` and
+ * `salary_max` down to `min` still find the job. Only the bounds the posting
+ * publishes: one alone stays a floor or a ceiling.
+ */
+function usdRange(snapshot: LoadedSnapshot, position: number, job: V2Job): { min?: number; max?: number } | undefined {
+  const low = snapshot.jobs.salaryLow[position]!
+  if (Number.isNaN(low)) return undefined
+  const range: { min?: number; max?: number } = {}
+  if (job.salary_min !== undefined) range.min = Math.ceil(low)
+  if (job.salary_max !== undefined) range.max = Math.floor(snapshot.jobs.salaryHigh[position]!)
+  return range
+}
 
 export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.infer<typeof GetJobOutput> {
   const position = snapshot.jobs.positionOf(slug)
@@ -276,6 +322,7 @@ export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.i
   return {
     job,
     salary: formatSalary(job),
+    salary_usd_annual: usdRange(snapshot, position, job),
     schedule: job.schedule_type,
     is_four_day_week: job.schedule_type && SCHEDULE_TYPES[job.schedule_type].isFourDayWeek,
     weekly_hours: hours,
@@ -290,9 +337,9 @@ export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.i
 
 export const SearchCompaniesInput = z.strictObject({
   schedule: z.array(scheduleEnum).optional(),
-  country: z.string().optional().describe('Headquarters country, name or ISO code.'),
+  country: z.string().optional().describe('HQ country: name or ISO code.'),
   remote_level: z
-    .array(z.enum(REMOTE_LEVEL_VALUES))
+    .array(closedEnum(REMOTE_LEVEL_VALUES))
     .optional()
     .describe('fully_remote: no office; remote_friendly: remote or hybrid.'),
   hires_worldwide: z.boolean().optional(),
@@ -367,14 +414,22 @@ export function searchCompanies(
 // ---------- get_company ----------
 
 export const GetCompanyInput = z.strictObject({
-  slug: z.string().min(1).describe('From search_companies or a job.'),
+  slug: z.string().min(1),
 })
+/**
+ * The profile GET /api/v2/companies/{slug} serves (every field, same values: one function makes
+ * both), with the schedule as facts (`schedule` in place of schedule_type and schedule_policy_text)
+ * and `office_policy`, the remote level in words.
+ */
 export const GetCompanyOutput = z.object({
+  id: z.string(),
   slug: z.string(),
   name: z.string(),
   url: z.string(),
   website: z.string().optional(),
+  logo_url: z.string().optional(),
   short_description: z.string().optional(),
+  category: z.string().optional(),
   description: z.string().optional(),
   country: z.string().optional(),
   employees: z.int().optional(),
@@ -393,6 +448,7 @@ export const GetCompanyOutput = z.object({
   vacation_days: z.int().optional(),
   awards: z.array(z.string()).optional(),
   live_jobs: z.int(),
+  jobs_url: z.string(),
 })
 
 export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number): z.infer<typeof GetCompanyOutput> {
@@ -403,41 +459,25 @@ export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number):
     throw new ToolError(
       `No employer with a live job has the slug "${slug.slice(0, 200)}". Call search_companies to find employer slugs.`,
     )
-  const s = SCHEDULE_TYPES[c.schedule_type]
-  const out: z.infer<typeof GetCompanyOutput> = {
-    slug: c.slug,
-    name: c.name,
-    url: c.url,
-    website: c.website,
-    short_description: c.short_description,
-    description: c.description,
-    country: c.country,
-    employees: c.employees,
-    schedule: {
-      ...scheduleFacts(c.schedule_type)!,
+  const { schedule_type, schedule_policy_text, ...profile } = toV2CompanyProfile(c, liveJobs)
+  const s = SCHEDULE_TYPES[schedule_type]
+  return compact({
+    ...profile,
+    schedule: compact({
+      ...scheduleFacts(schedule_type)!,
       label: s.label,
       definition: s.definition,
-      policy_text: c.schedule_policy_text,
-    },
-    hours_full_time: c.hours_full_time,
-    remote_level: c.remote_level,
+      policy_text: schedule_policy_text,
+    }),
     office_policy: REMOTE_LEVELS[c.remote_level].label,
-    hires_worldwide: c.hires_worldwide,
-    benefits: c.benefits,
-    work_life_score: c.work_life_score,
-    day_off: c.day_off,
-    vacation_days: c.vacation_days,
-    awards: c.awards,
-    live_jobs: liveJobs,
-  }
-  for (const key of Object.keys(out) as (keyof typeof out)[]) if (out[key] === undefined) delete out[key]
-  return out
+    benefits: profile.benefits ?? [],
+  })
 }
 
 // ---------- explain_schedule_type ----------
 
 export const ExplainScheduleInput = z.strictObject({
-  schedule_type: scheduleEnum.optional().describe('Omit for all.'),
+  schedule_type: scheduleEnum.optional(),
 })
 export const ExplainScheduleOutput = z.object({
   schedule_types: z.array(
@@ -462,15 +502,16 @@ export function explainSchedule(args: z.infer<typeof ExplainScheduleInput>): z.i
 // ---------- registry ----------
 
 export const TOOL_DESCRIPTIONS = {
-  search_jobs: `Live jobs; filters AND, a list matches any value. ${RESULTS_PER_CALL} a page. get_job has the full listing, list_filters valid values. ${SCHEDULE_LINE} ${FOUR_DAY_RULE}`,
-  get_job: 'A live job in full by slug, plus readable salary, weekly hours, schedule, employer summary.',
+  search_jobs: `Live jobs; filters AND, list values OR; ${RESULTS_PER_CALL} a page. ${SCHEDULE_LINE} ${FOUR_DAY_RULE}`,
+  get_job:
+    'A live job by slug: REST listing, readable salary, salary_usd_annual (USD a year as salary filters convert), hours, schedule, employer.',
   search_companies: `Employers by schedule, HQ country, office policy, worldwide hiring; busiest first, ${RESULTS_PER_CALL} a page.`,
-  get_company: 'Employer profile: schedule policy, hours, office policy, benefits, day off, vacation, awards.',
+  get_company: 'Employer profile by slug, as REST has it, schedule and office policy explained.',
   get_market_stats:
-    'Employers by schedule type, true four-day-week share, median hours, remote share of jobs (shares 0-1). Pass on date, caveats.',
+    'Shares (0-1) of employers by schedule, true four-day weeks, remote jobs; median hours. Pass on date, caveats.',
   list_filters: 'Values each search_jobs filter takes, with live job counts.',
   get_salary_benchmarks:
-    'Salary percentiles (annual USD) of live jobs by optional category, level, country, schedule; group_by splits them. Pass on dates and caveats.',
+    'Annual USD salary percentiles of live jobs by category, level, country, schedule; group_by splits. Pass on dates, caveats.',
   explain_schedule_type: 'Each schedule type: hours, pay, four-day week or not.',
 } as const
 

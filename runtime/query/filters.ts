@@ -4,7 +4,7 @@
  * is the `total` the list returns for that one value (the same query engine
  * runs it), so the two cannot disagree.
  */
-import { countryName, resolveRegion } from '../../core/geo.ts'
+import { countryName, resolveCountry, resolveRegion } from '../../core/geo.ts'
 import { NO_FILTER, type V2ListQuery } from '../../core/query.ts'
 import type { V2FiltersResponse } from '../../core/schema/api.ts'
 import {
@@ -28,6 +28,10 @@ export function filterVocabulary(context: QueryContext, snapshotId: string): V2F
   const { index } = context
   const places = index.valuesOf('place')
   const countries = index.countriesNamed()
+  const offices = places.flatMap((key) => {
+    const code = key.startsWith('o:') ? resolveCountry(key.slice(2)) : undefined
+    return code ? [code] : []
+  })
   const regions = places.flatMap((key) => {
     const name = key.startsWith('r:') ? resolveRegion(key.slice(2)) : undefined
     return name ? [{ name, key }] : []
@@ -57,6 +61,9 @@ export function filterVocabulary(context: QueryContext, snapshotId: string): V2F
     skills: mostFirst(index.valuesOf('tag').map((value) => ({ value, jobs: count({ skills: [value] }) }))),
     country: mostFirst(
       countries.map((code) => ({ value: code, label: countryName(code), jobs: count({ country: [code] }) })),
+    ),
+    office_country: mostFirst(
+      offices.map((code) => ({ value: code, label: countryName(code), jobs: count({ office_country: [code] }) })),
     ),
     region: mostFirst(regions.map(({ name, key }) => ({ value: name, jobs: count({}, [['place', [key]]]) }))),
   }

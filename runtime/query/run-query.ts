@@ -39,6 +39,12 @@ export function placeKeysForCountry(country: string): string[] {
   ]
 }
 
+/** The location key of an office in a country (office_country), or undefined for no country. */
+function officeKeyForCountry(country: string): string | undefined {
+  const code = resolveCountry(country)
+  return code && placeKey.office(code)
+}
+
 /**
  * Filter groups: a job must be in at least one posting list of every group.
  * Values are de-duplicated: each posting list is walked once per group, so a
@@ -64,6 +70,8 @@ export function filterGroups(
   // A country list that resolves to no place still filters (to nothing), as before.
   if (query.country.length)
     groups.push(['place', [...new Set([...new Set(query.country)].flatMap(placeKeysForCountry))]])
+  if (query.office_country.length)
+    groups.push(['place', [...new Set(query.office_country.flatMap((c) => officeKeyForCountry(c) ?? []))]])
   return groups
 }
 

@@ -117,13 +117,32 @@ describe('MCP Inspector CLI', () => {
       expect(job).toMatchObject({ schedule: 'compressed_hours', is_four_day_week: false })
   })
 
-  it('tools/call with page 201 fails with -32602 Invalid params naming the argument', async () => {
-    const failure = await inspector('--method', 'tools/call', '--tool-name', 'search_jobs', '--tool-arg', 'page=201')
-      .then((printed) => {
-        throw new Error(`the Inspector printed a result: ${JSON.stringify(printed)}`)
-      })
-      .catch((error: Error & { stdout?: string; stderr?: string }) => `${error.stdout ?? ''}${error.stderr ?? ''}`)
-    expect(failure).toMatch(/-32602/)
-    expect(failure).toMatch(/page/)
+  it('tools/call with page 201 answers a tool result with isError naming the argument, which the Inspector prints', async () => {
+    const result = await inspector<CliToolResult>(
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'search_jobs',
+      '--tool-arg',
+      'page=201',
+    )
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toBeUndefined()
+    expect(result.content[0]?.text).toMatch(/^Invalid arguments for search_jobs: page: .*200/)
+  })
+
+  it('tools/call with level Senior (another letter case) is answered like senior', async () => {
+    const upper = await inspector<CliToolResult>(
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'search_jobs',
+      '--tool-arg',
+      'level=["Senior"]',
+    )
+    expect(upper.isError ?? false).toBe(false)
+    const rest = (await (await fetch(`${server.url}/api/v2/jobs?level=senior&limit=25`)).json()) as V2ListResponse
+    expect(rest.total).toBeGreaterThan(0)
+    expect(upper.structuredContent?.total).toBe(rest.total)
   })
 })

@@ -8,6 +8,7 @@
  * with a misleading -32700, and a "__proto__" argument the SDK's own parse
  * would drop. Real server on loopback, the SDK's Client, raw fetch.
  */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { resolveCountry } from '../../core/index.ts'
 import type { RunningServer } from '../../runtime/index.ts'
@@ -172,7 +173,7 @@ describe('values no live job has', () => {
 })
 
 describe('a query with more different words than a search takes', () => {
-  it('is invalid params naming the argument, never a silently cut search', async () => {
+  it('is a tool error naming the argument, never a silently cut search', async () => {
     const words = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima'
     await callOk(mcp, 'search_jobs', { query: words })
     const message = await callInvalid(mcp, 'search_jobs', { query: `${words} zzzzqqqq` })
@@ -229,22 +230,38 @@ describe('an integer id JSON numbers cannot hold exactly', () => {
 })
 
 describe('a "__proto__" argument', () => {
-  it('is an unknown argument, however it is spelled in the JSON', async () => {
+  it('is an unknown argument, a tool error however it is spelled in the JSON; elsewhere in params, -32602', async () => {
     for (const spelled of ['"__proto__"', '"\\u005f_proto__"']) {
       const response = await postMcp(
         server.url,
         `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_job","arguments":{"slug":"x",${spelled}:{"a":1}}}}`,
       )
-      const body = expectJsonRpcError(response.text, -32602)
-      expect(body.error.message).toContain('unknown argument "__proto__" (get_job takes slug)')
+      const body = JSON.parse(response.text) as { id: number; result?: CallToolResult; error?: unknown }
+      expect(body.error, response.text).toBeUndefined()
       expect(body.id).toBe(7)
+      expect(body.result?.isError).toBe(true)
+      expect(body.result?.structuredContent).toBeUndefined()
+      const text = (body.result!.content[0] as { text: string }).text
+      expect(text).toContain('Invalid arguments for get_job: unknown argument "__proto__" (get_job takes slug)')
     }
+    // An unknown tool is answered as one, whatever its arguments hold.
+    const unknownTool = await postMcp(
+      server.url,
+      '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"delete_job","arguments":{"__proto__":1}}}',
+    )
+    expect(expectJsonRpcError(unknownTool.text, -32602).error.message).toMatch(/Unknown tool "delete_job"/)
+    // Not an argument: the params themselves are malformed.
+    const inParams = await postMcp(
+      server.url,
+      '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_job","arguments":{"slug":"x"},"__proto__":1}}',
+    )
+    expect(expectJsonRpcError(inParams.text, -32602).error.message).toContain('"__proto__" (in params)')
     const prompt = await postMcp(
       server.url,
       '{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"find_jobs","arguments":{"__proto__":"x"}}}',
     )
     expect(expectJsonRpcError(prompt.text, -32602).error.message).toContain('"__proto__" (in params.arguments)')
-    // Without it the same call is an ordinary answer.
+    // Another unknown argument gets the same answer through the SDK's Client.
     expect(await callInvalid(mcp, 'get_job', { slug: 'x', other: 1 })).toContain('unknown argument "other"')
   })
 })

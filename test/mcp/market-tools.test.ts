@@ -61,7 +61,15 @@ afterAll(async () => {
 })
 
 describe('list_filters', () => {
-  const ARGUMENTS = ['schedule', 'category', 'level', 'work_arrangement', 'skills', 'country'] as const
+  const ARGUMENTS = [
+    'schedule',
+    'category',
+    'level',
+    'work_arrangement',
+    'skills',
+    'country',
+    'office_country',
+  ] as const
 
   it('lists every search_jobs filter with the values and counts GET /api/v2/filters has', async () => {
     const { structured } = await callOk<ListFiltersResult>(mcp, 'list_filters', {})
@@ -87,6 +95,10 @@ describe('list_filters', () => {
     expect(first.label, 'a country carries its name').toBeTruthy()
     const byName = await callOk<{ total: number }>(mcp, 'search_jobs', { country: first.label })
     expect(byName.structured.total).toBe(first.jobs)
+    const { structured: offices } = await callOk<ListFiltersResult>(mcp, 'list_filters', { filter: 'office_country' })
+    const office = offices.filters.office_country![0]!
+    const byOffice = await callOk<{ total: number }>(mcp, 'search_jobs', { office_country: [office.label] })
+    expect(byOffice.structured.total).toBe(office.jobs)
   })
 
   it('refuses a filter name it does not list, naming those it does', async () => {
@@ -246,6 +258,16 @@ describe('get_salary_benchmarks', () => {
     const country = await callError(mcp, 'get_salary_benchmarks', { country: 'Germny' })
     expect(country).toMatch(/"Germany"/)
     expect(await callInvalid(mcp, 'get_salary_benchmarks', { level: 'expert' })).toMatch(/level/)
+    // Closed vocabularies in any letter case, as REST reads them.
+    const lower = await callOk<BenchmarksResult>(mcp, 'get_salary_benchmarks', {
+      level: 'senior',
+      group_by: 'schedule',
+    })
+    const upper = await callOk<BenchmarksResult>(mcp, 'get_salary_benchmarks', {
+      level: 'Senior',
+      group_by: 'Schedule',
+    })
+    expect(upper.structured).toEqual(lower.structured)
     expect(await callInvalid(mcp, 'get_salary_benchmarks', { schedule: 'four_day' })).toMatch(/schedule/)
     expect(await callInvalid(mcp, 'get_salary_benchmarks', { group_by: 'company' })).toMatch(/group_by/)
     expect(await callInvalid(mcp, 'get_salary_benchmarks', { currency: 'EUR' })).toMatch(/unknown argument "currency"/)

@@ -23,6 +23,7 @@ import {
   callError,
   callInvalid,
   callOk,
+  callUnknownTool,
   connectMcp,
   getV2Job,
   readDataset,
@@ -68,10 +69,12 @@ interface SearchJobsResult {
   page: number
   has_more: boolean
   jobs: JobSummary[]
+  hint?: string
 }
 interface GetJobResult {
   job: V2Job
   salary?: string
+  salary_usd_annual?: { min?: number; max?: number }
   schedule?: string
   is_four_day_week?: boolean
   weekly_hours?: string
@@ -377,9 +380,46 @@ describe('search_jobs', () => {
     expect(oneDay.structured.total, 'a one-day window restricts').toBeLessThan(all.structured.total)
   })
 
-  it('answers an empty match of known values with total 0, not an error', async () => {
+  it('answers an empty match of known values with total 0, not an error, and a hint', async () => {
     const { structured } = await callOk<SearchJobsResult>(mcp, 'search_jobs', { query: 'zzzqqqxxx' })
-    expect(structured).toEqual({ total: 0, page: 1, has_more: false, jobs: [] })
+    expect(structured).toEqual({
+      total: 0,
+      page: 1,
+      has_more: false,
+      jobs: [],
+      hint: 'No job has the word "zzzqqqxxx" (nothing near). Retry with a nearest word, or without it.',
+    })
+    const found = await callOk<SearchJobsResult>(mcp, 'search_jobs', { query: 'python' })
+    expect(found.structured.total).toBeGreaterThan(0)
+    expect(found.structured).not.toHaveProperty('hint')
+  })
+
+  it('says which query words matched nothing and the nearest known words, when a query finds nothing', async () => {
+    // Two edits from "python": beyond the one typo a search forgives, within what a hint looks at.
+    const known = allJobs[0]!.title
+      .split(/\s+/)
+      .find((word) => /^[a-z]{4,}$/i.test(word))!
+      .toLowerCase()
+    const { structured } = await callOk<SearchJobsResult>(mcp, 'search_jobs', { query: `Pytxxn ${known}` })
+    expect(structured.total).toBe(0)
+    expect(structured.hint).toMatch(/^No job has the word "pytxxn" \(nearest: "python"/)
+    expect(structured.hint, 'a word some job has is not named').not.toContain(`"${known}"`)
+    const two = await callOk<SearchJobsResult>(mcp, 'search_jobs', { query: 'pytxxn zzzqqqxxx' })
+    expect(two.structured.hint).toMatch(
+      /^No job has the words "pytxxn" \(nearest: "python".*\), "zzzqqqxxx" \(nothing near\)\. Retry/,
+    )
+    // Words every one of which some job has, that no job has with the other filters: said so, nothing to correct.
+    let apart: Record<string, unknown> | undefined
+    for (const schedule of SCHEDULES)
+      for (const work_arrangement of ['onsite', 'hybrid', 'remote'])
+        if (!apart && (await allV2Jobs(server.url, { q: known, schedule, work_arrangement })).total === 0)
+          apart = { query: known, schedule: [schedule], work_arrangement: [work_arrangement] }
+    expect(apart, `some schedule and arrangement have no job with "${known}"`).toBeDefined()
+    const filtered = await callOk<SearchJobsResult>(mcp, 'search_jobs', apart!)
+    expect(filtered.structured.total).toBe(0)
+    expect(filtered.structured.hint).toMatch(/^Every query word is in some job, but no live job matches them all/)
+    // REST finds nothing for the same words: the hint is about the words, not a different matching.
+    expect((await allV2Jobs(server.url, { q: `pytxxn ${known}` })).total).toBe(0)
   })
 
   it.each([
@@ -429,7 +469,7 @@ describe('search_jobs', () => {
     expect(text).toContain('country')
   })
 
-  it('takes only the closed vocabularies it lists: a level outside them is invalid params naming the allowed ones', async () => {
+  it('takes only the closed vocabularies it lists: a level outside them is a tool error naming the allowed ones', async () => {
     const text = await callInvalid(mcp, 'search_jobs', { level: ['wizard'] })
     expect(text).toContain('level')
     expect(text).toContain('"senior"')
@@ -448,7 +488,7 @@ describe('search_jobs', () => {
     [{ min_work_life_score: 101 }, 'min_work_life_score'],
     [{ posted_within_days: -1 }, 'posted_within_days'],
     [{ posted_within_days: 366 }, 'posted_within_days'],
-  ] as [Record<string, unknown>, string][])('rejects %j as invalid params naming %s', async (args, argument) => {
+  ] as [Record<string, unknown>, string][])('rejects %j with a tool error naming %s', async (args, argument) => {
     const text = await callInvalid(mcp, 'search_jobs', args)
     expect(text).toContain(argument)
   })
@@ -482,6 +522,67 @@ describe('search_jobs', () => {
     const text = await callInvalid(mcp, 'search_jobs', { page: 201 })
     expect(text).toMatch(/page/)
     expect(text).toMatch(/200/)
+  })
+
+  it.each([
+    [{ schedule: '4_day_week' }, 'schedule: expected a list (a JSON array), got the string "4_day_week"'],
+    [{ skills: 'python' }, 'skills: expected a list (a JSON array), got the string "python"'],
+    [{ country: ['DE'] }, 'country: expected a string'],
+    [{ page: '2' }, 'page: expected a number, got the string "2"'],
+    [{ page: 0 }, 'page: page must be at least 1'],
+    [{ limit: 10 }, 'unknown argument "limit" (search_jobs takes query, '],
+  ] as [Record<string, unknown>, string][])(
+    'answers %j as a tool result with isError (SEP-1303) saying %j, so the model sees it and retries',
+    async (args, words) => {
+      expect(await callInvalid(mcp, 'search_jobs', args)).toContain(words)
+    },
+  )
+
+  it('office_country: jobs with an office there, as REST office_country; no office there -> a tool error with the nearest', async () => {
+    const offices = new Map<string, number>()
+    for (const job of allJobs)
+      for (const office of job.office_locations ?? []) {
+        const code = office.country && resolveCountry(office.country)
+        if (code) offices.set(code, (offices.get(code) ?? 0) + 1)
+      }
+    const busiest = [...offices].sort((a, b) => b[1] - a[1]).map(([code]) => code)
+    expect(busiest.length).toBeGreaterThan(1)
+    for (const countries of [[busiest[0]!], [busiest[0]!.toLowerCase(), busiest[1]!]]) {
+      const rest = await allV2Jobs(server.url, { office_country: countries.join(',') })
+      expect(rest.total).toBeGreaterThan(0)
+      const { jobs } = await allSearchJobs({ office_country: countries })
+      expect(jobs.map((j) => j.slug)).toEqual(rest.jobs.map((j) => j.slug))
+      for (const job of jobs) expect(job.locations, job.slug).toMatch(/^office: /)
+    }
+    const anywhere = await callOk<SearchJobsResult>(mcp, 'search_jobs', { country: busiest[0]! })
+    const office = await callOk<SearchJobsResult>(mcp, 'search_jobs', { office_country: [busiest[0]!] })
+    expect(office.structured.total).toBeLessThan(anywhere.structured.total)
+
+    expect(await callError(mcp, 'search_jobs', { office_country: ['Germny'] })).toMatch(/^office_country: .*"Germany"/)
+    expect(await callError(mcp, 'search_jobs', { office_country: ['Europe'] })).toMatch(
+      /office_country: "Europe" is a continent/,
+    )
+    const noOffice = ['Tuvalu', 'Nauru', 'Palau'].find((name) => !offices.has(resolveCountry(name)!))!
+    const text = await callError(mcp, 'search_jobs', { office_country: [noOffice] })
+    expect(text).toContain(`no live job has an office in ${noOffice}`)
+    const suggested = [...text.matchAll(/"([^"]+)"/g)].map((m) => resolveCountry(m[1]!)!)
+    expect(suggested.length).toBeGreaterThan(0)
+    for (const code of suggested) expect(offices.has(code), code).toBe(true)
+    expect(await callInvalid(mcp, 'search_jobs', { office_country: 'DE' })).toContain('office_country: expected a list')
+  })
+
+  it('reads level in any letter case, as category and REST do', async () => {
+    const lower = await callOk<SearchJobsResult>(mcp, 'search_jobs', { level: ['senior'] })
+    expect(lower.structured.total).toBeGreaterThan(0)
+    expect(lower.structured.total).toBe((await allV2Jobs(server.url, { level: 'Senior' })).total)
+    for (const level of [['Senior'], ['SENIOR']]) {
+      const { structured } = await callOk<SearchJobsResult>(mcp, 'search_jobs', { level })
+      expect(structured, JSON.stringify(level)).toEqual(lower.structured)
+    }
+    const mixed = await callOk<SearchJobsResult>(mcp, 'search_jobs', { level: ['Senior'], schedule: ['4_Day_Week'] })
+    const rest = await allV2Jobs(server.url, { level: 'senior', schedule: '4_day_week' })
+    expect(mixed.structured.total).toBe(rest.total)
+    expect(await callInvalid(mcp, 'search_jobs', { level: ['Wizard'] })).toContain('"senior"')
   })
 })
 
@@ -571,13 +672,45 @@ describe('get_job', () => {
     }
   })
 
+  it('gives the annual USD range the salary filters use: salary_min up to its max and salary_max down to its min find the job', async () => {
+    const ranged = allJobs.filter((j) => j.salary_min !== undefined && j.salary_max !== undefined && j.company)
+    const periods = new Set(ranged.map((j) => `${j.salary_period}:${j.salary_currency === 'USD'}`))
+    expect(periods.size, 'the sample spans periods and currencies').toBeGreaterThan(2)
+    const sample = [...new Map(ranged.map((j) => [`${j.salary_period}:${j.salary_currency}`, j])).values()].slice(0, 8)
+    const finds = async (job: V2Job, filter: Record<string, string>) =>
+      (await allV2Jobs(server.url, { company: job.company!.slug, ...filter })).jobs.some((j) => j.slug === job.slug)
+    for (const job of sample) {
+      const { structured } = await callOk<GetJobResult>(mcp, 'get_job', { slug: job.slug })
+      const usd = structured.salary_usd_annual!
+      expect(usd, job.slug).toBeDefined()
+      expect(usd.min!).toBeLessThanOrEqual(usd.max!)
+      expect(await finds(job, { salary_min: String(usd.max) }), `${job.slug}: salary_min=${usd.max}`).toBe(true)
+      expect(await finds(job, { salary_min: String(usd.max! + 1) }), `${job.slug}: salary_min=${usd.max! + 1}`).toBe(
+        false,
+      )
+      expect(await finds(job, { salary_max: String(usd.min) }), `${job.slug}: salary_max=${usd.min}`).toBe(true)
+      expect(await finds(job, { salary_max: String(usd.min! - 1) }), `${job.slug}: salary_max=${usd.min! - 1}`).toBe(
+        false,
+      )
+    }
+    const oneSided = allJobs.find((j) => (j.salary_min === undefined) !== (j.salary_max === undefined))
+    if (oneSided) {
+      const { structured } = await callOk<GetJobResult>(mcp, 'get_job', { slug: oneSided.slug })
+      expect(Object.keys(structured.salary_usd_annual!)).toEqual([oneSided.salary_min === undefined ? 'max' : 'min'])
+    }
+    const unpaid = allJobs.find((j) => j.salary_min === undefined && j.salary_max === undefined)!
+    expect((await callOk<GetJobResult>(mcp, 'get_job', { slug: unpaid.slug })).structured).not.toHaveProperty(
+      'salary_usd_annual',
+    )
+  })
+
   it('answers an unknown slug with a tool error that says to call search_jobs', async () => {
     const text = await callError(mcp, 'get_job', { slug: 'no-such-job-anywhere' })
     expect(text).toContain('no-such-job-anywhere')
     expect(text).toContain('search_jobs')
   })
 
-  it('rejects a missing or empty slug as invalid params naming the argument', async () => {
+  it('rejects a missing or empty slug with a tool error naming the argument', async () => {
     expect(await callInvalid(mcp, 'get_job', {})).toContain('slug')
     expect(await callInvalid(mcp, 'get_job', { slug: '' })).toContain('slug')
     expect(await callInvalid(mcp, 'get_job', { slug: 42 })).toContain('slug')
@@ -702,7 +835,7 @@ describe('search_companies', () => {
     [{ remote_level: ['hybrid'] }, 'remote_level'],
     [{ schedule: ['four_day'] }, 'schedule'],
     [{ hires_worldwide: 'yes' }, 'hires_worldwide'],
-  ] as [Record<string, unknown>, string][])('rejects %j as invalid params naming %s', async (args, argument) => {
+  ] as [Record<string, unknown>, string][])('rejects %j with a tool error naming %s', async (args, argument) => {
     expect(await callInvalid(mcp, 'search_companies', args)).toContain(argument)
   })
 
@@ -755,6 +888,28 @@ describe('get_company', () => {
     }
   })
 
+  it('carries every field GET /api/v2/companies/{slug} has, with the same values (the resource too)', async () => {
+    const withLogo = companies.find((c) => c.logo_url && c.category)
+    expect(withLogo, 'the fixture has an employer with a logo and a category').toBeDefined()
+    for (const raw of [withLogo!, ...companies.slice(0, 5)]) {
+      const response = await fetch(`${server.url}/api/v2/companies/${raw.slug}`)
+      if (response.status === 404) continue
+      const rest = (await response.json()) as Record<string, unknown>
+      const { structured } = await callOk<GetCompanyResult & Record<string, unknown>>(mcp, 'get_company', {
+        slug: raw.slug,
+      })
+      const { schedule_type, schedule_policy_text, benefits, ...same } = rest
+      expect(structured, raw.slug).toMatchObject(same)
+      expect(structured.schedule.type).toBe(schedule_type)
+      expect(structured.schedule.policy_text).toBe(schedule_policy_text)
+      expect(structured.benefits).toEqual(benefits ?? [])
+      for (const key of ['id', 'category', 'logo_url', 'jobs_url'])
+        if (key in rest) expect(structured, `${raw.slug}: ${key}`).toHaveProperty(key, rest[key])
+      const read = await mcp.client.readResource({ uri: `jobsnap://companies/${raw.slug}` })
+      expect(JSON.parse((read.contents[0] as { text: string }).text)).toEqual(structured)
+    }
+  })
+
   it('answers an unknown slug with a tool error that says to call search_companies', async () => {
     const text = await callError(mcp, 'get_company', { slug: 'no-such-employer' })
     expect(text).toContain('no-such-employer')
@@ -765,7 +920,7 @@ describe('get_company', () => {
     expect(await callError(mcp, 'get_company', { slug: allJobs[0]!.slug })).toContain('search_companies')
   })
 
-  it('rejects a missing slug as invalid params naming the argument', async () => {
+  it('rejects a missing slug with a tool error naming the argument', async () => {
     expect(await callInvalid(mcp, 'get_company', {})).toContain('slug')
   })
 })
@@ -849,7 +1004,7 @@ describe('explain_schedule_type', () => {
     })
   })
 
-  it('rejects an unknown type as invalid params naming the argument', async () => {
+  it('rejects an unknown type with a tool error naming the argument', async () => {
     const text = await callInvalid(mcp, 'explain_schedule_type', { schedule_type: 'four_day_week' })
     expect(text).toContain('schedule_type')
   })
@@ -898,6 +1053,8 @@ describe('resource templates, the find_jobs prompt and completions', () => {
     const text = (filled.messages[0]!.content as { text: string }).text
     expect(text).toContain('search_jobs')
     expect(text).toContain('{"skills":["python","react"],"country":"Germany","schedule":["4_day_week"]}')
+    const upper = await mcp.client.getPrompt({ name: 'find_jobs', arguments: { schedule: '4_Day_Week' } })
+    expect((upper.messages[0]!.content as { text: string }).text).toContain('{"schedule":["4_day_week"]}')
     expect(text).toMatch(/never describe compressed_hours as one/)
     const error = await mcp.client
       .getPrompt({ name: 'find_jobs', arguments: { schedule: 'four_day' } })
@@ -959,7 +1116,7 @@ describe('resource templates, the find_jobs prompt and completions', () => {
 
 describe('errors outside the tools', () => {
   it('an unknown tool is a -32602 protocol error naming the tools there are', async () => {
-    const text = await callInvalid(mcp, 'delete_job', { slug: allJobs[0]!.slug })
+    const text = await callUnknownTool(mcp, 'delete_job', { slug: allJobs[0]!.slug })
     expect(text).toMatch(/delete_job/)
     expect(text).toContain('search_jobs')
   })

@@ -26,7 +26,16 @@ afterAll(async () => {
   await fixture?.cleanup()
 })
 
-const FACETS = ['category', 'level', 'schedule', 'work_arrangement', 'skills', 'country', 'company'] as const
+const FACETS = [
+  'category',
+  'level',
+  'schedule',
+  'work_arrangement',
+  'skills',
+  'country',
+  'office_country',
+  'company',
+] as const
 type Facet = (typeof FACETS)[number]
 type Counts = Record<string, number>
 
@@ -44,6 +53,11 @@ function vocabulary(facet: Facet): string[] {
     if (facet === 'country')
       for (const place of [...(job.raw.office_locations ?? []), ...(job.raw.remote_allowed ?? [])]) {
         const code = place.country ? countryCode(place.country) : undefined
+        if (code) values.add(code)
+      }
+    if (facet === 'office_country')
+      for (const office of job.raw.office_locations ?? []) {
+        const code = office.country ? countryCode(office.country) : undefined
         if (code) values.add(code)
       }
   }
@@ -97,6 +111,8 @@ describe('facets on the v2 list', () => {
       { category: [category], schedule: ['standard', '4_day_week'] },
       { skills: [skill], work_arrangement: ['remote'] },
       { country: 'DE', level: [level] },
+      { office_country: ['DE', 'FR'], level: [level] },
+      { office_country: ['DE'], country: 'FR' },
       { company: [company] },
       { salary_min: 60_000, posted_after: 30 },
       { category: ['no-such-category'] },

@@ -35,6 +35,7 @@ const SPECS: [string, FilterSpec][] = [
   ['category=engineering', { category: ['engineering'] }],
   ['country=DE&work_arrangement=remote,hybrid', { country: 'DE', work_arrangement: ['remote', 'hybrid'] }],
   ['schedule=4_day_week&salary_min=40000', { schedule: ['4_day_week'], salary_min: 40_000 }],
+  ['office_country=DE,fr', { office_country: ['DE', 'fr'] }],
   ['category=astronaut', { category: ['astronaut'] }],
 ]
 

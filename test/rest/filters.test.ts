@@ -87,6 +87,25 @@ describe('GET /api/v2/filters', () => {
     expect(Object.fromEntries(filters.region.map((e) => [e.value, e.jobs]))).toEqual(Object.fromEntries(regions))
   })
 
+  it('counts each office country as office_country does: offices only, no remote work', () => {
+    const live = fixture.oracle.live(now)
+    const offices = new Set(
+      live.flatMap((j) => (j.raw.office_locations ?? []).flatMap((l) => (l.country ? [countryCode(l.country)!] : []))),
+    )
+    expect(valuesOf(filters.office_country)).toEqual([...offices].sort())
+    for (const entry of filters.office_country) {
+      expect(entry.jobs, entry.value).toBe(oracleCount({ office_country: [entry.value] }))
+      expect(oracleCount({ office_country: [entry.label!] }), `${entry.label} by name`).toBe(entry.jobs)
+      const anyway = filters.country.find((c) => c.value === entry.value)!
+      expect(entry.jobs, `${entry.value}: never more than country counts`).toBeLessThanOrEqual(anyway.jobs)
+    }
+    expect(filters.office_country.some((o) => o.jobs < filters.country.find((c) => c.value === o.value)!.jobs)).toBe(
+      true,
+    )
+    const counts = filters.office_country.map((e) => e.jobs)
+    expect(counts).toEqual([...counts].sort((a, b) => b - a))
+  })
+
   it('is cached like any v2 answer: a strong ETag, 304 on If-None-Match, a HIT the second time', async () => {
     const first = await fetch(`${server.url}/api/v2/filters`)
     const etag = first.headers.get('etag')!

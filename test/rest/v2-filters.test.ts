@@ -9,7 +9,7 @@ import type { RunningServer } from '../../runtime/index.ts'
 import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
 import { buildRestFixture, type RestFixture } from './support/fixture.ts'
 import { getAllV2, getV2List, type V2Job } from './support/http.ts'
-import { byDate, salaryContractOrder, type FilterSpec, type OracleJob } from './support/oracle.ts'
+import { byDate, countryCode, salaryContractOrder, type FilterSpec, type OracleJob } from './support/oracle.ts'
 
 const NOW = FIXTURE_NOW.getTime()
 const DAY_MS = 86_400_000
@@ -285,6 +285,48 @@ describe('single filters against the oracle', () => {
     expect(worldwide.length).toBeGreaterThan(0)
     const tuvalu = await slugsFor('Tuvalu')
     for (const job of worldwide) expect(tuvalu.has(job.raw.slug)).toBe(true)
+  })
+
+  it('office_country: an office there only, by name or code in any case, a list matching any; unknown -> nothing', async () => {
+    const live = fixture.oracle.live(NOW)
+    const offices = new Map<string, number>()
+    for (const job of live)
+      for (const office of job.raw.office_locations ?? []) {
+        const code = office.country && countryCode(office.country)
+        if (code) offices.set(code, (offices.get(code) ?? 0) + 1)
+      }
+    expect(offices.size, 'the fixture has offices in several countries').toBeGreaterThan(3)
+    for (const code of offices.keys()) {
+      const found = await expectQuery(`office_country=${code}`, { office_country: [code] })
+      expect(found.length).toBe(
+        live.filter((j) => j.raw.office_locations?.some((o) => o.country && countryCode(o.country) === code)).length,
+      )
+    }
+    // Fewer than country, which also counts jobs remote from there.
+    const germanyOffice = await expectQuery('office_country=germany', { office_country: ['germany'] })
+    const germanyAny = await expectQuery('country=Germany', { country: 'Germany' })
+    expect(germanyOffice.length).toBeGreaterThan(0)
+    expect(germanyOffice.length).toBeLessThan(germanyAny.length)
+    for (const job of germanyOffice)
+      expect(job.raw.office_locations?.some((o) => o.country && countryCode(o.country) === 'DE')).toBe(true)
+    const [first, second] = [...offices.keys()]
+    await expectQuery(`office_country=${first},${second!.toLowerCase()}`, { office_country: [first!, second!] })
+    await expectQuery(`office_country=${first}&office_country=${second}`, { office_country: [first!, second!] })
+    await expectQuery(`office_country=${first},Atlantis`, { office_country: [first!, 'Atlantis'] })
+    expect(await expectQuery('office_country=Atlantis', { office_country: ['Atlantis'] })).toHaveLength(0)
+    expect(await expectQuery('office_country=Europe', { office_country: ['Europe'] })).toHaveLength(0)
+    // The other spellings country takes: accents, own names.
+    const turkey = await expectQuery('office_country=TR', { office_country: ['TR'] })
+    expect(turkey.length).toBeGreaterThan(0)
+    for (const name of ['Türkiye', 'turkiye', 'Turkey'])
+      expect((await getAllV2(base, new URLSearchParams({ office_country: name }))).total, name).toBe(turkey.length)
+    expect((await getAllV2(base, new URLSearchParams({ office_country: 'Deutschland' }))).total).toBe(
+      germanyOffice.length,
+    )
+    // Combined with country (AND), and not named as an ignored parameter.
+    await expectQuery('office_country=DE&country=FR', { office_country: ['DE'], country: 'FR' })
+    const response = await fetch(`${base}/api/v2/jobs?office_country=DE`)
+    expect(response.headers.get('x-ignored-parameters')).toBeNull()
   })
 
   it('salary_min / salary_max: annualised whole USD, inclusive bounds, no-salary jobs left out', async () => {

@@ -136,12 +136,39 @@ export async function callOk<T>(
 }
 
 /**
- * Calls a tool with arguments its schema refuses (or a tool that does not
- * exist): a JSON-RPC -32602 Invalid params error, never a result. Returns its message.
+ * Calls a tool with arguments its schema refuses (wrong type, unknown
+ * argument, a value outside a closed vocabulary): a tool execution error (a
+ * result with isError, no structuredContent) whose text says what is
+ * allowed, never a JSON-RPC error, so the model sees it and can retry.
+ * Returns its text.
  */
-export async function callInvalid(session: McpSession, name: string, args: unknown): Promise<string> {
-  const error = await session.client
+export async function callInvalid(session: McpSession, name: ToolName, args: unknown): Promise<string> {
+  const result = await session.client
     .callTool({ name, arguments: args as Record<string, unknown> })
+    .catch((caught: unknown) => {
+      throw new Error(`${name}(${JSON.stringify(args)}) answered a protocol error, not a tool error: ${String(caught)}`)
+    })
+  expect(result, 'a CallToolResult').toHaveProperty('content')
+  const text = textOf(result as CallToolResult)
+  expect(result.isError, `${name}(${JSON.stringify(args)}) should be a tool error, got: ${text.slice(0, 300)}`).toBe(
+    true,
+  )
+  expect(result.structuredContent).toBeUndefined()
+  expect(text).toMatch(new RegExp(`^Invalid arguments for ${name}: `))
+  return text
+}
+
+/**
+ * Calls a tool that does not exist: a JSON-RPC -32602 Invalid params error
+ * (a protocol error, not a tool result). Returns its message.
+ */
+export async function callUnknownTool(
+  session: McpSession,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<string> {
+  const error = await session.client
+    .callTool({ name, arguments: args })
     .then((result) => {
       throw new Error(`${name}(${JSON.stringify(args)}) answered a result, not -32602: ${JSON.stringify(result)}`)
     })

@@ -101,6 +101,8 @@ export interface FilterSpec {
   company?: string[]
   /** Country name or ISO code, any case. */
   country?: string
+  /** Country names or ISO codes, any case: an office there (remote work does not count). */
+  office_country?: string[]
   salary_min?: number
   salary_max?: number
   posted_after?: number
@@ -243,6 +245,9 @@ export class Oracle {
     const company = lower(spec.company)
     const country = spec.country?.trim() ? spec.country : undefined
     const code = country === undefined ? undefined : countryCode(country)
+    const officeCodes = spec.office_country?.length
+      ? new Set(spec.office_country.map((name) => countryCode(name)))
+      : undefined
     const postedAfter = spec.posted_after ? Math.min(spec.posted_after, 365) : 0
     const hasSalaryFilter = spec.salary_min !== undefined || spec.salary_max !== undefined
     const out = this.live(now).filter((job) => {
@@ -253,6 +258,13 @@ export class Oracle {
       if (skills !== undefined && skills.length > 0 && !skills.some((s) => job.tags.has(s))) return false
       if (!anyOf(company, job.company.slug)) return false
       if (country !== undefined && (code === undefined || !jobMatchesCountry(job.raw, code))) return false
+      if (
+        officeCodes &&
+        !(job.raw.office_locations ?? []).some(
+          (office) => office.country && officeCodes.has(countryCode(office.country)),
+        )
+      )
+        return false
       if (postedAfter > 0 && job.postedMs < now - postedAfter * DAY_MS) return false
       if (hasSalaryFilter) {
         if (!job.salary) return false
