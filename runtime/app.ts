@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http'
 import { H3, type H3Event, HTTPError } from 'h3'
 import { type Config, REST_WINDOW_SECONDS } from '../core/config.ts'
+import { UNDECODABLE_PATH } from '../core/params.ts'
 import { snapshotPaths } from '../core/snapshot.ts'
 import { addressMatcher, peerMatches, resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { filePayload, storedPayload } from './http/payload.ts'
@@ -102,9 +103,6 @@ const V2_JOB_PREFIX = '/api/v2/jobs/'
 /** A single job, its slug read from the path (the fast path takes only plain slugs, so the path is as sent). */
 const handleV2JobAtPath = (ctx: RestContext): MaybePromise<Reply> =>
   handleV2Job(ctx, ctx.url.pathname.slice(V2_JOB_PREFIX.length))
-
-const UNDECODABLE_PATH =
-  'The path is not valid percent-encoding: every % must start an escape (%XX) and the escapes must spell UTF-8 (%FF never does).'
 
 function preflightReply(allowMethods: string, extra: HeaderList = []): Reply {
   return {
@@ -211,13 +209,23 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   /**
    * h3 refuses a path it cannot percent-decode before routing, with a bare
    * 400. On a REST path it is counted and answered as any bad parameter is:
-   * the envelope's headers, and `field` naming the slug (or the path).
+   * the envelope's headers, and `field` naming the slug (or the path). An
+   * OPTIONS gets the same 400 (no request to that path can succeed), not
+   * counted, as no preflight is.
    */
-  const undecodablePath = (event: H3Event): Promise<Response> | Response => {
+  const undecodablePath = async (event: H3Event): Promise<Response> => {
     const { pathname } = event.url
     const field = /^\/api\/v2\/(jobs|companies)\/[^/]*$/.test(pathname) ? 'slug' : 'path'
     const version = pathname.startsWith('/api/v1') ? 'v1' : pathname.startsWith('/api/v2') ? 'v2' : undefined
     if (!version) return replyResponse(errorReply(event.req.method, 400, UNDECODABLE_PATH, { field }))
+    if (event.req.method === 'OPTIONS') {
+      const standing = await restGate.peek(clientOf(event.req), clock())
+      const headers: HeaderList = [
+        ...rateLimitHeaders('rest', standing, REST_WINDOW_SECONDS),
+        ['x-api-version', version],
+      ]
+      return replyResponse(errorReply('OPTIONS', 400, UNDECODABLE_PATH, { field, headers }))
+    }
     return rest(version, (ctx) => {
       throw httpError(400, UNDECODABLE_PATH, { field, headers: ctx.headers })
     })(event).catch((error: unknown) => replyResponse(replyForError(event.req.method, pathname, error)))
@@ -298,16 +306,19 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   const rest =
     (version: 'v1' | 'v2', handler: (ctx: RestContext, event: H3Event) => MaybePromise<Reply>) =>
     async (event: H3Event) =>
-      replyResponse(
-        await restReply(version, (ctx) => handler(ctx, event), {
-          request: event.req,
-          url: event.url,
-          client: clientOf(event.req),
-          // `%61cme` or `/./` reach h3's routes resolved: such spellings are redirected like any other.
-          spelledPath: spelledPathOf(event),
-        }),
-        event.runtime?.node?.res,
-      )
+      // A preflight is answered before the path is read, but no request to an undecodable one can succeed: GET's 400.
+      event.req.method === 'OPTIONS' && !isDecodablePath(event.url.pathname)
+        ? undecodablePath(event)
+        : replyResponse(
+            await restReply(version, (ctx) => handler(ctx, event), {
+              request: event.req,
+              url: event.url,
+              client: clientOf(event.req),
+              // `%61cme` or `/./` reach h3's routes resolved: such spellings are redirected like any other.
+              spelledPath: spelledPathOf(event),
+            }),
+            event.runtime?.node?.res,
+          )
 
   const precomputed = (request: IncomingMessage): MaybePromise<Reply> | undefined => {
     const method = request.method

@@ -8,6 +8,7 @@
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parse as parseYaml } from 'yaml'
 import { type BuildResult, rollbackSnapshot } from '../../build/index.ts'
 import { V2ChangesResponse } from '../../core/index.ts'
 import type { RunningServer } from '../../runtime/index.ts'
@@ -148,6 +149,31 @@ describe('GET /api/v2/changes', () => {
     expect(again.status).toBe(304)
     expect(first.headers.get('cache-control')).toBe('public, max-age=60')
     expect(first.headers.get('x-ratelimit-limit')).toBeTruthy()
+  })
+
+  it("the document's examples work: since= the snapshot published before this one (200), and its 404 and 410", async () => {
+    type Example = { summary: string; value: { error: { code: number } } }
+    type Response = { content: { 'application/json': { examples: Record<string, Example> } } }
+    const doc = parseYaml(await (await fetch(`${server.url}/openapi.yaml`)).text()) as {
+      paths: Record<
+        string,
+        { get: { parameters: { name: string; example?: string }[]; responses: Record<string, Response> } }
+      >
+    }
+    const operation = doc.paths['/api/v2/changes']!.get
+    const since = operation.parameters.find((p) => p.name === 'since')!.example
+    expect(since).toBe(builds.at(-2)!.snapshotId)
+    const { status, body } = await changes(since)
+    expect(status).toBe(200)
+    expect((body as ChangesBody).until).toBe(builds.at(-1)!.snapshotId)
+    for (const code of ['404', '410']) {
+      const examples = Object.values(operation.responses[code]!.content['application/json'].examples)
+      expect(examples.length).toBe(1)
+      const { summary, value } = examples[0]!
+      expect(value.error.code).toBe(Number(code))
+      const asked = await fetch(`${server.url}${summary.replace(/^GET /, '')}`)
+      expect(asked.status, summary).toBe(Number(code))
+    }
   })
 
   it('410 before the oldest snapshot still linked, naming it; 404 for an id never built; 400 for junk', async () => {

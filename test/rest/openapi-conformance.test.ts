@@ -302,7 +302,7 @@ describe('responses conform to the document', () => {
     for (const path of ['/api/v1', '/api/v2/jobs']) {
       const res = await request(`${base}${path}`, { method: 'POST', body: '{}' })
       expect(res.status).toBe(405)
-      const result = await validateAt('/components/schemas/Error', res.body)
+      const result = await validateAt('/components/schemas/ErrorResponse', res.body)
       expect(result.valid, result.message).toBe(true)
       expect(res.headers.get('allow')).not.toBeNull()
     }
