@@ -131,6 +131,11 @@ const HEADERS = {
     schema: { type: 'string' },
   },
   Vary: { description: 'Accept-Encoding: gzip and brotli are offered.', schema: { type: 'string' } },
+  'Last-Modified': {
+    description:
+      "When this representation last changed: a single job, the snapshot's publish (its build, or a rollback's republish when later); anything computed from the live jobs (lists, pages, counts, feeds, changes), that or the latest expiry of a job since, when later. Send it back in If-Modified-Since to get 304.",
+    schema: { type: 'string' },
+  },
   'X-RateLimit-Limit': {
     description: 'Requests allowed per rolling minute per client, v1 and v2 together.',
     schema: { type: 'integer' },
@@ -172,6 +177,7 @@ function successHeaders(version: 'v1' | 'v2') {
     'Cache-Control': headerRef('Cache-Control'),
     'X-Cache': headerRef('X-Cache'),
     ETag: headerRef('ETag'),
+    'Last-Modified': headerRef('Last-Modified'),
     Vary: headerRef('Vary'),
     'X-Snapshot-Id': headerRef('X-Snapshot-Id'),
     ...rateLimitHeaders,
@@ -187,9 +193,11 @@ const errorHeaders = {
 
 const RESPONSES = {
   NotModified: {
-    description: 'Not modified: the If-None-Match tag matches.',
+    description:
+      'Not modified: the If-None-Match tag matches, or, without If-None-Match, the representation has not changed since the If-Modified-Since date.',
     headers: {
       ETag: headerRef('ETag'),
+      'Last-Modified': headerRef('Last-Modified'),
       'Cache-Control': headerRef('Cache-Control'),
       'X-Cache': headerRef('X-Cache'),
       Vary: headerRef('Vary'),
@@ -233,7 +241,7 @@ Behaviour the contract leaves open, as implemented:
 - page and limit are clamped (page >= 1, 1 <= limit <= 100); in v2 a non-integer is 400, in v1 it falls back to the default.
 - Salaries in responses are in the smallest currency unit; salary filters are whole USD per year (converted with the dataset's exchange-rate table; hour x weekly hours (40 when unknown) x 52, month x 12).
 - Rate limit: 60 requests per rolling minute per client IP across v1 and v2; 429 carries Retry-After in seconds. /openapi.yaml is not limited.
-- Responses are cached 60 s (Cache-Control: public, max-age=60) with a strong ETag; If-None-Match gives 304. Errors carry Cache-Control: no-store.
+- Responses are cached 60 s (Cache-Control: public, max-age=60) with a strong ETag and a Last-Modified; If-None-Match, or (without it) If-Modified-Since, gives 304. Errors carry Cache-Control: no-store.
 - A job is live while it is not closed and its expires_at is absent or in the future.
 - Companies (/api/v2/companies) are the employers with at least one live job; the jobs list takes \`company=<slug,...>\`.
 - /feeds/jobs.rss, /feeds/jobs.atom and /feeds/jobs.json take the v2 filters and list the newest 50 matching jobs.
@@ -278,6 +286,16 @@ const IF_NONE_MATCH = {
   schema: { type: 'string' },
 }
 
+/** The date of a copy, from its Last-Modified: for clients (feed readers) that keep no ETag. */
+const IF_MODIFIED_SINCE = {
+  name: 'If-Modified-Since',
+  in: 'header',
+  required: false,
+  description:
+    'The Last-Modified of a copy you hold: when nothing changed since, the answer is 304 with no body. Ignored when If-None-Match is sent, or when it is not a date.',
+  schema: { type: 'string' },
+}
+
 /** The CORS preflight every path answers: not counted against the rate limit, no body. */
 function preflightOf(get: Operation): Operation {
   const header = (description: string) => ({ description, schema: { type: 'string' } })
@@ -317,7 +335,10 @@ function preflightOf(get: Operation): Operation {
 function withHeadOperations(paths: Record<string, { get: Operation }>): Record<string, Record<string, Operation>> {
   return Object.fromEntries(
     Object.entries(paths).map(([path, item]) => {
-      const get = { ...item.get, parameters: [...((item.get.parameters as unknown[]) ?? []), IF_NONE_MATCH] }
+      const get = {
+        ...item.get,
+        parameters: [...((item.get.parameters as unknown[]) ?? []), IF_NONE_MATCH, IF_MODIFIED_SINCE],
+      }
       return [path, { get, head: headOf(get), options: preflightOf(get) }]
     }),
   )

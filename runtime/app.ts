@@ -37,7 +37,7 @@ import {
 } from './http/respond.ts'
 import { canonicalPath, isDecodablePath } from './http/canonical-path.ts'
 import { ResponseCache } from './http/response-cache.ts'
-import type { RestContext } from './routes/context.ts'
+import { type RestContext, snapshotModifiedAt } from './routes/context.ts'
 import { handleV2Changes } from './routes/changes.ts'
 import { handleV2Companies, handleV2Company } from './routes/companies.ts'
 import { handleDocs } from './routes/docs.ts'
@@ -424,7 +424,11 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       (encoding) => snapshot.readPublic(snapshotPaths.openapi, encoding),
       'application/yaml; charset=utf-8',
     )
-    return sendPayload(request, payload, { cacheStatus: 'HIT', maxAgeSeconds: config.JOBSNAP_CACHE_TTL })
+    return sendPayload(request, payload, {
+      cacheStatus: 'HIT',
+      maxAgeSeconds: config.JOBSNAP_CACHE_TTL,
+      lastModified: snapshotModifiedAt(snapshot),
+    })
   })
 
   /** A small JSON answer for the operational endpoints: never cached, HEAD announces GET's length. */

@@ -11,7 +11,7 @@ import { computedPayload } from '../http/payload.ts'
 import { payloadReply, type Reply } from '../http/respond.ts'
 import { ancestry, changesBetween, withoutExpired } from '../query/changes.ts'
 import { keptLinks } from '../snapshot-history.ts'
-import { nameIgnoredParameters, type RestContext } from './context.ts'
+import { liveJobsModifiedAt, nameIgnoredParameters, type RestContext } from './context.ts'
 
 const CHANGES_PARAMS = { since: true }
 const EXAMPLE_ID = '20261124T182512983Z-140529c3'
@@ -68,5 +68,6 @@ export async function handleV2Changes(ctx: RestContext): Promise<Reply> {
     release: cached!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    lastModified: liveJobsModifiedAt(ctx),
   })
 }

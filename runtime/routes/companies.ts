@@ -12,7 +12,7 @@ import { computedPayload } from '../http/payload.ts'
 import { payloadReply, type Reply } from '../http/respond.ts'
 import { runCompanyQuery } from '../query/companies.ts'
 import { liveJobsByCompany } from '../query/live-jobs.ts'
-import { nameIgnoredParameters, type RestContext } from './context.ts'
+import { liveJobsModifiedAt, nameIgnoredParameters, type RestContext } from './context.ts'
 
 export async function handleV2Companies(ctx: RestContext): Promise<Reply> {
   nameIgnoredParameters(ctx, V2_COMPANY_PARAMS)
@@ -37,6 +37,7 @@ export async function handleV2Companies(ctx: RestContext): Promise<Reply> {
     release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    lastModified: liveJobsModifiedAt(ctx),
   })
 }
 
@@ -60,5 +61,6 @@ export async function handleV2Company(ctx: RestContext, slug: string): Promise<R
     release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    lastModified: liveJobsModifiedAt(ctx),
   })
 }

@@ -13,7 +13,7 @@ import { computedPayload } from '../http/payload.ts'
 import { payloadReply, type Reply } from '../http/respond.ts'
 import { runV2Query } from '../query/run-query.ts'
 import { queryContext } from '../snapshot.ts'
-import { nameIgnoredParameters, type RestContext } from './context.ts'
+import { liveJobsModifiedAt, nameIgnoredParameters, type RestContext } from './context.ts'
 
 const FEED_SIZE = 50
 type FilterName = keyof typeof FEED_PARAMS
@@ -59,5 +59,6 @@ export async function handleFeed(ctx: RestContext, format: FeedFormat): Promise<
     release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    lastModified: liveJobsModifiedAt(ctx),
   })
 }

@@ -7,7 +7,7 @@ import { computedPayload } from '../http/payload.ts'
 import { payloadReply, type Reply } from '../http/respond.ts'
 import { filterVocabulary } from '../query/filters.ts'
 import { queryContext } from '../snapshot.ts'
-import type { RestContext } from './context.ts'
+import { liveJobsModifiedAt, type RestContext } from './context.ts'
 
 export async function handleV2Filters(ctx: RestContext): Promise<Reply> {
   const { snapshot } = ctx
@@ -21,5 +21,6 @@ export async function handleV2Filters(ctx: RestContext): Promise<Reply> {
     release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    lastModified: liveJobsModifiedAt(ctx),
   })
 }

@@ -12,7 +12,7 @@ import { type MaybePromise, payloadReply, type Reply } from '../http/respond.ts'
 import { livePositions } from '../query/run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { ScratchBuffers } from '../http/scratch-buffers.ts'
-import type { RestContext } from './context.ts'
+import { liveJobsModifiedAt, type RestContext } from './context.ts'
 
 /** The exact bytes of a v1 page holding the jobs at ascending date `positions`. */
 function v1PageBytes(
@@ -54,6 +54,7 @@ export function handleV1List(ctx: RestContext): MaybePromise<Reply> {
         maxAgeSeconds,
         headers: ctx.headers,
         release: scratch.release,
+        lastModified: liveJobsModifiedAt(ctx),
       })
     }
   }
@@ -77,5 +78,6 @@ async function computedV1Page(ctx: RestContext, page: number, limit: number, not
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
     release: result!.release,
+    lastModified: liveJobsModifiedAt(ctx),
   })
 }

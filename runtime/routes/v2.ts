@@ -13,7 +13,7 @@ import { type MaybePromise, payloadReply, type Reply } from '../http/respond.ts'
 import { facetCounts } from '../query/facets.ts'
 import { runV2Query } from '../query/run-query.ts'
 import { queryContext } from '../snapshot.ts'
-import { nameIgnoredParameters, type RestContext } from './context.ts'
+import { liveJobsModifiedAt, nameIgnoredParameters, type RestContext, snapshotModifiedAt } from './context.ts'
 
 const LIST_HEAD = Buffer.from('{"data":[')
 
@@ -37,6 +37,7 @@ export function handleV2Job(ctx: RestContext, slug: string): MaybePromise<Reply>
     cacheStatus: 'HIT',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    lastModified: snapshotModifiedAt(ctx.snapshot),
   })
 }
 
@@ -63,5 +64,6 @@ export async function handleV2List(ctx: RestContext): Promise<Reply> {
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
     release: result!.release,
+    lastModified: liveJobsModifiedAt(ctx),
   })
 }
