@@ -195,11 +195,11 @@ describe('the served document', () => {
     const schemaOf = (name: string) => v2.get(name)!.schema as JsonObject
     for (const name of ['page', 'limit', 'salary_min', 'salary_max', 'posted_after'])
       expect(schemaOf(name).type, name).toBe('integer')
-    expect((schemaOf('sort').anyOf as JsonObject[])[0]!.enum).toEqual(['date', 'salary'])
+    expect(schemaOf('sort').enum).toEqual(['date', 'salary'])
     expect(schemaOf('q').maxLength).toBe(200)
     const v1 = params('/api/v1')
-    // If-None-Match is a header parameter every GET documents.
-    expect([...v1.keys()].sort()).toEqual(['If-None-Match', 'limit', 'page'])
+    // If-None-Match and If-Modified-Since are header parameters every GET documents.
+    expect([...v1.keys()].sort()).toEqual(['If-Modified-Since', 'If-None-Match', 'limit', 'page'])
   })
 })
 
