@@ -374,7 +374,7 @@ function feedPaths(): Record<string, { get: Operation }> {
           tags: ['feeds'],
           summary: `The newest 50 matching jobs as ${feed.name}`,
           description:
-            'The v2 list filters select the jobs; the newest 50 are listed, newest first. page, limit, sort and facets do not apply (named in X-Ignored-Parameters). Cached, ETagged and rate limited like the v2 list.',
+            "The v2 list filters select the jobs; the newest 50 are listed, newest first, each with the employer as its author (RSS: dc:creator, since RSS 2.0's author must be an e-mail address). page, limit, sort and facets do not apply (named in X-Ignored-Parameters). Cached, ETagged and rate limited like the v2 list; Last-Modified and If-Modified-Since as on every list.",
           parameters: queryParameters(FEED_PARAMS),
           responses: {
             '200': {

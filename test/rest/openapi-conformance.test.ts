@@ -183,6 +183,22 @@ describe('the served document', () => {
     expect(res.headers.get('etag')).not.toBeNull()
   })
 
+  it("each error example is the server's own answer to the request its summary names", async () => {
+    let checked = 0
+    for (const name of ['BadRequest', 'UndecodablePath', 'NotFound']) {
+      const examples = at(`/components/responses/${name}/content/application~1json/examples`) as Record<
+        string,
+        { summary: string; value: unknown }
+      >
+      for (const { summary, value } of Object.values(examples)) {
+        const res = await request(`${base}${summary.replace(/^GET /, '')}`)
+        expect(res.body, summary).toEqual(value)
+        checked++
+      }
+    }
+    expect(checked).toBe(4)
+  })
+
   it('documents every v2 query parameter with its type, and page/limit for v1', () => {
     const params = (path: string) =>
       new Map((at(`/paths/${escapePointer(path)}/get/parameters`) as JsonObject[]).map((p) => [p.name as string, p]))
