@@ -251,6 +251,8 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   ): MaybePromise<Reply> => {
     // A preflight is not counted, but says where the client stands, as every v1 and v2 answer does.
     if (rest.request.method === 'OPTIONS') {
+      // No request to a path that cannot be decoded can succeed: its preflight gets GET's 400 (undecodablePath).
+      if (!isDecodablePath(rest.url.pathname)) throw httpError(400, UNDECODABLE_PATH)
       const standing = restGate.peek(rest.client, clock())
       return standing instanceof Promise
         ? standing.then((decided) => restPreflight(version, decided))
@@ -306,19 +308,16 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   const rest =
     (version: 'v1' | 'v2', handler: (ctx: RestContext, event: H3Event) => MaybePromise<Reply>) =>
     async (event: H3Event) =>
-      // A preflight is answered before the path is read, but no request to an undecodable one can succeed: GET's 400.
-      event.req.method === 'OPTIONS' && !isDecodablePath(event.url.pathname)
-        ? undecodablePath(event)
-        : replyResponse(
-            await restReply(version, (ctx) => handler(ctx, event), {
-              request: event.req,
-              url: event.url,
-              client: clientOf(event.req),
-              // `%61cme` or `/./` reach h3's routes resolved: such spellings are redirected like any other.
-              spelledPath: spelledPathOf(event),
-            }),
-            event.runtime?.node?.res,
-          )
+      replyResponse(
+        await restReply(version, (ctx) => handler(ctx, event), {
+          request: event.req,
+          url: event.url,
+          client: clientOf(event.req),
+          // `%61cme` or `/./` reach h3's routes resolved: such spellings are redirected like any other.
+          spelledPath: spelledPathOf(event),
+        }),
+        event.runtime?.node?.res,
+      )
 
   const precomputed = (request: IncomingMessage): MaybePromise<Reply> | undefined => {
     const method = request.method
