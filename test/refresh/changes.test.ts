@@ -215,6 +215,18 @@ describe('GET /api/v2/changes', () => {
       ...diff(await jobFiles(abandoned), await jobFiles(to)),
     })
     expect((body as ChangesBody).added).toContain('a-brand-new-job')
+    // The republished older build is newer to clients than the abandoned one: Last-Modified does not go back,
+    // so a reader holding the abandoned snapshot's answer with If-Modified-Since gets the new one, not a 304.
+    const abandonedBuilt = Date.parse(
+      JSON.parse(await readFile(path.join(snapshotDir(dataset.distDir, abandoned), 'manifest.json'), 'utf8')).built_at,
+    )
+    for (const route of ['/api/v2/jobs?limit=1', '/feeds/jobs.rss']) {
+      const res = await fetch(`${server.url}${route}`, {
+        headers: { 'if-modified-since': new Date(abandonedBuilt).toUTCString() },
+      })
+      expect(res.status, route).toBe(200)
+      expect(Date.parse(res.headers.get('last-modified')!), route).toBeGreaterThan(abandonedBuilt)
+    }
   })
 
   it('410, not 404, for a snapshot that was published and then pruned, though newer than one still kept', async () => {
