@@ -21,6 +21,8 @@ import type {
   V2ListResponse,
 } from '../core/schema/api.ts'
 import { SNAPSHOT_ID_PATTERN } from '../core/snapshot.ts'
+import { DEFAULTS } from '../core/config.ts'
+import { UNDECODABLE_PATH } from '../core/params.ts'
 
 type JsonSchema = Record<string, unknown>
 
@@ -60,44 +62,26 @@ function withoutSafeIntegerBounds<T>(value: T): T {
 const toSchema = (schema: z.ZodType, io: 'input' | 'output' = 'output') =>
   withoutSafeIntegerBounds(withoutDialect(z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema))
 
-/** A regular expression matching any of `values` in any letter case, blanks around allowed, or nothing. */
-function anyCase(values: readonly string[]): string {
-  const letters = (value: string) =>
-    [...value]
-      .map((c) =>
-        c.toLowerCase() === c.toUpperCase()
-          ? c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-          : `[${c.toLowerCase()}${c.toUpperCase()}]`,
-      )
-      .join('')
-  return `^\\s*(?:${values.map(letters).join('|')})?\\s*$`
-}
+/** Said of every closed vocabulary: the document names each value once, as generated clients type it. */
+const ANY_CASE = ' The values are listed in lowercase; the server also takes them in any letter case.'
 
 /**
- * The schema a query parameter is documented with: exactly what the server
- * accepts, so a validating proxy in front of it refuses what it refuses.
- * Lists are arrays (the parameter may be repeated; each value may itself be a
- * comma list); enums take any letter case, as the server does; v1's lenient
- * integers take any string.
+ * The schema a query parameter is documented with. Lists are arrays sent as
+ * a comma list (style form, explode false: `work_arrangement=remote,hybrid`;
+ * the server also takes the parameter repeated); a closed vocabulary is an
+ * `enum` of its values (items of a list, or the value), so a generated client
+ * refuses a misspelt value at compile time; v1's lenient integers take any
+ * string.
  */
 function parameterSchema(spec: ParamSpec): JsonSchema {
   const schema = toSchema(spec.schema, 'input')
   if (spec.kind === 'list' || spec.kind === 'enumList') {
     const { examples, ...item } = schema
-    return { type: 'array', items: item, ...(Array.isArray(examples) ? { examples: examples.map((e) => [e]) } : {}) }
-  }
-  if (spec.kind === 'enum' && Array.isArray(schema.enum)) {
-    const { enum: values, default: fallback } = schema
+    // An example written as a comma list is one array of its values.
     return {
-      ...(fallback === undefined ? {} : { default: fallback }),
-      anyOf: [
-        { type: 'string', enum: values },
-        {
-          type: 'string',
-          pattern: anyCase(values as string[]),
-          description: 'The same values in any letter case; empty means the default.',
-        },
-      ],
+      type: 'array',
+      items: item,
+      ...(Array.isArray(examples) ? { examples: examples.map((e) => String(e).split(',')) } : {}),
     }
   }
   if (spec.kind === 'lenientInteger') {
@@ -118,11 +102,10 @@ function queryParameters(params: Record<string, ParamSpec>) {
     name,
     in: 'query',
     required: false,
-    description: spec.description,
+    description: spec.kind === 'enum' || spec.kind === 'enumList' ? `${spec.description}${ANY_CASE}` : spec.description,
     schema: parameterSchema(spec),
-    ...(spec.kind === 'list' || spec.kind === 'enumList' || spec.kind === 'lenientInteger'
-      ? { style: 'form', explode: true }
-      : {}),
+    ...(spec.kind === 'list' || spec.kind === 'enumList' ? { style: 'form', explode: false } : {}),
+    ...(spec.kind === 'lenientInteger' ? { style: 'form', explode: true } : {}),
   }))
 }
 
@@ -148,6 +131,11 @@ const HEADERS = {
     schema: { type: 'string' },
   },
   Vary: { description: 'Accept-Encoding: gzip and brotli are offered.', schema: { type: 'string' } },
+  'Last-Modified': {
+    description:
+      "When this representation last changed: a single job, the snapshot's publish (its build, or a rollback's republish when later); anything computed from the live jobs (lists, pages, counts, feeds, changes), that or the latest expiry of a job since, when later. Send it back in If-Modified-Since to get 304.",
+    schema: { type: 'string' },
+  },
   'X-RateLimit-Limit': {
     description: 'Requests allowed per rolling minute per client, v1 and v2 together.',
     schema: { type: 'integer' },
@@ -220,6 +208,7 @@ function successHeaders(version: 'v1' | 'v2') {
     'Cache-Control': headerRef('Cache-Control'),
     'X-Cache': headerRef('X-Cache'),
     ETag: headerRef('ETag'),
+    'Last-Modified': headerRef('Last-Modified'),
     Vary: headerRef('Vary'),
     'X-Snapshot-Id': headerRef('X-Snapshot-Id'),
     ...rateLimitHeaders,
@@ -227,7 +216,7 @@ function successHeaders(version: 'v1' | 'v2') {
   }
 }
 
-const errorContent = { 'application/json': { schema: ref('Error') } }
+const errorContent = { 'application/json': { schema: ref('ErrorResponse') } }
 const errorHeaders = {
   'Cache-Control': headerRef('Cache-Control'),
   'X-Cache': headerRef('X-Cache'),
@@ -236,9 +225,11 @@ const errorHeaders = {
 
 const RESPONSES = {
   NotModified: {
-    description: 'Not modified: the If-None-Match tag matches.',
+    description:
+      'Not modified: the If-None-Match tag matches, or, without If-None-Match, the representation has not changed since the If-Modified-Since date.',
     headers: {
       ETag: headerRef('ETag'),
+      'Last-Modified': headerRef('Last-Modified'),
       'Cache-Control': headerRef('Cache-Control'),
       'X-Cache': headerRef('X-Cache'),
       Vary: headerRef('Vary'),
@@ -283,12 +274,12 @@ Behaviour the contract leaves open, as implemented:
 - page and limit are clamped (page >= 1, 1 <= limit <= 100); in v2 a non-integer is 400, in v1 it falls back to the default.
 - Salaries in responses are in the smallest currency unit; salary filters are whole USD per year (converted with the dataset's exchange-rate table; hour x weekly hours (40 when unknown) x 52, month x 12).
 - Rate limit: 60 requests per rolling minute per client IP across v1 and v2; 429 carries Retry-After in seconds. /openapi.yaml is not limited.
-- Responses are cached 60 s (Cache-Control: public, max-age=60) with a strong ETag; If-None-Match gives 304. Errors carry Cache-Control: no-store.
+- Responses are cached 60 s (Cache-Control: public, max-age=60) with a strong ETag and a Last-Modified; If-None-Match, or (without it) If-Modified-Since, gives 304. Errors carry Cache-Control: no-store.
 - A job is live while it is not closed and its expires_at is absent or in the future.
-- Companies (/api/v2/companies) are the employers with at least one live job; the jobs list takes company=<slug,...>.
+- Companies (/api/v2/companies) are the employers with at least one live job; the jobs list takes \`company=<slug,...>\`.
 - /feeds/jobs.rss, /feeds/jobs.atom and /feeds/jobs.json take the v2 filters and list the newest 50 matching jobs.
-- /api/v2/changes?since=<snapshot id> lists the jobs added, updated and removed since that snapshot, for mirrors that sync by polling.
-- facets=<filter names> on the jobs list adds per-value counts, each facet counted with every other filter applied but not its own.
+- \`/api/v2/changes?since=<snapshot id>\` lists the jobs added, updated and removed since that snapshot, for mirrors that sync by polling.
+- \`facets=<filter names>\` on the jobs list adds per-value counts, each facet counted with every other filter applied but not its own.
 - An agent tool endpoint (Model Context Protocol, streamable HTTP) is served at /api/mcp.
 - Please link back to the public website when you use the API in a public product.`
 
@@ -325,6 +316,16 @@ const IF_NONE_MATCH = {
   required: false,
   description:
     'The ETag of a copy you hold (or several, comma-separated, or *): when it still matches, the answer is 304 with no body.',
+  schema: { type: 'string' },
+}
+
+/** The date of a copy, from its Last-Modified: for clients (feed readers) that keep no ETag. */
+const IF_MODIFIED_SINCE = {
+  name: 'If-Modified-Since',
+  in: 'header',
+  required: false,
+  description:
+    'The Last-Modified of a copy you hold: when nothing changed since, the answer is 304 with no body. Ignored when If-None-Match is sent, or when it is not a date.',
   schema: { type: 'string' },
 }
 
@@ -367,7 +368,10 @@ function preflightOf(get: Operation): Operation {
 function withHeadOperations(paths: Record<string, { get: Operation }>): Record<string, Record<string, Operation>> {
   return Object.fromEntries(
     Object.entries(paths).map(([path, item]) => {
-      const get = { ...item.get, parameters: [...((item.get.parameters as unknown[]) ?? []), IF_NONE_MATCH] }
+      const get = {
+        ...item.get,
+        parameters: [...((item.get.parameters as unknown[]) ?? []), IF_NONE_MATCH, IF_MODIFIED_SINCE],
+      }
       return [path, { get, head: headOf(get), options: preflightOf(get) }]
     }),
   )
@@ -403,7 +407,7 @@ function feedPaths(): Record<string, { get: Operation }> {
           tags: ['feeds'],
           summary: `The newest 50 matching jobs as ${feed.name}`,
           description:
-            'The v2 list filters select the jobs; the newest 50 are listed, newest first. page, limit, sort and facets do not apply (named in X-Ignored-Parameters). Cached, ETagged and rate limited like the v2 list.',
+            "The v2 list filters select the jobs; the newest 50 are listed, newest first, each with the employer as its author (RSS: dc:creator, since RSS 2.0's author must be an e-mail address). page, limit, sort and facets do not apply (named in X-Ignored-Parameters). Cached, ETagged and rate limited like the v2 list; Last-Modified and If-Modified-Since as on every list.",
           parameters: queryParameters(FEED_PARAMS),
           responses: {
             '200': {
@@ -432,7 +436,13 @@ function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
       license: { name: 'Free to use; a link back to the public website is requested, not required', url: siteUrl },
       contact: { name: 'jobsnap', url: siteUrl },
     },
-    servers: [{ url: '/', description: 'This server' }],
+    // The public URL first: what a generated client takes as its base URL (a relative one fails outside a
+    // browser). Then the origin that served the document, which /docs selects for try-it: its page may only
+    // connect to its own origin, and on a staging or local server it must not try requests on the public one.
+    servers: [
+      { url: siteUrl.replace(/\/+$/, ''), description: 'The public API' },
+      { url: '/', description: 'This server: the origin that served this document' },
+    ],
     // No authentication anywhere: a public, read-only API. Said explicitly (an empty requirement list), so
     // clients and linters know the absence of security schemes is deliberate.
     security: [],
@@ -510,7 +520,7 @@ function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
           tags: ['v2'],
           summary: 'The jobs added, updated and removed since a snapshot',
           description:
-            'For mirrors: keep the X-Snapshot-Id of your last full read, poll this with since=<that id>, fetch the added and updated jobs and drop the removed ones, then keep `until`. Changes are between published snapshots (a job whose expires_at passes leaves in the next one). Republishing an older snapshot is followed too.',
+            'For mirrors: keep the X-Snapshot-Id of your last full read, poll this with `since=<that id>`, fetch the added and updated jobs and drop the removed ones, then keep `until`. Changes are between published snapshots (a job whose expires_at passes leaves in the next one). Republishing an older snapshot is followed too.',
           parameters: [
             {
               name: 'since',
@@ -518,11 +528,8 @@ function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
               required: true,
               description:
                 'A snapshot id, as X-Snapshot-Id names it. Missing, malformed or given twice with different values: 400. No longer kept (pruned, or older than the oldest snapshot still linked): 410. Never built: 404.',
-              schema: {
-                type: 'string',
-                pattern: SNAPSHOT_ID_PATTERN.source,
-                examples: ['20261124T182512983Z-140529c3'],
-              },
+              // Its example (the snapshot published before this one) is set with the others, from the build.
+              schema: { type: 'string', pattern: SNAPSHOT_ID_PATTERN.source },
             },
           ],
           responses: {
@@ -639,6 +646,8 @@ export interface OpenApiExamples {
   v1Usage: string
   liveJobs: number
   liveCompanies: number
+  /** The snapshot published before this one, if any: `since` of /api/v2/changes then has an example that works. */
+  previousSnapshotId?: string
 }
 
 type JsonObject = Record<string, unknown>
@@ -693,7 +702,7 @@ function addExamples(doc: JsonObject, ex: OpenApiExamples): void {
     V1List: v1List,
     V2List: v2List,
     V2CompanyList: companyList,
-    Error: errorExample,
+    ErrorResponse: errorExample,
   }
   for (const [name, value] of Object.entries(bySchema))
     if (value !== undefined && schemas[name]) schemas[name].examples = [value]
@@ -733,10 +742,59 @@ function addExamples(doc: JsonObject, ex: OpenApiExamples): void {
       }
     }
   }
-  const badRequest = (doc.components as { responses: Record<string, JsonObject> }).responses.BadRequest!
-  ;(badRequest.content as Record<string, JsonObject>)['application/json']!.examples = {
-    notAnInteger: mediaExample('GET /api/v2/jobs?limit=ten', errorExample),
+  // Each error response its own examples: without, Swagger UI shows the schema's (a 400) under every status.
+  const error = (code: number, message: string, field?: string): ErrorBody => ({
+    error: { code, message, ...(field === undefined ? {} : { field }) },
+  })
+  const responses = (doc.components as { responses: Record<string, JsonObject> }).responses
+  const setExamples = (response: JsonObject | undefined, examples: Record<string, unknown>) => {
+    ;(response!.content as Record<string, JsonObject>)['application/json']!.examples = examples
   }
+  setExamples(responses.BadRequest, { notAnInteger: mediaExample('GET /api/v2/jobs?limit=ten', errorExample) })
+  setExamples(responses.UndecodablePath, {
+    malformedEscape: mediaExample('GET /api/v2/jobs/%E0%A4%A', error(400, UNDECODABLE_PATH, 'slug')),
+  })
+  setExamples(responses.NotFound, {
+    job: mediaExample(
+      'GET /api/v2/jobs/no-such-job',
+      error(404, 'No live job has the slug "no-such-job". List jobs at /api/v2/jobs.'),
+    ),
+    company: mediaExample(
+      'GET /api/v2/companies/no-such-company',
+      error(404, 'No company with a live job has the slug "no-such-company". List companies at /api/v2/companies.'),
+    ),
+  })
+  const limit = DEFAULTS.JOBSNAP_REST_LIMIT
+  setExamples(responses.TooManyRequests, {
+    overLimit: mediaExample(
+      `Request ${limit + 1} within a minute`,
+      error(429, `Rate limit exceeded: ${limit} requests per minute per client across v1 and v2. Retry in 42 s.`),
+    ),
+  })
+  const changes = (doc.paths as Record<string, { get: JsonObject }>)['/api/v2/changes']!.get
+  const changeResponses = changes.responses as Record<string, JsonObject>
+  const unknownId = '20991231T235959999Z-00000000'
+  setExamples(changeResponses['404'], {
+    neverBuilt: mediaExample(
+      `GET /api/v2/changes?since=${unknownId}`,
+      error(404, `No snapshot has the id ${unknownId}. Snapshot ids come from the X-Snapshot-Id header.`, 'since'),
+    ),
+  })
+  const prunedId = '20200101T000000000Z-00000000'
+  const oldest = ex.previousSnapshotId ?? '20261124T182512983Z-140529c3'
+  setExamples(changeResponses['410'], {
+    noLongerKept: mediaExample(
+      `GET /api/v2/changes?since=${prunedId}`,
+      error(
+        410,
+        `Changes since ${prunedId} are no longer kept; the oldest snapshot to sync from is ${oldest}. Re-read the full list (/api/v2/jobs) and poll from its X-Snapshot-Id.`,
+        'since',
+      ),
+    ),
+  })
+  if (ex.previousSnapshotId)
+    for (const parameter of changes.parameters as JsonObject[])
+      if (parameter.name === 'since') parameter.example = ex.previousSnapshotId
 }
 
 /**
@@ -749,5 +807,7 @@ export function buildOpenApiYaml(siteUrl: string, examples?: OpenApiExamples): s
   // and YAML anchors for them would trip readers that do not resolve aliases.
   const doc = JSON.parse(JSON.stringify(buildOpenApiDocument(siteUrl))) as JsonObject
   if (examples) addExamples(doc, examples)
-  return stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })
+  // Written for YAML 1.1 readers too (js-yaml in Swagger UI and most tools): a string such as a date-time or
+  // `yes` is quoted, so it is not read back as a date or a boolean.
+  return stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false, version: '1.1' })
 }

@@ -40,7 +40,7 @@ export const V2_COMPANY_PARAMS = {
   schedule: list('The employer-wide schedule type, e.g. 4_day_week.', '4_day_week', 'company'),
   remote_level: {
     kind: 'enumList',
-    schema: z.string().meta({ examples: ['fully_remote'] }),
+    schema: z.enum(REMOTE_LEVEL_VALUES).meta({ examples: ['fully_remote'] }),
     description: `Office-presence policy: any of ${REMOTE_LEVEL_VALUES.join(', ')}, comma-separated or repeated. Another value: 400.`,
   },
   hires_worldwide: {

@@ -18,6 +18,7 @@ export {
 } from './geo.ts'
 export { PackedBodies } from './packed-bodies.ts'
 export { parseV2ListQuery, V2_LIST_PARAMS } from './query.ts'
+export { formatSalary } from './salary.ts'
 export {
   ErrorBody,
   V1Job,

@@ -9,6 +9,10 @@ import { withoutAccents } from './fold.ts'
 import { queryTermsProblem } from './search.ts'
 
 export const PAGE_SIZE_DEFAULT = 25
+
+/** The 400 message for a path that cannot be percent-decoded: the server's answer and the document's example. */
+export const UNDECODABLE_PATH =
+  'The path is not valid percent-encoding: every % must start an escape (%XX) and the escapes must spell UTF-8 (%FF never does).'
 export const PAGE_SIZE_MAX = 100
 
 /** `lenientInteger`: an integer, but any other value falls back to the default rather than being refused (v1). */

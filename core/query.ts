@@ -53,7 +53,7 @@ export const V2_LIST_PARAMS = {
   schedule: list('Schedule types, e.g. 4_day_week,9_day_fortnight.', '4_day_week'),
   work_arrangement: {
     kind: 'enumList',
-    schema: z.string().meta({ examples: ['remote,hybrid'] }),
+    schema: z.enum(WORK_ARRANGEMENTS).meta({ examples: ['remote,hybrid'] }),
     description: `Any of ${WORK_ARRANGEMENTS.join(', ')}, comma-separated or repeated; a job matches any value. Another value: 400.`,
   },
   skills: list('Skill slugs, e.g. python,go. Matched against skills, stack and tools.', 'python'),
@@ -92,7 +92,7 @@ export const V2_LIST_PARAMS = {
   },
   facets: {
     kind: 'enumList',
-    schema: z.string().meta({ examples: ['category,schedule'] }),
+    schema: z.enum(FACET_NAMES).meta({ examples: ['category,schedule'] }),
     description: `Adds "facets" to the response: for each named filter (any of ${FACET_NAMES.join(', ')}), each value with the number of jobs it would match, counted with every other filter of the query applied but not its own, so the alternatives to a chosen value show. Countries by ISO code, companies by slug; values with no job left out; at most 100 values per facet, most jobs first. Comma-separated or repeated. Another name: 400.`,
   },
   sort: {

@@ -80,7 +80,7 @@ function currencyFormat(currency: string, digits: number): Intl.NumberFormat {
   return format
 }
 
-/** "EUR 60,000 - 75,000 a year" ("from EUR 60,000 a year" with only a minimum) for people and models. */
+/** "€60,000 - €75,000 a year" ("from €60,000 a year" with only a minimum) for people and models. */
 export function formatSalary(job: SalaryFields): string | undefined {
   const { salary_min: min, salary_max: max, salary_currency: currency, salary_period: period } = job
   if ((min === undefined && max === undefined) || !currency || !period) return undefined

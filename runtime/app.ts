@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http'
 import { H3, type H3Event, HTTPError } from 'h3'
 import { type Config, REST_WINDOW_SECONDS } from '../core/config.ts'
+import { UNDECODABLE_PATH } from '../core/params.ts'
 import { snapshotPaths } from '../core/snapshot.ts'
 import { addressMatcher, peerMatches, resolveClient, trustedProxyMatcher } from './http/client-id.ts'
 import { filePayload, storedPayload } from './http/payload.ts'
@@ -36,9 +37,9 @@ import {
 } from './http/respond.ts'
 import { canonicalPath, isDecodablePath } from './http/canonical-path.ts'
 import { ResponseCache } from './http/response-cache.ts'
+import { type RestContext, snapshotModifiedAt } from './routes/context.ts'
 import { edgeHeaders } from './http/edge-headers.ts'
 import { DOCS_TAG } from '../core/cache-tags.ts'
-import type { RestContext } from './routes/context.ts'
 import { handleV2Changes } from './routes/changes.ts'
 import { handleV2Companies, handleV2Company } from './routes/companies.ts'
 import { handleDocs } from './routes/docs.ts'
@@ -104,9 +105,6 @@ const V2_JOB_PREFIX = '/api/v2/jobs/'
 /** A single job, its slug read from the path (the fast path takes only plain slugs, so the path is as sent). */
 const handleV2JobAtPath = (ctx: RestContext): MaybePromise<Reply> =>
   handleV2Job(ctx, ctx.url.pathname.slice(V2_JOB_PREFIX.length))
-
-const UNDECODABLE_PATH =
-  'The path is not valid percent-encoding: every % must start an escape (%XX) and the escapes must spell UTF-8 (%FF never does).'
 
 function preflightReply(allowMethods: string, extra: HeaderList = []): Reply {
   return {
@@ -213,13 +211,23 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   /**
    * h3 refuses a path it cannot percent-decode before routing, with a bare
    * 400. On a REST path it is counted and answered as any bad parameter is:
-   * the envelope's headers, and `field` naming the slug (or the path).
+   * the envelope's headers, and `field` naming the slug (or the path). An
+   * OPTIONS gets the same 400 (no request to that path can succeed), not
+   * counted, as no preflight is.
    */
-  const undecodablePath = (event: H3Event): Promise<Response> | Response => {
+  const undecodablePath = async (event: H3Event): Promise<Response> => {
     const { pathname } = event.url
     const field = /^\/api\/v2\/(jobs|companies)\/[^/]*$/.test(pathname) ? 'slug' : 'path'
     const version = pathname.startsWith('/api/v1') ? 'v1' : pathname.startsWith('/api/v2') ? 'v2' : undefined
     if (!version) return replyResponse(errorReply(event.req.method, 400, UNDECODABLE_PATH, { field }))
+    if (event.req.method === 'OPTIONS') {
+      const standing = await restGate.peek(clientOf(event.req), clock())
+      const headers: HeaderList = [
+        ...rateLimitHeaders('rest', standing, REST_WINDOW_SECONDS),
+        ['x-api-version', version],
+      ]
+      return replyResponse(errorReply('OPTIONS', 400, UNDECODABLE_PATH, { field, headers }))
+    }
     return rest(version, (ctx) => {
       throw httpError(400, UNDECODABLE_PATH, { field, headers: ctx.headers })
     })(event).catch((error: unknown) => replyResponse(replyForError(event.req.method, pathname, error)))
@@ -245,6 +253,8 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   ): MaybePromise<Reply> => {
     // A preflight is not counted, but says where the client stands, as every v1 and v2 answer does.
     if (rest.request.method === 'OPTIONS') {
+      // No request to a path that cannot be decoded can succeed: its preflight gets GET's 400 (undecodablePath).
+      if (!isDecodablePath(rest.url.pathname)) throw httpError(400, UNDECODABLE_PATH)
       const standing = restGate.peek(rest.client, clock())
       return standing instanceof Promise
         ? standing.then((decided) => restPreflight(version, decided))
@@ -418,6 +428,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     return sendPayload(request, payload, {
       cacheStatus: 'HIT',
       maxAgeSeconds: config.JOBSNAP_CACHE_TTL,
+      lastModified: snapshotModifiedAt(snapshot),
       edge: edgeHeaders(config, [DOCS_TAG]),
     })
   })

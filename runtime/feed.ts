@@ -70,11 +70,14 @@ function entry(job: V2Job, format: FeedFormat): Item {
       .filter(Boolean)
       .map((paragraph) => `<p>${escapeHtml(paragraph!).replace(/\n+/g, '<br>')}</p>`)
       .join(''),
-    // RSS's <author> is an e-mail address, which no job has; there the employer is in the title only.
+    // RSS's <author> is an e-mail address, which no job has: there the employer is the item's dc:creator
+    // (Dublin Core, as WordPress writes it; readers take it as the author).
     author:
       job.company && format !== 'rss'
         ? [{ name: job.company.name, link: job.company.website ?? job.company.url }]
         : undefined,
+    extensions:
+      job.company && format === 'rss' ? [{ name: 'dc:creator', objects: { _text: job.company.name } }] : undefined,
     // Atom requires a term (the value, as the filters take it); RSS and JSON Feed show the label.
     category: [
       job.category ? { term: `category:${job.category}`, name: categoryLabel(job.category) } : undefined,

@@ -8,6 +8,9 @@
  * anything that reads `current` answers 503 with Retry-After.
  */
 import cluster from 'node:cluster'
+import { lstat } from 'node:fs/promises'
+import path from 'node:path'
+import { CURRENT_LINK } from '../core/snapshot.ts'
 import { collectGarbage } from './collect-garbage.ts'
 import { httpError } from './http/errors.ts'
 import { loadSnapshot, resolveCurrentSnapshot, type FileCache, type LoadedSnapshot } from './snapshot.ts'
@@ -70,6 +73,11 @@ export class SnapshotHolder {
         dir = named
         continue
       }
+      // The link's own time: when this snapshot became the published one (a rollback included).
+      next.publishedAt = await lstat(path.join(this.distDir, CURRENT_LINK)).then(
+        (link) => link.mtimeMs,
+        () => undefined,
+      )
       this.served = next
       // Requests that took the previous snapshot may still read from it; none outlives this grace.
       // Only its close function waits, so its memory goes as soon as those requests do.

@@ -38,6 +38,11 @@ export interface LoadedSnapshot {
   id: string
   dir: string
   manifest: SnapshotManifest
+  /**
+   * When `<dist>/current` was last pointed at it (epoch ms; a build's publish or a rollback), when the holder
+   * knows: a rollback republishes an older build, and Last-Modified must not go back with it.
+   */
+  publishedAt?: number
   jobs: JobIndex
   text: TextIndex
   companies: IndexedCompany[]

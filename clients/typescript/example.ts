@@ -36,6 +36,14 @@ console.log(JSON.stringify({ call: 'missing', status: missing.response.status, c
 // What the types refuse (each line is a compile error; the test's type-check fails if one is not):
 // @ts-expect-error sort is date or salary, not a number
 client.GET('/api/v2/jobs', { params: { query: { sort: 1 } } })
+// @ts-expect-error sort is date or salary: a misspelt value of a closed vocabulary does not compile
+client.GET('/api/v2/jobs', { params: { query: { sort: 'salery' } } })
+// @ts-expect-error work_arrangement takes onsite, hybrid and remote
+client.GET('/api/v2/jobs', { params: { query: { work_arrangement: ['remot'] } } })
+// @ts-expect-error remote_level is fully_remote, remote_friendly or onsite
+client.GET('/api/v2/companies', { params: { query: { remote_level: ['sometimes'] } } })
+// @ts-expect-error facets names filters (category, level, ...), not response fields
+client.GET('/api/v2/jobs', { params: { query: { facets: ['salary'] } } })
 // @ts-expect-error there is no such endpoint
 client.GET('/api/v2/job')
 // @ts-expect-error a job has no `salary` field (salary_min and salary_max)

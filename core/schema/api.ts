@@ -97,7 +97,7 @@ export const V2CompanyProfile = V2Company.extend({
   vacation_days: d(z.int().min(0).max(365), 'Paid vacation days a year, where published.').optional(),
   awards: d(z.array(z.string()), 'Awards, where published.').optional(),
   live_jobs: d(z.int().min(1), 'Live jobs now; a company is listed only while it has at least one.'),
-  jobs_url: d(z.string(), 'Its live jobs: GET this path (/api/v2/jobs?company=<slug>).'),
+  jobs_url: d(z.string(), 'Its live jobs: GET this path (`/api/v2/jobs?company=<slug>`).'),
 }).meta({ id: 'V2CompanyProfile', description: 'An employer with at least one live job.' })
 export type V2CompanyProfile = z.infer<typeof V2CompanyProfile>
 
@@ -217,7 +217,8 @@ export const ErrorBody = z
       'What went wrong.',
     ),
   })
-  .meta({ id: 'Error', description: 'Error body of every 4xx and 5xx response.' })
+  // Not `Error`: a generated TypeScript client would declare a type shadowing the global Error.
+  .meta({ id: 'ErrorResponse', description: 'Error body of every 4xx and 5xx response.' })
 export type ErrorBody = z.infer<typeof ErrorBody>
 
 export const V1ListResponse = z

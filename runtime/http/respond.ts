@@ -120,6 +120,28 @@ export interface SendOptions {
   edge?: HeaderList
   /** The payload's body is on loan until this is called (see Reply.release); the reply takes it over. */
   release?: () => void
+  /** When the representation last changed (epoch ms): sent as Last-Modified, and If-Modified-Since answered from it. */
+  lastModified?: number
+}
+
+/** The last HTTP date formatted, by its epoch second: a snapshot's answers share one. */
+let lastHttpDate = { second: Number.NaN, text: '' }
+function httpDate(ms: number): string {
+  const second = Math.floor(ms / 1000)
+  if (lastHttpDate.second !== second) lastHttpDate = { second, text: new Date(second * 1000).toUTCString() }
+  return lastHttpDate.text
+}
+
+/**
+ * Whether the client's copy is current: If-None-Match decides when sent (RFC 9110 13.2.2); otherwise, on
+ * GET and HEAD, If-Modified-Since with a readable date no earlier than Last-Modified (whole seconds).
+ */
+function notModified(request: RequestLike, etag: string, lastModified: number | undefined): boolean {
+  const ifNoneMatch = request.headers.get('if-none-match')
+  if (ifNoneMatch) return matchesIfNoneMatch(ifNoneMatch, etag)
+  if (lastModified === undefined || (request.method !== 'GET' && request.method !== 'HEAD')) return false
+  const since = Date.parse(request.headers.get('if-modified-since') ?? '')
+  return !Number.isNaN(since) && Math.floor(lastModified / 1000) * 1000 <= since
 }
 
 /** A value, or a promise of one: answers that need nothing awaited are given back in the same turn. */
@@ -151,7 +173,7 @@ function replyWith(
 ): Reply {
   const usedEncoding = encodedBody ? encoding : undefined
   const etag = etagFor(payload.hash, usedEncoding)
-  const notModified = matchesIfNoneMatch(request.headers.get('if-none-match'), etag)
+  const unchanged = notModified(request, etag, options.lastModified)
   const headers = withCommonHeaders(
     [
       ['cache-control', `public, max-age=${options.maxAgeSeconds}`],
@@ -162,12 +184,13 @@ function replyWith(
     options.headers ?? [],
     options.edge ?? [],
   )
+  if (options.lastModified !== undefined) headers.push(['last-modified', httpDate(options.lastModified)])
   const body = encodedBody ?? payload.body
-  const sent = notModified || request.method === 'HEAD' ? null : body
+  const sent = unchanged || request.method === 'HEAD' ? null : body
   // The body or its compressed copy stays on loan until sent; no body at all frees it now.
   const release = sent === null ? undefined : options.release
   if (release === undefined) options.release?.()
-  if (notModified) return { status: 304, headers, body: null }
+  if (unchanged) return { status: 304, headers, body: null }
   headers.push(['content-type', payload.contentType ?? JSON_TYPE])
   if (usedEncoding) headers.push(['content-encoding', usedEncoding])
   headers.push(['content-length', String(body.length)])

@@ -224,6 +224,12 @@ export class JobIndex implements RangeColumns {
     return low
   }
 
+  /** The latest expiry at or before `now` (epoch ms), or -Infinity: the last time the live jobs changed since the build. */
+  lastExpiryBy(now: number): number {
+    const expired = this.expiredCount(now)
+    return expired === 0 ? Number.NEGATIVE_INFINITY : this.expiries[expired - 1]!
+  }
+
   private live: { expired: number; bits: Uint32Array; count: number } | undefined
 
   /** The positions not expired at `now`, as a bitset; made again only when another job has expired. */

@@ -11,7 +11,7 @@ import { computedPayload } from '../http/payload.ts'
 import { payloadReply, type Reply } from '../http/respond.ts'
 import { ancestry, changesBetween, withoutExpired } from '../query/changes.ts'
 import { keptLinks } from '../snapshot-history.ts'
-import { nameIgnoredParameters, type RestContext } from './context.ts'
+import { liveJobsModifiedAt, nameIgnoredParameters, type RestContext } from './context.ts'
 import { edgeHeaders } from '../http/edge-headers.ts'
 import { LISTS_TAG } from '../../core/cache-tags.ts'
 
@@ -70,6 +70,7 @@ export async function handleV2Changes(ctx: RestContext): Promise<Reply> {
     release: cached!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    lastModified: liveJobsModifiedAt(ctx),
     edge: edgeHeaders(ctx.config, [LISTS_TAG]),
   })
 }

@@ -12,7 +12,7 @@ import { computedPayload } from '../http/payload.ts'
 import { payloadReply, type Reply } from '../http/respond.ts'
 import { runCompanyQuery } from '../query/companies.ts'
 import { liveJobsByCompany } from '../query/live-jobs.ts'
-import { nameIgnoredParameters, type RestContext } from './context.ts'
+import { liveJobsModifiedAt, nameIgnoredParameters, type RestContext } from './context.ts'
 import { edgeHeaders } from '../http/edge-headers.ts'
 import { companyTag, LISTS_TAG } from '../../core/cache-tags.ts'
 
@@ -39,6 +39,7 @@ export async function handleV2Companies(ctx: RestContext): Promise<Reply> {
     release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    lastModified: liveJobsModifiedAt(ctx),
     edge: edgeHeaders(ctx.config, [LISTS_TAG]),
   })
 }
@@ -63,6 +64,7 @@ export async function handleV2Company(ctx: RestContext, slug: string): Promise<R
     release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    lastModified: liveJobsModifiedAt(ctx),
     edge: edgeHeaders(ctx.config, [companyTag(slug)]),
   })
 }

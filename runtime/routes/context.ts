@@ -26,3 +26,21 @@ export function nameIgnoredParameters(ctx: RestContext, taken: object): void {
   if (ignored.length)
     ctx.headers.push(['x-ignored-parameters', ignored.map((name) => encodeURIComponent(name.slice(0, 100))).join(', ')])
 }
+
+/**
+ * When the snapshot's own files last changed for this server: its build, or
+ * its publish when later (a rollback republishes an older build). A single
+ * job's body is one of them until it expires (then 404).
+ */
+export function snapshotModifiedAt(snapshot: LoadedSnapshot): number {
+  return Math.max(Date.parse(snapshot.manifest.built_at), snapshot.publishedAt ?? 0)
+}
+
+/**
+ * When anything computed from the live jobs (lists, pages, counts, feeds,
+ * changes) last changed: the snapshot's time, or a job's expiry since, when
+ * later. A job expiring between builds drops out of those answers there and then.
+ */
+export function liveJobsModifiedAt(ctx: RestContext): number {
+  return Math.max(snapshotModifiedAt(ctx.snapshot), ctx.snapshot.jobs.lastExpiryBy(ctx.now))
+}

@@ -36,7 +36,16 @@ const PAGE = `<!doctype html>
 </html>
 `
 
-const INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.yaml', dom_id: '#docs', deepLinking: true, tryItOutEnabled: true });\n`
+// Try it out asks "/" (this server), not the document's first server (the public URL, for generated
+// clients): the page may connect only to its own origin, and a staging or local server must try requests on itself.
+const INIT = `window.ui = SwaggerUIBundle({
+  url: '/openapi.yaml',
+  dom_id: '#docs',
+  deepLinking: true,
+  tryItOutEnabled: true,
+  onComplete: () => window.ui.oas3Actions.setSelectedServer('/'),
+});
+`
 
 // Linked from the page so a browser does not ask for /favicon.ico, get a 404 and log it as a console error.
 const FAVICON =

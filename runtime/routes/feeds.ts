@@ -14,7 +14,7 @@ import { computedPayload } from '../http/payload.ts'
 import { payloadReply, type Reply } from '../http/respond.ts'
 import { runV2Query } from '../query/run-query.ts'
 import { queryContext } from '../snapshot.ts'
-import { nameIgnoredParameters, type RestContext } from './context.ts'
+import { liveJobsModifiedAt, nameIgnoredParameters, type RestContext } from './context.ts'
 import { edgeHeaders } from '../http/edge-headers.ts'
 import { LISTS_TAG } from '../../core/cache-tags.ts'
 
@@ -64,6 +64,7 @@ export async function handleFeed(ctx: RestContext, format: FeedFormat): Promise<
     release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    lastModified: liveJobsModifiedAt(ctx),
     edge: edgeHeaders(ctx.config, [LISTS_TAG]),
   })
 }

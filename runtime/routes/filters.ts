@@ -7,7 +7,7 @@ import { computedPayload } from '../http/payload.ts'
 import { payloadReply, type Reply } from '../http/respond.ts'
 import { filterVocabulary } from '../query/filters.ts'
 import { queryContext } from '../snapshot.ts'
-import type { RestContext } from './context.ts'
+import { liveJobsModifiedAt, type RestContext } from './context.ts'
 import { edgeHeaders } from '../http/edge-headers.ts'
 import { LISTS_TAG } from '../../core/cache-tags.ts'
 
@@ -23,6 +23,7 @@ export async function handleV2Filters(ctx: RestContext): Promise<Reply> {
     release: result!.release,
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    lastModified: liveJobsModifiedAt(ctx),
     edge: edgeHeaders(ctx.config, [LISTS_TAG]),
   })
 }

@@ -12,7 +12,7 @@ import { type MaybePromise, payloadReply, type Reply } from '../http/respond.ts'
 import { livePositions } from '../query/run-query.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { ScratchBuffers } from '../http/scratch-buffers.ts'
-import type { RestContext } from './context.ts'
+import { liveJobsModifiedAt, type RestContext } from './context.ts'
 import { edgeHeaders } from '../http/edge-headers.ts'
 import { LISTS_TAG, v1PageTag } from '../../core/cache-tags.ts'
 
@@ -57,6 +57,7 @@ export function handleV1List(ctx: RestContext): MaybePromise<Reply> {
         headers: ctx.headers,
         edge: edgeHeaders(ctx.config, [v1PageTag(limit, page)]),
         release: scratch.release,
+        lastModified: liveJobsModifiedAt(ctx),
       })
     }
   }
@@ -83,5 +84,6 @@ async function computedV1Page(ctx: RestContext, page: number, limit: number, not
     // A page the build did not write (another size, or past the end) is not in changed-tags.txt by page: `lists` is.
     edge: edgeHeaders(ctx.config, fileTagged ? [v1PageTag(limit, page)] : [v1PageTag(limit, page), LISTS_TAG]),
     release: result!.release,
+    lastModified: liveJobsModifiedAt(ctx),
   })
 }

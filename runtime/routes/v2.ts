@@ -13,7 +13,7 @@ import { type MaybePromise, payloadReply, type Reply } from '../http/respond.ts'
 import { facetCounts } from '../query/facets.ts'
 import { runV2Query } from '../query/run-query.ts'
 import { queryContext } from '../snapshot.ts'
-import { nameIgnoredParameters, type RestContext } from './context.ts'
+import { liveJobsModifiedAt, nameIgnoredParameters, type RestContext, snapshotModifiedAt } from './context.ts'
 import { edgeHeaders } from '../http/edge-headers.ts'
 import { jobTag, LISTS_TAG } from '../../core/cache-tags.ts'
 
@@ -39,6 +39,7 @@ export function handleV2Job(ctx: RestContext, slug: string): MaybePromise<Reply>
     cacheStatus: 'HIT',
     maxAgeSeconds: ctx.config.JOBSNAP_CACHE_TTL,
     headers: ctx.headers,
+    lastModified: snapshotModifiedAt(ctx.snapshot),
     edge: edgeHeaders(ctx.config, [jobTag(slug)]),
   })
 }
@@ -67,5 +68,6 @@ export async function handleV2List(ctx: RestContext): Promise<Reply> {
     headers: ctx.headers,
     edge: edgeHeaders(ctx.config, [LISTS_TAG]),
     release: result!.release,
+    lastModified: liveJobsModifiedAt(ctx),
   })
 }

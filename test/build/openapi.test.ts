@@ -216,7 +216,7 @@ describe('openapi.yaml', () => {
         'V2Location',
         'V2Tag',
         'V2List',
-        'Error',
+        'ErrorResponse',
       ]),
     )
     const described = (schema: JsonObject) => typeof schema.description === 'string' && schema.description.trim() !== ''
@@ -278,7 +278,7 @@ describe('openapi.yaml', () => {
     expect(bounds(v2List.page!)).toEqual([1, undefined])
     const company = schemas.V2Company!.properties as Record<string, JsonObject>
     expect(bounds(company.work_life_score!)).toEqual([0, 100])
-    const error = (schemas.Error!.properties as Record<string, JsonObject>).error!.properties as Record<
+    const error = (schemas.ErrorResponse!.properties as Record<string, JsonObject>).error!.properties as Record<
       string,
       JsonObject
     >
@@ -295,5 +295,88 @@ describe('openapi.yaml', () => {
       }
     }
     expect(missing).toEqual([])
+  })
+
+  it('names the public URL first, then this server: a generated client in Node gets an absolute base URL', () => {
+    expect(doc.servers).toEqual([
+      { url: 'https://jobsnap.example', description: expect.any(String) },
+      { url: '/', description: expect.stringContaining('This server') },
+    ])
+  })
+
+  it('reads the same with a YAML 1.1 reader (js-yaml, in Swagger UI): no date-time example turns into a date', async () => {
+    const text = await readFile(docPath, 'utf8')
+    // YAML 1.1 types a plain 2026-11-21T18:11:49Z as a timestamp, yes/no/on/off as booleans.
+    const asYaml11 = parseYaml(text, { version: '1.1' })
+    expect(JSON.parse(JSON.stringify(asYaml11))).toEqual(doc)
+    expect(text).toMatch(/posted_at: "\d{4}-\d\d-\d\dT/)
+  })
+
+  it('writes no raw `<word` outside a code span in any description (Swagger UI would take it for HTML)', () => {
+    const raw: string[] = []
+    const walk = (value: Json | undefined, where: string) => {
+      if (Array.isArray(value)) {
+        for (const [i, v] of value.entries()) walk(v, `${where}/${i}`)
+      } else if (isObject(value))
+        for (const [key, inner] of Object.entries(value)) {
+          if (key === 'description' && typeof inner === 'string') {
+            const outside = inner.replace(/`[^`]*`/g, '')
+            if (/<[A-Za-z!/?]/.test(outside)) raw.push(`${where}: ${inner}`)
+          } else walk(inner, `${where}/${key}`)
+        }
+    }
+    walk(doc, '#')
+    expect(raw).toEqual([])
+    // The check finds one when there is one.
+    walk({ description: 'since=<snapshot id>' }, 'probe')
+    expect(raw).toEqual(['probe: since=<snapshot id>'])
+  })
+
+  it('types every closed vocabulary as an enum (lists as comma lists of enum items), never a bare string', () => {
+    const parameters = (route: string) =>
+      Object.fromEntries(
+        (((doc.paths as JsonObject)[route] as JsonObject).get as { parameters: JsonObject[] }).parameters.map((p) => [
+          p.name,
+          p,
+        ]),
+      ) as Record<string, JsonObject>
+    const jobs = parameters('/api/v2/jobs')
+    const companies = parameters('/api/v2/companies')
+    const itemsOf = (p: JsonObject) => ((p.schema as JsonObject).items as JsonObject).enum
+    expect(itemsOf(jobs.work_arrangement!)).toEqual(['onsite', 'hybrid', 'remote'])
+    expect(itemsOf(jobs.facets!)).toEqual(expect.arrayContaining(['category', 'work_arrangement', 'company']))
+    expect(itemsOf(companies.remote_level!)).toEqual(expect.arrayContaining(['fully_remote']))
+    expect(itemsOf(parameters('/feeds/jobs.rss').work_arrangement!)).toEqual(['onsite', 'hybrid', 'remote'])
+    for (const list of [jobs.work_arrangement!, jobs.facets!, jobs.category!, companies.remote_level!])
+      expect([list.style, list.explode], String(list.name)).toEqual(['form', false])
+    expect((jobs.sort!.schema as JsonObject).enum).toEqual(['date', 'salary'])
+    expect((companies.sort!.schema as JsonObject).enum).toEqual(['name', 'jobs'])
+    expect((companies.hires_worldwide!.schema as JsonObject).enum).toEqual(['true', 'false'])
+  })
+
+  it('gives every error response its own example, of its own status', () => {
+    const missing: string[] = []
+    let checked = 0
+    const check = (response: JsonObject, where: string, status: string) => {
+      const json = (response.content as JsonObject | undefined)?.['application/json'] as JsonObject | undefined
+      if (!json) return
+      checked++
+      const examples = Object.values((json.examples ?? {}) as JsonObject) as { value: { error: { code: number } } }[]
+      if (examples.length === 0 || examples.some((e) => String(e.value.error.code) !== status))
+        missing.push(`${where} ${status}`)
+    }
+    const components = (doc.components as JsonObject).responses as Record<string, JsonObject>
+    const statusOf: Record<string, string> = {
+      BadRequest: '400',
+      UndecodablePath: '400',
+      NotFound: '404',
+      TooManyRequests: '429',
+    }
+    for (const [name, response] of Object.entries(components)) if (statusOf[name]) check(response, name, statusOf[name])
+    for (const [route, item] of Object.entries(doc.paths as JsonObject))
+      for (const [status, response] of Object.entries(((item as JsonObject).get as JsonObject).responses as JsonObject))
+        if (Number(status) >= 400 && isObject(response) && !response.$ref) check(response, route, status)
+    expect(missing).toEqual([])
+    expect(checked).toBeGreaterThanOrEqual(6)
   })
 })

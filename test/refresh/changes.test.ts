@@ -8,6 +8,7 @@
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parse as parseYaml } from 'yaml'
 import { type BuildResult, rollbackSnapshot } from '../../build/index.ts'
 import { V2ChangesResponse } from '../../core/index.ts'
 import type { RunningServer } from '../../runtime/index.ts'
@@ -150,6 +151,31 @@ describe('GET /api/v2/changes', () => {
     expect(first.headers.get('x-ratelimit-limit')).toBeTruthy()
   })
 
+  it("the document's examples work: since= the snapshot published before this one (200), and its 404 and 410", async () => {
+    type Example = { summary: string; value: { error: { code: number } } }
+    type Response = { content: { 'application/json': { examples: Record<string, Example> } } }
+    const doc = parseYaml(await (await fetch(`${server.url}/openapi.yaml`)).text()) as {
+      paths: Record<
+        string,
+        { get: { parameters: { name: string; example?: string }[]; responses: Record<string, Response> } }
+      >
+    }
+    const operation = doc.paths['/api/v2/changes']!.get
+    const since = operation.parameters.find((p) => p.name === 'since')!.example
+    expect(since).toBe(builds.at(-2)!.snapshotId)
+    const { status, body } = await changes(since)
+    expect(status).toBe(200)
+    expect((body as ChangesBody).until).toBe(builds.at(-1)!.snapshotId)
+    for (const code of ['404', '410']) {
+      const examples = Object.values(operation.responses[code]!.content['application/json'].examples)
+      expect(examples.length).toBe(1)
+      const { summary, value } = examples[0]!
+      expect(value.error.code).toBe(Number(code))
+      const asked = await fetch(`${server.url}${summary.replace(/^GET /, '')}`)
+      expect(asked.status, summary).toBe(Number(code))
+    }
+  })
+
   it('410 before the oldest snapshot still linked, naming it; 404 for an id never built; 400 for junk', async () => {
     const ancient = await changes('20200101T000000000Z-0123abcd')
     expect(ancient.status).toBe(410)
@@ -189,6 +215,18 @@ describe('GET /api/v2/changes', () => {
       ...diff(await jobFiles(abandoned), await jobFiles(to)),
     })
     expect((body as ChangesBody).added).toContain('a-brand-new-job')
+    // The republished older build is newer to clients than the abandoned one: Last-Modified does not go back,
+    // so a reader holding the abandoned snapshot's answer with If-Modified-Since gets the new one, not a 304.
+    const abandonedBuilt = Date.parse(
+      JSON.parse(await readFile(path.join(snapshotDir(dataset.distDir, abandoned), 'manifest.json'), 'utf8')).built_at,
+    )
+    for (const route of ['/api/v2/jobs?limit=1', '/feeds/jobs.rss']) {
+      const res = await fetch(`${server.url}${route}`, {
+        headers: { 'if-modified-since': new Date(abandonedBuilt).toUTCString() },
+      })
+      expect(res.status, route).toBe(200)
+      expect(Date.parse(res.headers.get('last-modified')!), route).toBeGreaterThan(abandonedBuilt)
+    }
   })
 
   it('410, not 404, for a snapshot that was published and then pruned, though newer than one still kept', async () => {

@@ -141,6 +141,17 @@ describe('/docs in a real browser', () => {
       const text = await visibleText(page)
       for (const p of ['/api/v1', '/api/v2/jobs', '/api/v2/jobs/{slug}']) expect(text).toContain(p)
       expect(text).toContain('jobsnap job listings API')
+      // Text in angle brackets is shown, not swallowed as an HTML tag.
+      for (const shown of ['facets=<filter names>', 'since=<snapshot id>', 'company=<slug,...>'])
+        expect(text).toContain(shown)
+      // The document names the public URL first (for generated clients); try-it asks this server, the
+      // only origin the page may connect to.
+      const servers = page.locator('.servers select')
+      await expect.poll(() => servers.inputValue()).toBe('/')
+      expect(await servers.locator('option').allTextContents()).toEqual([
+        expect.stringContaining('https://jobsnap.example'),
+        expect.stringContaining('This server'),
+      ])
 
       expect(
         requested.some((u) => u.endsWith('/openapi.yaml')),

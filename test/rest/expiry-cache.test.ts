@@ -3,6 +3,8 @@
  * refreshes stops being listed at once, even from a v2 list that was cached a
  * moment before it expired, and the MCP tools stop counting it.
  */
+import { lstat, readFile } from 'node:fs/promises'
+import path from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { RunningServer } from '../../runtime/index.ts'
 import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
@@ -82,4 +84,40 @@ it('MCP employer profiles count only the jobs still live', async () => {
   expect(after.structured.live_jobs).toBe(before.structured.live_jobs - 1)
   expect(after.structured.live_jobs).toBe(liveOf(now))
   expect(await listed()).toBe(liveOf(now))
+})
+
+it('Last-Modified of a list moves to the expiry, so If-Modified-Since no longer gets 304; a single job keeps its own', async () => {
+  // The snapshot's time: its build, or its publish (the `current` link) when later.
+  const manifest = JSON.parse(await readFile(path.join(fixture.distDir, 'current', 'manifest.json'), 'utf8'))
+  const published = Math.max(
+    Date.parse(manifest.built_at),
+    (await lstat(path.join(fixture.distDir, 'current'))).mtimeMs,
+  )
+  const httpDate = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toUTCString()
+  // A job that expires after the publish (this test's clock starts before it).
+  now = Math.max(now, published)
+  const expiring = nextToExpire()
+  const lastModified = async (path: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${server.url}${path}`, { headers })
+    await res.arrayBuffer()
+    return { status: res.status, lastModified: res.headers.get('last-modified') }
+  }
+  const listBefore = await lastModified('/api/v2/jobs?limit=5')
+  expect(listBefore).toEqual({ status: 200, lastModified: expect.any(String) })
+  expect(Date.parse(listBefore.lastModified!)).toBeLessThanOrEqual(Math.floor(now / 1000) * 1000)
+  const held = { 'if-modified-since': listBefore.lastModified! }
+  expect((await lastModified('/api/v2/jobs?limit=5', held)).status).toBe(304)
+  expect((await lastModified('/feeds/jobs.rss', held)).status).toBe(304)
+
+  now = expiring.expiresMs! + 1
+  expect(await lastModified('/api/v2/jobs?limit=5', held)).toEqual({
+    status: 200,
+    lastModified: httpDate(expiring.expiresMs!),
+  })
+  expect((await lastModified('/feeds/jobs.rss', held)).status).toBe(200)
+  expect((await lastModified('/api/v1', held)).status).toBe(200)
+  // A live job's body is the snapshot's own: its Last-Modified stays the snapshot's time.
+  const job = fixture.oracle.live(now)[0]!.raw.slug
+  expect(await lastModified(`/api/v2/jobs/${job}`)).toEqual({ status: 200, lastModified: httpDate(published) })
+  expect((await lastModified(`/api/v2/jobs/${job}`, { 'if-modified-since': httpDate(published) })).status).toBe(304)
 })

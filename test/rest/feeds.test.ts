@@ -65,10 +65,12 @@ describe('RSS and Atom', () => {
           expect(item.title).toBe(`${job.raw.title} at ${job.company.name}`)
           expect(item.published?.getTime()).toBe(job.postedMs - (job.postedMs % 1000))
           expect(item.id).toBe(job.raw.url)
+          // The employer, read back as the author: RSS's dc:creator, Atom's <author><name>.
+          expect(item.authors.map((author) => author.name)).toEqual([job.company.name])
         })
         expect(feed.title).toMatch(/^jobsnap: /)
         expect(feed.self).toContain(`/feeds/jobs.${format}`)
-        // RSS 2.0's <author> must be an e-mail address: none is written; Atom names the employer.
+        // RSS 2.0's <author> must be an e-mail address: none is written (dc:creator names the employer).
         if (format === 'rss') expect(text).not.toContain('<author>')
         else expect((text.match(/<author>\s*<name>/g) ?? []).length).toBe(expected.length)
       }
@@ -160,6 +162,26 @@ describe('JSON Feed', () => {
 })
 
 describe('feeds follow the REST rules', () => {
+  it('send Last-Modified and answer If-Modified-Since with 304; If-None-Match, when sent, decides alone', async () => {
+    for (const format of ['rss', 'atom', 'json']) {
+      const path = `/feeds/jobs.${format}?category=engineering`
+      const first = await get(path)
+      const lastModified = first.response.headers.get('last-modified')!
+      expect(lastModified, format).toMatch(/^[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT$/)
+      const since = Date.parse(lastModified)
+      const asked = async (headers: Record<string, string>) => (await get(path, headers)).response
+      const unchanged = await asked({ 'if-modified-since': lastModified })
+      expect(unchanged.status, format).toBe(304)
+      expect(unchanged.headers.get('last-modified')).toBe(lastModified)
+      expect(unchanged.headers.get('etag')).toBe(first.response.headers.get('etag'))
+      expect((await asked({ 'if-modified-since': new Date(since + 60_000).toUTCString() })).status).toBe(304)
+      expect((await asked({ 'if-modified-since': new Date(since - 1000).toUTCString() })).status).toBe(200)
+      expect((await asked({ 'if-modified-since': 'not a date' })).status).toBe(200)
+      // A tag that does not match wins over a date that does (RFC 9110 13.2.2).
+      expect((await asked({ 'if-modified-since': lastModified, 'if-none-match': '"other"' })).status).toBe(200)
+    }
+  })
+
   it('answers If-None-Match with 304, caches, limits, and names parameters a feed does not take', async () => {
     const first = await get('/feeds/jobs.rss?category=engineering&page=2&sort=salary&limit=5&locaton=DE')
     expect(first.response.status).toBe(200)

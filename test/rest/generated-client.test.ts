@@ -74,6 +74,32 @@ describe('the TypeScript client generated from /openapi.yaml', () => {
     expect(output).toMatch(/sabotaged\.ts.*TS2322/)
   }, 60_000)
 
+  it('names the error body ErrorResponse, so no generated type shadows the global Error', async () => {
+    const types = await readFile(path.join(GENERATED_DIR, 'jobsnap.d.ts'), 'utf8')
+    expect(types).toMatch(/^\s+ErrorResponse: \{/m)
+    expect(types).not.toMatch(/^\s+Error: \{/m)
+  })
+
+  it('types closed vocabularies as unions: without its @ts-expect-error, a misspelt value is a compile error', async () => {
+    const example = await readFile(path.join(CLIENT_DIR, 'example.ts'), 'utf8')
+    for (const line of [
+      '// @ts-expect-error sort is date or salary: a misspelt value of a closed vocabulary does not compile',
+      '// @ts-expect-error work_arrangement takes onsite, hybrid and remote',
+    ]) {
+      const sabotaged = example.replace("from './generated/jobsnap.js'", "from './jobsnap.js'").replace(line, '//')
+      expect(sabotaged).not.toBe(example.replace("from './generated/jobsnap.js'", "from './jobsnap.js'"))
+      await writeFile(path.join(GENERATED_DIR, 'sabotaged.ts'), sabotaged)
+      await writeFile(
+        path.join(GENERATED_DIR, 'tsconfig.json'),
+        JSON.stringify({ extends: '../tsconfig.json', include: ['sabotaged.ts', 'jobsnap.d.ts'] }),
+      )
+      const { code, output } = await typecheck(GENERATED_DIR)
+      expect(code, line).not.toBe(0)
+      // TS2820 is TS2322 with a suggestion: "salery" is not assignable to "date" | "salary"; did you mean "salary"?
+      expect(output, line).toMatch(/sabotaged\.ts.*TS(2322|2820)/)
+    }
+  }, 120_000)
+
   it('runs against the real server and gets what plain HTTP gets', async () => {
     const { stdout } = await run(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), ['example.ts', server.url], {
       cwd: CLIENT_DIR,

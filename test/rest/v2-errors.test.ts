@@ -315,6 +315,31 @@ describe('400: invalid v2 query parameters', () => {
     expect(slashed.status).toBe(400)
   })
 
+  it('OPTIONS on a path that cannot be percent-decoded: the same 400 as GET and HEAD, not counted', async () => {
+    const preflight = { origin: 'https://example.org', 'access-control-request-method': 'GET' }
+    for (const [path, field] of [
+      ['/api/v2/jobs/%E0%A4%A', 'slug'],
+      ['/api/v2/companies/%ZZ', 'slug'],
+      ['/api/v1/%FF', 'path'],
+    ] as const) {
+      for (const headers of [preflight, {}]) {
+        const first = await request(`${base}${path}`, { method: 'OPTIONS', headers })
+        const error = expectErrorResponse(first, 400, field)
+        expect(error.message, path).toMatch(/percent-encoding/)
+        const again = await request(`${base}${path}`, { method: 'OPTIONS', headers })
+        expectErrorResponse(again, 400, field)
+        // A preflight is never counted: the client's standing is the same after it.
+        expect(again.headers.get('x-ratelimit-remaining'), path).toBe(first.headers.get('x-ratelimit-remaining'))
+        expectRateLimitHeaders(again.headers, LIMIT)
+      }
+      const get = await request(`${base}${path}`)
+      expect(get.status, `GET ${path}`).toBe(400)
+    }
+    // A path that decodes is still answered 204, whatever lies behind it.
+    const fine = await fetch(`${base}/api/v2/jobs/no-such-job`, { method: 'OPTIONS', headers: preflight })
+    expect(fine.status).toBe(204)
+  })
+
   it('sort outside date, salary', async () => {
     for (const bad of ['price', '-date', 'date,salary', 'relevance', 'salary_desc'])
       await expect400(`sort=${encodeURIComponent(bad)}`, 'sort', ['date', 'salary'])
