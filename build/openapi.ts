@@ -5,11 +5,12 @@
  */
 import { stringify } from 'yaml'
 import { z } from 'zod'
-import { V2_COMPANY_PARAMS } from '../core/company-query.ts'
+import { companyFiltersTag, parseV2CompanyQuery, V2_COMPANY_PARAMS } from '../core/company-query.ts'
+import { encodeCursor } from '../core/cursor.ts'
 import { continentName, countryContinent, resolveCountry } from '../core/geo.ts'
 import { FEED_PARAMS, V1_LIST_PARAMS, V2_LIST_PARAMS } from '../core/query.ts'
 import type { ParamSpec } from '../core/params.ts'
-import { parseV2ListQuery } from '../core/query.ts'
+import { NO_FILTER, parseV2ListQuery, v2FiltersTag } from '../core/query.ts'
 import '../core/schema/api.ts'
 import type {
   ErrorBody,
@@ -620,7 +621,30 @@ function addExamples(doc: JsonObject, ex: OpenApiExamples): void {
   const errorExample: ErrorBody = {
     error: { code: 400, ...(badLimit.ok ? { message: 'Invalid query parameter.' } : badLimit.error) },
   }
-  const v2List: V2ListResponse = { data: [v2Job], page: 1, limit: 1, total: ex.liveJobs, has_more: ex.liveJobs > 1 }
+  // Real cursors: the ones the first page of the unfiltered lists carries.
+  const jobCursor = encodeCursor({
+    sort: 'date',
+    filters: v2FiltersTag(NO_FILTER),
+    postedAt: Date.parse(v2Job.posted_at),
+    id: v2Job.id,
+  })
+  const companyQuery = parseV2CompanyQuery(new URLSearchParams())
+  const companyCursor = companyQuery.ok
+    ? encodeCursor({
+        sort: 'name',
+        filters: companyFiltersTag(companyQuery.value),
+        name: company.name,
+        slug: company.slug,
+      })
+    : null
+  const v2List: V2ListResponse = {
+    data: [v2Job],
+    page: 1,
+    limit: 1,
+    total: ex.liveJobs,
+    has_more: ex.liveJobs > 1,
+    next_cursor: ex.liveJobs > 1 ? jobCursor : null,
+  }
   const v1List: V1ListResponse = {
     usage: ex.v1Usage,
     page: 1,
@@ -634,6 +658,7 @@ function addExamples(doc: JsonObject, ex: OpenApiExamples): void {
     limit: 1,
     total: ex.liveCompanies,
     has_more: ex.liveCompanies > 1,
+    next_cursor: ex.liveCompanies > 1 ? companyCursor : null,
   }
   const tag = v2Job.skills?.[0] ?? v2Job.stack?.[0] ?? v2Job.tools?.[0]
   const place = v2Job.office_locations?.[0] ?? v2Job.remote_allowed?.[0]
