@@ -51,11 +51,12 @@ async function page(list: 'jobs' | 'companies', query: string): Promise<Page> {
 /** Every slug of the list now, by page number. */
 async function everything(list: 'jobs' | 'companies', query: string): Promise<string[]> {
   const slugs: string[] = []
-  for (let n = 1; ; n++) {
+  for (let n = 1; n < 1000; n++) {
     const { slugs: more, next } = await page(list, `${query}&page=${n}`)
     slugs.push(...more)
     if (next === null) return slugs
   }
+  throw new Error('runaway paging')
 }
 
 /** Publishes a new snapshot made by `edit`, and waits until the server answers from it. */
@@ -100,6 +101,7 @@ async function crawlAcrossPublish(
   )
   const after = await everything(list, query)
   for (let n = pagesBefore + 1; cursor !== null; n++) {
+    if (n > 1000) throw new Error('runaway crawl')
     const next: Page = await page(list, `${query}&cursor=${cursor}`)
     byCursor.push(...next.slugs)
     byPage.push(...(await page(list, `${query}&page=${n}`)).slugs)

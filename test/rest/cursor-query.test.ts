@@ -133,6 +133,7 @@ describe('runV2Query with a cursor', () => {
       const seen: string[] = []
       let cursor: string | undefined
       for (let pages = 0; ; pages++) {
+        if (pages > 1000) throw new Error('runaway crawl')
         const page = cursorPage(index, query, cursor)
         expect(page.ids.length).toBe(page.next ? limit : Math.min(limit, expected.length - seen.length))
         seen.push(...page.ids)
@@ -164,6 +165,7 @@ describe('runV2Query with a cursor', () => {
       let cursor: string | undefined
       let pages = 0
       for (; ; pages++) {
+        if (pages > 1000) throw new Error('runaway crawl')
         const page = cursorPage(pages < switchAfter ? first : second, query, cursor)
         seen.push(...page.ids)
         if (!page.next) break
@@ -187,6 +189,7 @@ describe('runV2Query with a cursor', () => {
     const seen: string[] = []
     let cursor: string | undefined
     for (let pages = 0; ; pages++) {
+      if (pages > 1000) throw new Error('runaway crawl')
       const page = cursorPage(index, query, cursor, pages < 3 ? NOW : later)
       seen.push(...page.ids)
       if (!page.next) break
@@ -233,6 +236,7 @@ describe('runCompanyQuery with a cursor', () => {
     const seen: string[] = []
     let cursor: string | undefined
     for (let page = 0; ; page++) {
+      if (page > 1000) throw new Error('runaway crawl')
       const parsed = parseCompanies(cursor ? `${query}&cursor=${cursor}` : query)
       const result = runCompanyQuery(listAt(page), live(page), parsed)
       seen.push(...result.page.map((entry) => entry.company.slug))
