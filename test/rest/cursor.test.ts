@@ -128,33 +128,35 @@ describe('a crawl by cursor', () => {
 })
 
 describe('a job expiring mid-crawl', () => {
-  it('is lost by a crawl by page number, while a crawl by cursor sees every job live throughout exactly once', async () => {
-    const start = now
-    // The next job to expire, and where it stands in date order.
-    const expiring = fixture.oracle
-      .live(start)
-      .filter((job) => job.expiresMs !== undefined)
-      .sort((a, b) => a.expiresMs! - b.expiresMs!)[0]!
-    const order = fixture.oracle.live(start).map((job) => job.raw.slug)
-    const at = order.indexOf(expiring.raw.slug)
-    expect(at).toBeLessThan(order.length - 20)
-    const expire = (_: number, slugs: string[]) => {
-      // Once the crawl has passed the job, it expires.
-      if (slugs.includes(expiring.raw.slug)) now = expiring.expiresMs! + 1
-    }
-    try {
-      const byPage = await crawl('jobs', 'limit=10', 'page', expire)
-      now = start
-      const byCursor = await crawl('jobs', 'limit=10', 'cursor', expire)
-      const liveThroughout = fixture.oracle.live(expiring.expiresMs! + 1).map((job) => job.raw.slug)
-      // Page numbers: every later page shifted by one, so one job was never fetched.
-      expect(liveThroughout.filter((slug) => !byPage.includes(slug)).length).toBe(1)
-      expect(new Set(byCursor).size).toBe(byCursor.length)
-      expect(liveThroughout.filter((slug) => !byCursor.includes(slug))).toEqual([])
-    } finally {
-      now = start
-    }
-  })
+  it.each(['limit=10', 'sort=salary&limit=10'])(
+    '%s: is lost by a crawl by page number, while a crawl by cursor sees every job live throughout exactly once',
+    async (query) => {
+      const start = now
+      // The next job to expire, and where it stands in this order.
+      const expiring = fixture.oracle
+        .live(start)
+        .filter((job) => job.expiresMs !== undefined)
+        .sort((a, b) => a.expiresMs! - b.expiresMs!)[0]!
+      const order = await crawl('jobs', query, 'page')
+      expect(order.indexOf(expiring.raw.slug)).toBeLessThan(order.length - 20)
+      const expire = (_: number, slugs: string[]) => {
+        // Once the crawl has passed the job, it expires.
+        if (slugs.includes(expiring.raw.slug)) now = expiring.expiresMs! + 1
+      }
+      try {
+        const byPage = await crawl('jobs', query, 'page', expire)
+        now = start
+        const byCursor = await crawl('jobs', query, 'cursor', expire)
+        const liveThroughout = fixture.oracle.live(expiring.expiresMs! + 1).map((job) => job.raw.slug)
+        // Page numbers: every later page shifted by one, so one job was never fetched.
+        expect(liveThroughout.filter((slug) => !byPage.includes(slug)).length).toBe(1)
+        expect(new Set(byCursor).size).toBe(byCursor.length)
+        expect(liveThroughout.filter((slug) => !byCursor.includes(slug))).toEqual([])
+      } finally {
+        now = start
+      }
+    },
+  )
 })
 
 describe('cursors the API did not make, or made for something else', () => {
