@@ -5,11 +5,12 @@
  */
 import { stringify } from 'yaml'
 import { z } from 'zod'
-import { V2_COMPANY_PARAMS } from '../core/company-query.ts'
+import { companyFiltersTag, parseV2CompanyQuery, V2_COMPANY_PARAMS } from '../core/company-query.ts'
+import { encodeCursor } from '../core/cursor.ts'
 import { continentName, countryContinent, resolveCountry } from '../core/geo.ts'
 import { FEED_PARAMS, V1_LIST_PARAMS, V2_LIST_PARAMS } from '../core/query.ts'
 import type { ParamSpec } from '../core/params.ts'
-import { parseV2ListQuery } from '../core/query.ts'
+import { NO_FILTER, parseV2ListQuery, v2FiltersTag } from '../core/query.ts'
 import '../core/schema/api.ts'
 import type {
   ErrorBody,
@@ -267,11 +268,12 @@ const DESCRIPTION = `Every live job posting as JSON. Read-only, no authenticatio
 
 Behaviour the contract leaves open, as implemented:
 - Absent or empty parameters do not filter; repeated list parameters join like commas. Unknown parameters are ignored, and v2 lists name them in X-Ignored-Parameters.
-- A single-valued v2 parameter (page, limit, sort, salary_min, salary_max, posted_after, q) given twice with different values is a 400 naming it; v1 takes the first value.
+- A single-valued v2 parameter (page, limit, cursor, sort, salary_min, salary_max, posted_after, q) given twice with different values is a 400 naming it; v1 takes the first value.
 - An integer too large to hold is still an integer: the clamps apply (limit 100, posted_after 365, a page past the end is empty), and a huge salary_min matches nothing.
 - A trailing slash (/api/v1/, /api/v2/jobs/) is redirected (308) to the canonical path with the same query string.
 - Comma lists match ANY value; different parameters combine with AND; matching is case-insensitive.
 - page and limit are clamped (page >= 1, 1 <= limit <= 100); in v2 a non-integer is 400, in v1 it falls back to the default.
+- Paging by page number is stable only while the set of live jobs does not change: a publish or an expiry between two pages shifts every later page. The v2 job and company lists also page by cursor: each page carries next_cursor (null on the last), and \`cursor=<next_cursor>\` continues right after the previous page's last item in the same sort order, across snapshots too, so nothing is skipped or repeated. A cursor is opaque; one this API did not make, or made for another sort or other filters, is a 400 naming cursor, as is cursor with page. On a page asked for by cursor, page is null and total counts every match. Programs that read a whole list (mirrors) should page by cursor.
 - Salaries in responses are in the smallest currency unit; salary filters are whole USD per year (converted with the dataset's exchange-rate table; hour x weekly hours (40 when unknown) x 52, month x 12).
 - Rate limit: 60 requests per rolling minute per client IP across v1 and v2; 429 carries Retry-After in seconds. /openapi.yaml is not limited.
 - Responses are cached 60 s (Cache-Control: public, max-age=60) with a strong ETag and a Last-Modified; If-None-Match, or (without it) If-Modified-Since, gives 304. Errors carry Cache-Control: no-store.
@@ -407,7 +409,7 @@ function feedPaths(): Record<string, { get: Operation }> {
           tags: ['feeds'],
           summary: `The newest 50 matching jobs as ${feed.name}`,
           description:
-            "The v2 list filters select the jobs; the newest 50 are listed, newest first, each with the employer as its author (RSS: dc:creator, since RSS 2.0's author must be an e-mail address). page, limit, sort and facets do not apply (named in X-Ignored-Parameters). Cached, ETagged and rate limited like the v2 list; Last-Modified and If-Modified-Since as on every list.",
+            "The v2 list filters select the jobs; the newest 50 are listed, newest first, each with the employer as its author (RSS: dc:creator, since RSS 2.0's author must be an e-mail address). page, limit, cursor, sort and facets do not apply (named in X-Ignored-Parameters). Cached, ETagged and rate limited like the v2 list; Last-Modified and If-Modified-Since as on every list.",
           parameters: queryParameters(FEED_PARAMS),
           responses: {
             '200': {
@@ -477,7 +479,7 @@ function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
           tags: ['v2'],
           summary: 'List, filter and search live jobs',
           description:
-            'Newest first (or by salary). Filters combine with AND; the values of one filter with OR. Iterate page=1..N while has_more is true. GET /api/v2/filters lists every value each filter understands, with its count.',
+            'Newest first (or by salary). Filters combine with AND; the values of one filter with OR. Iterate page=1..N while has_more is true, or (to read the whole list while it may change) follow next_cursor with cursor= until it is null. GET /api/v2/filters lists every value each filter understands, with its count.',
           parameters: queryParameters(V2_LIST_PARAMS),
           responses: {
             '200': {
@@ -567,7 +569,7 @@ function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
           tags: ['v2'],
           summary: 'List and filter employers with live jobs',
           description:
-            'Employers with at least one live job now, by name (or most live jobs first with sort=jobs). Each carries its profile, its live job count and jobs_url, the jobs list filtered to it.',
+            'Employers with at least one live job now, by name (or most live jobs first with sort=jobs). Each carries its profile, its live job count and jobs_url, the jobs list filtered to it. Pages by page number or, to read the whole list while it may change, by following next_cursor with cursor= until it is null.',
           parameters: queryParameters(V2_COMPANY_PARAMS),
           responses: {
             '200': {
@@ -662,7 +664,30 @@ function addExamples(doc: JsonObject, ex: OpenApiExamples): void {
   const errorExample: ErrorBody = {
     error: { code: 400, ...(badLimit.ok ? { message: 'Invalid query parameter.' } : badLimit.error) },
   }
-  const v2List: V2ListResponse = { data: [v2Job], page: 1, limit: 1, total: ex.liveJobs, has_more: ex.liveJobs > 1 }
+  // Real cursors: the ones the first page of the unfiltered lists carries.
+  const jobCursor = encodeCursor({
+    sort: 'date',
+    filters: v2FiltersTag(NO_FILTER),
+    postedAt: Date.parse(v2Job.posted_at),
+    id: v2Job.id,
+  })
+  const companyQuery = parseV2CompanyQuery(new URLSearchParams())
+  const companyCursor = companyQuery.ok
+    ? encodeCursor({
+        sort: 'name',
+        filters: companyFiltersTag(companyQuery.value),
+        name: company.name,
+        slug: company.slug,
+      })
+    : null
+  const v2List: V2ListResponse = {
+    data: [v2Job],
+    page: 1,
+    limit: 1,
+    total: ex.liveJobs,
+    has_more: ex.liveJobs > 1,
+    next_cursor: ex.liveJobs > 1 ? jobCursor : null,
+  }
   const v1List: V1ListResponse = {
     usage: ex.v1Usage,
     page: 1,
@@ -676,6 +701,7 @@ function addExamples(doc: JsonObject, ex: OpenApiExamples): void {
     limit: 1,
     total: ex.liveCompanies,
     has_more: ex.liveCompanies > 1,
+    next_cursor: ex.liveCompanies > 1 ? companyCursor : null,
   }
   const tag = v2Job.skills?.[0] ?? v2Job.stack?.[0] ?? v2Job.tools?.[0]
   const place = v2Job.office_locations?.[0] ?? v2Job.remote_allowed?.[0]

@@ -20,6 +20,7 @@ import {
   searchTextParam,
   truncate,
 } from './params.ts'
+import { type CompanyCursor, cursorFromParams, cursorParam, encodeCursor, filtersTag } from './cursor.ts'
 import { MAX_QUERY_TERMS } from './search.ts'
 import { REMOTE_LEVEL_VALUES, type RemoteLevel } from './taxonomy.ts'
 
@@ -48,6 +49,7 @@ export const V2_COMPANY_PARAMS = {
     schema: z.enum(['true', 'false']),
     description: `true: only employers that hire worldwide; false: only those that do not. Another value: 400.${ONE_VALUE}`,
   },
+  cursor: cursorParam('company', 'companies'),
   sort: {
     kind: 'enum',
     schema: z.enum(COMPANY_SORTS).default('name'),
@@ -64,6 +66,8 @@ export interface V2CompanyQuery {
   remote_level: RemoteLevel[]
   hires_worldwide?: boolean
   sort: CompanySort
+  /** Where the page starts when asked for by cursor (then `page` is 1 and unused). */
+  cursor?: CompanyCursor
 }
 
 const refuse = (field: string, message: string): ParseResult<never> => ({ ok: false, error: { field, message } })
@@ -102,27 +106,35 @@ export function parseV2CompanyQuery(params: URLSearchParams): ParseResult<V2Comp
   if (!qParam.ok) return qParam
   const q = qParam.value
 
-  return {
-    ok: true,
-    value: {
-      page: Math.max(1, page.value ?? 1),
-      limit: clamp(limit.value ?? PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX),
-      q: q || undefined,
-      country: listValues(params, 'country'),
-      schedule: listValues(params, 'schedule'),
-      remote_level: levels as RemoteLevel[],
-      hires_worldwide: worldwideRaw === undefined ? undefined : worldwideRaw === 'true',
-      sort: sortRaw as CompanySort,
-    },
+  const value: V2CompanyQuery = {
+    page: Math.max(1, page.value ?? 1),
+    limit: clamp(limit.value ?? PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX),
+    q: q || undefined,
+    country: listValues(params, 'country'),
+    schedule: listValues(params, 'schedule'),
+    remote_level: levels as RemoteLevel[],
+    hires_worldwide: worldwideRaw === undefined ? undefined : worldwideRaw === 'true',
+    sort: sortRaw as CompanySort,
   }
+  const cursor = cursorFromParams(params, value.sort, filtersTag(canonicalCompanyFilters(value)))
+  if (!cursor.ok) return cursor
+  return { ok: true, value: cursor.value ? { ...value, cursor: cursor.value } : value }
 }
 
 /** One string per meaning, for the response cache (see canonicalV2Query). */
 export function canonicalCompanyQuery(query: V2CompanyQuery): string {
+  return [query.page, query.limit, query.cursor ? encodeCursor(query.cursor) : '', canonicalCompanyFilters(query)].join(
+    '|',
+  )
+}
+
+/** The tag of a query's sort and filters that its cursors carry (see core/cursor.ts). */
+export const companyFiltersTag = (query: V2CompanyQuery): string => filtersTag(canonicalCompanyFilters(query))
+
+/** What selects and orders the companies, in one spelling: the query without page, limit and cursor. */
+function canonicalCompanyFilters(query: V2CompanyQuery): string {
   const sorted = (values: string[]) => [...new Set(values)].sort().join(',')
   return [
-    query.page,
-    query.limit,
     query.sort,
     query.q?.toLowerCase().replace(/\s+/g, ' ') ?? '',
     sorted(query.country),

@@ -16,8 +16,10 @@ export {
   resolveCountry,
   type CountryCode,
 } from './geo.ts'
+export { CURSOR_MAX_LENGTH, encodeCursor } from './cursor.ts'
+export { companyFiltersTag, parseV2CompanyQuery } from './company-query.ts'
 export { PackedBodies } from './packed-bodies.ts'
-export { parseV2ListQuery, V2_LIST_PARAMS } from './query.ts'
+export { parseV2ListQuery, V2_LIST_PARAMS, v2FiltersTag } from './query.ts'
 export { formatSalary } from './salary.ts'
 export {
   ErrorBody,

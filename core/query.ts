@@ -22,6 +22,7 @@ import {
   searchTextParam,
   truncate,
 } from './params.ts'
+import { cursorFromParams, encodeCursor, filtersTag, type JobCursor, cursorParam } from './cursor.ts'
 import { MAX_QUERY_TERMS } from './search.ts'
 import { WORK_ARRANGEMENTS, type WorkArrangement } from './taxonomy.ts'
 
@@ -95,6 +96,7 @@ export const V2_LIST_PARAMS = {
     schema: z.enum(FACET_NAMES).meta({ examples: ['category,schedule'] }),
     description: `Adds "facets" to the response: for each named filter (any of ${FACET_NAMES.join(', ')}), each value with the number of jobs it would match, counted with every other filter of the query applied but not its own, so the alternatives to a chosen value show. Countries by ISO code, companies by slug; values with no job left out; at most 100 values per facet, most jobs first. Comma-separated or repeated. Another name: 400.`,
   },
+  cursor: cursorParam('job', 'jobs'),
   sort: {
     kind: 'enum',
     schema: z.enum(SORTS).default('date'),
@@ -102,8 +104,10 @@ export const V2_LIST_PARAMS = {
   },
 } satisfies Record<string, ParamSpec>
 
-/** The parameters a job feed takes: the v2 list's filters (a feed has no paging, sort or facets). */
-export const FEED_PARAMS = (({ page: _p, limit: _l, sort: _s, facets: _f, ...filters }) => filters)(V2_LIST_PARAMS)
+/** The parameters a job feed takes: the v2 list's filters (a feed has no paging, cursor, sort or facets). */
+export const FEED_PARAMS = (({ page: _p, limit: _l, cursor: _c, sort: _s, facets: _f, ...filters }) => filters)(
+  V2_LIST_PARAMS,
+)
 
 export const V1_LIST_PARAMS = {
   page: {
@@ -138,6 +142,8 @@ export interface V2ListQuery {
   sort: Sort
   /** Facets to count alongside the page (not a filter). */
   facets: FacetName[]
+  /** Where the page starts when asked for by cursor (then `page` is 1 and unused). */
+  cursor?: JobCursor
 }
 
 /** A query with no filter: its first page of one job, in date order. Spread it and set what a caller filters on. */
@@ -222,27 +228,27 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
   if (!qParam.ok) return qParam
   const q = qParam.value
 
-  return {
-    ok: true,
-    value: {
-      page: Math.max(1, page.value ?? 1),
-      limit: clamp(limit.value ?? PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX),
-      category: listValues(params, 'category'),
-      level: listValues(params, 'level'),
-      schedule: listValues(params, 'schedule'),
-      work_arrangement: arrangements as WorkArrangement[],
-      skills: listValues(params, 'skills'),
-      company: listValues(params, 'company'),
-      country: listValues(params, 'country'),
-      office_country: listValues(params, 'office_country'),
-      salary_min: salaryMin.value,
-      salary_max: salaryMax.value,
-      posted_after: postedAfter.value === undefined ? undefined : Math.min(postedAfter.value, POSTED_AFTER_MAX_DAYS),
-      q: q || undefined,
-      sort: sortRaw as Sort,
-      facets: [...new Set(facets)] as FacetName[],
-    },
+  const value: V2ListQuery = {
+    page: Math.max(1, page.value ?? 1),
+    limit: clamp(limit.value ?? PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX),
+    category: listValues(params, 'category'),
+    level: listValues(params, 'level'),
+    schedule: listValues(params, 'schedule'),
+    work_arrangement: arrangements as WorkArrangement[],
+    skills: listValues(params, 'skills'),
+    company: listValues(params, 'company'),
+    country: listValues(params, 'country'),
+    office_country: listValues(params, 'office_country'),
+    salary_min: salaryMin.value,
+    salary_max: salaryMax.value,
+    posted_after: postedAfter.value === undefined ? undefined : Math.min(postedAfter.value, POSTED_AFTER_MAX_DAYS),
+    q: q || undefined,
+    sort: sortRaw as Sort,
+    facets: [...new Set(facets)] as FacetName[],
   }
+  const cursor = cursorFromParams(params, value.sort, v2FiltersTag(value))
+  if (!cursor.ok) return cursor
+  return { ok: true, value: cursor.value ? { ...value, cursor: cursor.value } : value }
 }
 
 /** Parses `/api/v1` paging leniently: junk falls back to the default, range is clamped. */
@@ -265,6 +271,19 @@ export function canonicalV2Query(query: V2ListQuery): string {
   return [
     query.page,
     query.limit,
+    query.cursor ? encodeCursor(query.cursor) : '',
+    canonicalV2Filters(query),
+    sorted(query.facets),
+  ].join('|')
+}
+
+/** The tag of a query's sort and filters that its cursors carry (see core/cursor.ts). */
+export const v2FiltersTag = (query: V2ListQuery): string => filtersTag(canonicalV2Filters(query))
+
+/** What selects and orders the jobs, in one spelling: the query without page, limit, cursor and facets. */
+function canonicalV2Filters(query: V2ListQuery): string {
+  const sorted = (values: string[]) => [...new Set(values)].sort().join(',')
+  return [
     query.sort,
     sorted(query.category),
     sorted(query.level),
@@ -278,6 +297,5 @@ export function canonicalV2Query(query: V2ListQuery): string {
     query.salary_max ?? '',
     query.posted_after ?? '',
     query.q?.toLowerCase().replace(/\s+/g, ' ') ?? '',
-    sorted(query.facets),
   ].join('|')
 }

@@ -12,15 +12,18 @@ import path from 'node:path'
 import {
   allCountryCodes,
   CATEGORY_LABELS,
+  encodeCursor,
   FUZZY_MIN_TERM_LENGTH,
   LEVEL_LABELS,
   MAX_QUERY_TERMS,
+  parseV2ListQuery,
   PREFIX_MIN_TERM_LENGTH,
   queryTermsProblem,
   SCHEDULE_TYPE_VALUES,
   SerializedTerms,
   SnapshotJobIndex,
   snapshotPaths,
+  v2FiltersTag,
   WORK_ARRANGEMENTS,
 } from '../core/index.ts'
 
@@ -124,6 +127,26 @@ function repeatedValueFilters(): { name: string; query: string }[] {
   ]
 }
 
+/**
+ * `query` continued from the job halfway down its sort's order (a cursor as
+ * the API would hand it out for these filters): the seek, then a walk of
+ * the second half, where few matches may be left to find.
+ */
+function fromHalfway(index: SnapshotJobIndex, query: string): string | undefined {
+  const parsed = parseV2ListQuery(new URLSearchParams(query))
+  if (!parsed.ok || index.jobs.length === 0) return undefined
+  const { sort } = parsed.value
+  const half = Math.floor(index.jobs.length / 2)
+  const job = index.jobs[sort === 'date' ? half : index.salary_order[half]!]!
+  const filters = v2FiltersTag(parsed.value)
+  const cursor = encodeCursor(
+    sort === 'date'
+      ? { sort, filters, postedAt: job.posted_at, id: job.id }
+      : { sort, filters, salary: job.salary_high ?? null, postedAt: job.posted_at, id: job.id },
+  )
+  return `${query}&cursor=${enc(cursor)}`
+}
+
 /** Reads the snapshot's vocabulary and the most common tags, and builds every adversarial query. */
 export async function adversarialQueries(snapshotDir: string): Promise<AdversarialQuery[]> {
   const terms = SerializedTerms.parse(
@@ -161,5 +184,15 @@ export async function adversarialQueries(snapshotDir: string): Promise<Adversari
   }
   for (const filters of repeatedValueFilters())
     queries.push({ name: `${filters.name} | no q | sort=salary`, query: `${filters.query}&sort=salary&limit=100` })
+  // Cursor pages: the costliest q and no q, with the three plain filter sets, from halfway down either order.
+  const costliest = adversarialQValues(terms)[0]!
+  for (const q of [undefined, costliest.q])
+    for (const filters of filterSets.slice(0, 3))
+      for (const sort of ['date', 'salary']) {
+        const parts = [q === undefined ? '' : `q=${enc(q)}`, filters.query, `sort=${sort}`, 'limit=100']
+        const query = fromHalfway(index, parts.filter(Boolean).join('&'))
+        const qName = q === undefined ? 'no q' : costliest.name
+        if (query) queries.push({ name: `${qName} | ${filters.name} | sort=${sort} | cursor halfway`, query })
+      }
   return queries
 }

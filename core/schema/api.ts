@@ -17,6 +17,18 @@ const weeklyHours = (description: string) => d(z.int().min(1).max(168), descript
 const page = (description: string) => d(z.int().min(1), description)
 const pageSize = (description: string) => d(z.int().min(1).max(100), description)
 const total = (description: string) => d(z.int().min(0), description)
+/** The v2 lists' page number: null on a page asked for by cursor, which has none. */
+const pageOrNull = (description: string) =>
+  d(z.int().min(1).nullable(), `${description} null on a page asked for by cursor (it has no number).`)
+const hasMore = d(
+  z.boolean(),
+  'True when more items follow this page: page * limit < total for a page by number; for a page by cursor, whether an item follows its last one (then next_cursor is set).',
+)
+const nextCursor = (item: string) =>
+  d(
+    z.string().nullable(),
+    `Pass as cursor (with the same sort and filters) for the page that starts right after this page's last ${item}; null when none follows. Opaque. Unlike page numbers, cursors neither skip nor repeat a ${item} when the list changes between two requests.`,
+  )
 const uri = (description: string) => d(z.url(), description)
 const dateTime = (description: string) => d(z.iso.datetime(), description)
 
@@ -235,10 +247,11 @@ export type V1ListResponse = z.infer<typeof V1ListResponse>
 export const V2ListResponse = z
   .object({
     data: d(z.array(V2Job), 'Jobs on this page.'),
-    page: page('Page returned (after clamping).'),
+    page: pageOrNull('Page returned (after clamping).'),
     limit: pageSize('Page size used (after clamping).'),
-    total: total('Jobs matching the filters.'),
-    has_more: d(z.boolean(), 'True while page * limit < total.'),
+    total: total('Jobs matching the filters (all of them, also on a page asked for by cursor).'),
+    has_more: hasMore,
+    next_cursor: nextCursor('job'),
     facets: d(
       z.record(z.string(), z.record(z.string(), z.int().min(1))),
       'Only when `facets` was given: per named filter, value -> jobs that value would match with the other filters applied (most first, at most 100).',
@@ -251,10 +264,11 @@ export type V2ListResponse = z.infer<typeof V2ListResponse>
 export const V2CompanyListResponse = z
   .object({
     data: d(z.array(V2CompanyProfile), 'Companies on this page.'),
-    page: page('Page returned (after clamping).'),
+    page: pageOrNull('Page returned (after clamping).'),
     limit: pageSize('Page size used (after clamping).'),
-    total: total('Companies matching the filters.'),
-    has_more: d(z.boolean(), 'True while page * limit < total.'),
+    total: total('Companies matching the filters (all of them, also on a page asked for by cursor).'),
+    has_more: hasMore,
+    next_cursor: nextCursor('company'),
   })
   .meta({ id: 'V2CompanyList', description: 'v2 company list wrapper.' })
 export type V2CompanyListResponse = z.infer<typeof V2CompanyListResponse>

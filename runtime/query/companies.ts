@@ -4,6 +4,7 @@
  * expiry), so a company with no live job left is never listed.
  */
 import type { V2CompanyQuery } from '../../core/company-query.ts'
+import { type CompanyCursor, CURSOR_NAME_CHARS } from '../../core/cursor.ts'
 import { resolveCountry } from '../../core/geo.ts'
 import { PREFIX_MIN_TERM_LENGTH, queryTerms, textTerms } from '../../core/search.ts'
 import type { IndexedCompany } from '../../core/snapshot.ts'
@@ -12,12 +13,37 @@ export interface CompanyQueryResult {
   total: number
   /** The requested page, in order, with each one's live job count. */
   page: { company: IndexedCompany; liveJobs: number }[]
+  /** Whether some match follows the page. */
+  more: boolean
 }
 
 const byName = new Intl.Collator('en', { sensitivity: 'base' })
 /** Name order, ties by slug: the default order, and the tie-break of sort=jobs. */
-const nameOrder = (a: IndexedCompany, b: IndexedCompany) =>
-  byName.compare(a.name, b.name) || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0)
+const nameOrder = (a: IndexedCompany, b: IndexedCompany) => compareNames(a.name, a.slug, b.name, b.slug)
+const compareNames = (nameA: string, slugA: string, nameB: string, slugB: string) =>
+  byName.compare(nameA, nameB) || (slugA < slugB ? -1 : slugA > slugB ? 1 : 0)
+
+/**
+ * Compares a company with a cursor's position in the cursor's order: <0
+ * before it, >0 after. A cursor keeps the first CURSOR_NAME_CHARS of a name;
+ * the company's name is cut as far, so the comparison agrees with the order
+ * for every name but two longer ones that share that start.
+ */
+function compareWithCursor(company: IndexedCompany, liveJobs: number, cursor: CompanyCursor): number {
+  if (cursor.sort === 'jobs' && liveJobs !== cursor.jobs) return cursor.jobs - liveJobs
+  return compareNames(company.name.slice(0, CURSOR_NAME_CHARS), company.slug, cursor.name, cursor.slug)
+}
+
+/** The cursor that continues right after `company` in `sort` order, for filters tagged `filters`. */
+export function companyCursorAt(
+  company: IndexedCompany,
+  liveJobs: number,
+  sort: CompanyCursor['sort'],
+  filters: string,
+): CompanyCursor {
+  const { name, slug } = company
+  return sort === 'name' ? { sort, filters, name, slug } : { sort, filters, jobs: liveJobs, name, slug }
+}
 
 /** Companies in name order, sorted once per companies array (a snapshot's). */
 const sortedByName = new WeakMap<readonly IndexedCompany[], IndexedCompany[]>()
@@ -72,11 +98,27 @@ export function runCompanyQuery(
   })
   // Stable sort: equal job counts keep name order.
   if (query.sort === 'jobs') matches.sort((a, b) => liveJobs.get(b.id)! - liveJobs.get(a.id)!)
-  const start = (query.page - 1) * query.limit
+  const { cursor } = query
+  const start = cursor
+    ? firstAfter(matches.length, (i) => compareWithCursor(matches[i]!, liveJobs.get(matches[i]!.id)!, cursor) <= 0)
+    : (query.page - 1) * query.limit
   return {
     total: matches.length,
     page: matches
       .slice(start, start + query.limit)
       .map((company) => ({ company, liveJobs: liveJobs.get(company.id)! })),
+    more: start + query.limit < matches.length,
   }
+}
+
+/** The first index in [0, size) where `atOrBefore` turns false (binary search: it holds on a prefix only). */
+function firstAfter(size: number, atOrBefore: (i: number) => boolean): number {
+  let low = 0
+  let high = size
+  while (low < high) {
+    const mid = (low + high) >>> 1
+    if (atOrBefore(mid)) low = mid + 1
+    else high = mid
+  }
+  return low
 }

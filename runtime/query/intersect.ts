@@ -196,3 +196,20 @@ export function setPositionsInRange(bits: Uint32Array, skip: number, end: number
   }
   return out
 }
+
+/** Up to `count` set positions from position `from` on, ascending (a cursor page: no popcount of what precedes). */
+export function setPositionsFrom(bits: Uint32Array, from: number, count: number): number[] {
+  const out: number[] = []
+  const first = from >>> 5
+  for (let w = first; w < bits.length && out.length < count; w++) {
+    let word = bits[w]!
+    // The first word loses the positions below `from`.
+    if (w === first && (from & 31) !== 0) word &= ~((1 << (from & 31)) - 1)
+    while (word !== 0 && out.length < count) {
+      const bit = word & -word
+      word ^= bit
+      out.push((w << 5) | (31 - Math.clz32(bit)))
+    }
+  }
+  return out
+}

@@ -76,6 +76,8 @@ class PackedStrings {
 interface JobIndexParts {
   size: number
   hashes: PackedStrings
+  /** Job ids by position: the tie-break of the date order, which cursors carry. */
+  ids: PackedStrings
   values: Record<ValueFacet, ValueColumn>
   /** By date position. */
   columns: RangeColumns
@@ -117,6 +119,7 @@ export class JobIndex implements RangeColumns {
   private readonly postings: Map<string, Uint32Array>
   private readonly slugs: SlugTable
   private readonly hashes: PackedStrings
+  private readonly ids: PackedStrings
   private readonly values: Record<ValueFacet, ValueColumn>
 
   /** Builds the whole index at once; a loader that must stay responsive feeds a JobIndexBuilder slice by slice instead. */
@@ -127,10 +130,11 @@ export class JobIndex implements RangeColumns {
   }
 
   /** Made by JobIndex.from or JobIndexBuilder.finish. */
-  constructor({ size, hashes, values, columns, salaryOrder, salaryRank, postings, slugs }: JobIndexParts) {
+  constructor({ size, hashes, ids, values, columns, salaryOrder, salaryRank, postings, slugs }: JobIndexParts) {
     const n = size
     this.size = n
     this.hashes = hashes
+    this.ids = ids
     this.values = values
     this.postedAt = columns.postedAt
     this.expiresAt = columns.expiresAt
@@ -201,6 +205,11 @@ export class JobIndex implements RangeColumns {
   /** Content hash of the job's v2 body: its ETag. */
   hashAt(position: number): string {
     return this.hashes.at(position)
+  }
+
+  /** The job's id: ties in posted_at are ordered by it (ascending, by code unit). */
+  idAt(position: number): string {
+    return this.ids.at(position)
   }
 
   /** The job's value of a single-valued facet, as the dataset spells it (a company is its id). */
@@ -296,6 +305,7 @@ export class JobIndexBuilder {
   /** Jobs added so far: the next one's position. */
   private count = 0
   private readonly hashes: string[] = []
+  private readonly ids: string[] = []
   private readonly values: Record<ValueFacet, ValueColumn>
   private readonly columns: RangeColumns
   private readonly salaryOrder: Uint32Array
@@ -336,6 +346,7 @@ export class JobIndexBuilder {
     for (const job of jobs) {
       const p = this.count++
       this.hashes.push(job.hash)
+      this.ids.push(job.id)
       category.set(p, job.category)
       level.set(p, job.level)
       work_arrangement.set(p, job.work_arrangement)
@@ -370,6 +381,7 @@ export class JobIndexBuilder {
     return new JobIndex({
       size: this.size,
       hashes: PackedStrings.from(this.hashes),
+      ids: PackedStrings.from(this.ids),
       values: this.values,
       columns: this.columns,
       salaryOrder: this.salaryOrder,

@@ -14,10 +14,12 @@ import {
   hasBit,
   matchEveryStep,
   setBelow,
+  setPositionsFrom,
   setPositionsInRange,
   type Step,
 } from './intersect.ts'
 import type { Facet, JobIndex } from './job-index.ts'
+import { dateStart, salaryStart } from './seek.ts'
 import type { TextIndex } from './text-index.ts'
 
 const DAY_MS = 86_400_000
@@ -26,6 +28,8 @@ export interface QueryResult {
   total: number
   /** Positions on the requested page, in order. */
   positions: number[]
+  /** Whether some match follows the page (then its last job's cursor continues the list). */
+  more: boolean
 }
 
 /** The location keys a country answers to: itself, its continent, every region containing it (Worldwide too). */
@@ -256,11 +260,16 @@ export function matchingBits(context: QueryContext, query: V2ListQuery): { bits:
 }
 
 function matchAndPage(context: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): QueryResult {
-  const { index } = context
+  const matches = match(context, query, extraGroups)
+  if (query.cursor) return pageAfterCursor(context.index, query, matches)
+  const { positions, total } = pageByNumber(context.index, query, matches)
+  return { total, positions, more: query.page * query.limit < total }
+}
+
+function pageByNumber(index: JobIndex, query: V2ListQuery, matches: Matches): Omit<QueryResult, 'more'> {
   const start = (query.page - 1) * query.limit
   const end = start + query.limit
   const bySalary = query.sort === 'salary'
-  const matches = match(context, query, extraGroups)
   const positions: number[] = []
   if (matches.bits === undefined) {
     // Every job up to `below` matches: the page is a slice of the order.
@@ -281,11 +290,7 @@ function matchAndPage(context: QueryContext, query: V2ListQuery, extraGroups: [F
   // Walking the salary order visits about wanted * size / count ranks (matches spread evenly); sorting
   // the matches' ranks costs about count * log2(count). Few matches far apart: sort; otherwise walk.
   if (wanted * (index.size / count) > count * Math.log2(count + 1)) {
-    const matched = setPositionsInRange(bits, 0, count)
-    // A plain loop: Uint32Array.from with a map function goes through the iterator protocol, ~10x slower.
-    const ranks = new Uint32Array(count)
-    for (let i = 0; i < count; i++) ranks[i] = index.salaryRank[matched[i]!]!
-    ranks.sort()
+    const ranks = sortedSalaryRanks(index, bits, count)
     for (let i = start; i < wanted; i++) positions.push(index.salaryOrder[ranks[i]!]!)
     return { total: count, positions }
   }
@@ -298,6 +303,67 @@ function matchAndPage(context: QueryContext, query: V2ListQuery, extraGroups: [F
     seen++
   }
   return { total: count, positions }
+}
+
+/** The salary ranks of the matches, ascending. */
+function sortedSalaryRanks(index: JobIndex, bits: Uint32Array, count: number): Uint32Array {
+  const matched = setPositionsInRange(bits, 0, count)
+  // A plain loop: Uint32Array.from with a map function goes through the iterator protocol, ~10x slower.
+  const ranks = new Uint32Array(count)
+  for (let i = 0; i < count; i++) ranks[i] = index.salaryRank[matched[i]!]!
+  return ranks.sort()
+}
+
+/**
+ * A page asked for by cursor: the matches after the cursor's position in
+ * the sort order, found by binary search (seek.ts), then the same walks as
+ * a first page. One match more than the page is looked for: whether it
+ * exists is `more`. `total` still counts every match of the filters.
+ */
+function pageAfterCursor(index: JobIndex, query: V2ListQuery, matches: Matches): QueryResult {
+  const cursor = query.cursor!
+  const wanted = query.limit + 1
+  const total = matches.count
+  const page = (positions: number[]): QueryResult => ({
+    total,
+    positions: positions.slice(0, query.limit),
+    more: positions.length > query.limit,
+  })
+  const positions: number[] = []
+  if (cursor.sort === 'date') {
+    const start = dateStart(index, cursor)
+    if (matches.bits === undefined) {
+      for (let p = start; p < Math.min(start + wanted, matches.below); p++) positions.push(p)
+      return page(positions)
+    }
+    return page(setPositionsFrom(matches.bits, start, wanted))
+  }
+  const from = salaryStart(index, cursor)
+  const order = index.salaryOrder
+  if (matches.bits === undefined && matches.below === index.size) {
+    for (let rank = from; rank < Math.min(from + wanted, index.size); rank++) positions.push(order[rank]!)
+    return page(positions)
+  }
+  if (total === 0) return page(positions)
+  const bits = matches.bits ?? setBelow(index.bitsets.scratch(), matches.below)
+  // As for a page by number: walk the order from the cursor, or sort the matches' ranks and search them.
+  const left = index.size - from
+  if (Math.min(left, wanted * (index.size / total)) > total * Math.log2(total + 1)) {
+    const ranks = sortedSalaryRanks(index, bits, total)
+    for (let i = firstAtLeast(ranks, from); i < ranks.length && positions.length < wanted; i++)
+      positions.push(order[ranks[i]!]!)
+    return page(positions)
+  }
+  for (let rank = from; rank < index.size && positions.length < wanted; rank++) {
+    const p = order[rank]!
+    if (hasBit(bits, p)) positions.push(p)
+  }
+  return page(positions)
+}
+
+/** The first index of an ascending array whose value is at least `value`. */
+function firstAtLeast(sorted: Uint32Array, value: number): number {
+  return firstFailing(sorted.length, (i) => sorted[i]! < value)
 }
 
 /** Live positions in date order, for pages composed at request time (v1 after an expiry). */

@@ -4,13 +4,20 @@
  * computed on first demand and kept in the response cache (keyed, like the
  * jobs list, by snapshot, expiries since the build, and canonical query).
  */
-import { canonicalCompanyQuery, parseV2CompanyQuery, V2_COMPANY_PARAMS } from '../../core/company-query.ts'
+import {
+  canonicalCompanyQuery,
+  companyFiltersTag,
+  parseV2CompanyQuery,
+  V2_COMPANY_PARAMS,
+} from '../../core/company-query.ts'
+import { encodeCursor } from '../../core/cursor.ts'
 import { toV2CompanyProfile } from '../../core/company.ts'
+import type { V2CompanyListResponse } from '../../core/schema/api.ts'
 import { decodedSegment } from '../http/canonical-path.ts'
 import { httpError } from '../http/errors.ts'
 import { computedPayload } from '../http/payload.ts'
 import { payloadReply, type Reply } from '../http/respond.ts'
-import { runCompanyQuery } from '../query/companies.ts'
+import { companyCursorAt, runCompanyQuery } from '../query/companies.ts'
 import { liveJobsByCompany } from '../query/live-jobs.ts'
 import { liveJobsModifiedAt, nameIgnoredParameters, type RestContext } from './context.ts'
 import { edgeHeaders } from '../http/edge-headers.ts'
@@ -24,13 +31,19 @@ export async function handleV2Companies(ctx: RestContext): Promise<Reply> {
   const { snapshot, now } = ctx
   const key = `companies|${snapshot.id}|${snapshot.jobs.expiredCount(now)}|${canonicalCompanyQuery(query)}`
   const result = await ctx.responseCache.getOrCompute(key, async () => {
-    const { total, page } = runCompanyQuery(snapshot.companies, liveJobsByCompany(snapshot, now), query)
-    const body = {
+    const { total, page, more } = runCompanyQuery(snapshot.companies, liveJobsByCompany(snapshot, now), query)
+    const last = page.at(-1)
+    const body: V2CompanyListResponse = {
       data: page.map(({ company, liveJobs }) => toV2CompanyProfile(company, liveJobs)),
-      page: query.page,
+      // A page asked for by cursor has no number.
+      page: query.cursor ? null : query.page,
       limit: query.limit,
       total,
-      has_more: query.page * query.limit < total,
+      has_more: more,
+      next_cursor:
+        more && last
+          ? encodeCursor(companyCursorAt(last.company, last.liveJobs, query.sort, companyFiltersTag(query)))
+          : null,
     }
     return computedPayload(Buffer.from(JSON.stringify(body)))
   })

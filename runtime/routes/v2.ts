@@ -4,7 +4,8 @@
  * job as it is, the list as a query over the in-memory index whose page is
  * stitched from those bodies, then cached. No file is read per request.
  */
-import { canonicalV2Query, parseV2ListQuery, V2_LIST_PARAMS } from '../../core/query.ts'
+import { encodeCursor } from '../../core/cursor.ts'
+import { canonicalV2Query, parseV2ListQuery, V2_LIST_PARAMS, v2FiltersTag } from '../../core/query.ts'
 import { SLUG_PATTERN } from '../../core/schema/dataset.ts'
 import { computedPayload, storedPayload } from '../http/payload.ts'
 import { decodedSegment } from '../http/canonical-path.ts'
@@ -12,6 +13,7 @@ import { httpError } from '../http/errors.ts'
 import { type MaybePromise, payloadReply, type Reply } from '../http/respond.ts'
 import { facetCounts } from '../query/facets.ts'
 import { runV2Query } from '../query/run-query.ts'
+import { jobCursorAt } from '../query/seek.ts'
 import { queryContext } from '../snapshot.ts'
 import { liveJobsModifiedAt, nameIgnoredParameters, type RestContext, snapshotModifiedAt } from './context.ts'
 import { edgeHeaders } from '../http/edge-headers.ts'
@@ -53,9 +55,16 @@ export async function handleV2List(ctx: RestContext): Promise<Reply> {
   const key = `v2|${snapshot.id}|${snapshot.jobs.expiredCount(ctx.now)}|${canonicalV2Query(query)}`
   const result = await ctx.responseCache.getOrCompute(key, async (allocate) => {
     const context = queryContext(snapshot, ctx.now)
-    const { total, positions } = runV2Query(context, query)
+    const { total, positions, more } = runV2Query(context, query)
     const facets = query.facets.length ? `,"facets":${JSON.stringify(facetCounts(context, query, query.facets))}` : ''
-    const tail = `],"page":${query.page},"limit":${query.limit},"total":${total},"has_more":${query.page * query.limit < total}${facets}}`
+    // The cursor of the page's last job; none when nothing follows it (a page past the end has no last job either).
+    const last = positions.at(-1)
+    const next =
+      more && last !== undefined
+        ? JSON.stringify(encodeCursor(jobCursorAt(snapshot.jobs, query.sort, v2FiltersTag(query), last)))
+        : 'null'
+    // A page asked for by cursor has no number: `page` is null then.
+    const tail = `],"page":${query.cursor ? 'null' : query.page},"limit":${query.limit},"total":${total},"has_more":${more},"next_cursor":${next}${facets}}`
     return computedPayload(
       snapshot.v2Bodies.join(positions, LIST_HEAD, Buffer.from(tail), allocate),
       undefined,

@@ -405,10 +405,10 @@ describe('clamping', () => {
   it('a page past the end is 200 with data [] and has_more false', async () => {
     for (const page of [Math.ceil(liveTotal / 25) + 1, 1000, 9_000_000]) {
       const res = await getV2List(base, `page=${page}`)
-      expect(res.body).toEqual({ data: [], page, limit: 25, total: liveTotal, has_more: false })
+      expect(res.body).toEqual({ data: [], page, limit: 25, total: liveTotal, has_more: false, next_cursor: null })
     }
     const empty = await getV2List(base, 'category=astronaut')
-    expect(empty.body).toEqual({ data: [], page: 1, limit: 25, total: 0, has_more: false })
+    expect(empty.body).toEqual({ data: [], page: 1, limit: 25, total: 0, has_more: false, next_cursor: null })
   })
 
   it('the last page is partial and has_more turns false exactly there', async () => {

@@ -27,6 +27,7 @@ const VALIDATED = [
   'sort',
   'q',
   'facets',
+  'cursor',
 ]
 const INTEGER_PARAMS = ['page', 'limit', 'salary_min', 'salary_max', 'posted_after'] as const
 const NON_NEGATIVE = new Set(['salary_min', 'salary_max', 'posted_after'])
