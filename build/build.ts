@@ -47,6 +47,7 @@ import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './iss
 import { isLiveAt, parseMeta, type RecordSummary } from './job-record.ts'
 import { loadDatasetContext, missingRecordsIssue, UniqueKeys } from './load-dataset.ts'
 import { PackedBodiesWriter } from './packed-bodies.ts'
+import { ExportsWriter } from './exports.ts'
 import { WriteThread } from './write-thread.ts'
 import { buildOpenApiYaml, type OpenApiExamples } from './openapi.ts'
 import { createProgress, type Progress } from './progress.ts'
@@ -74,6 +75,8 @@ export interface BuildOptions {
    */
   workers?: number
   progress?: Progress
+  /** Rows per row group of jobs.parquet (default PARQUET_ROW_GROUP_ROWS); tests use small ones. */
+  parquetRowGroupRows?: number
 }
 
 export interface BuildResult {
@@ -88,6 +91,9 @@ export interface BuildResult {
   filesReused: number
   /** Job records whose checks and outputs were reused from the previous build's cache. */
   recordsReused: number
+  /** Gzip members of jobs.ndjson.gz copied from the previous snapshot's, of all its members. */
+  exportMembersReused: number
+  exportMembers: number
 }
 
 export const CHANGED_PATHS_FILE = 'changed-paths.txt'
@@ -105,7 +111,7 @@ async function previousSnapshot(distDir: string): Promise<PreviousSnapshot | und
     }
     // Any format: a snapshot of the previous format (the first build after an upgrade) still links the change
     // feed and lends its unchanged public files, whose bytes no format change has touched.
-    const parsedHead = SnapshotManifestHead.extend({ format: z.int() }).safeParse(head)
+    const parsedHead = SnapshotManifestHead.extend({ format: z.int(), exports: z.unknown() }).safeParse(head)
     if (!parsedHead.success || typeof files !== 'object' || files === null || Array.isArray(files)) return undefined
     for (const hash of Object.values(files)) if (typeof hash !== 'string') return undefined
     return {
@@ -256,6 +262,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       () => jobIndexFile.close(),
       () => cacheFile.close(),
     )
+    const exportsWriter = new ExportsWriter(stagingDir, writer, previous?.dir, options.parquetRowGroupRows)
+    closers.push(() => exportsWriter.close())
     const v1Pages = new V1PageWriter(writer, v1UsageNotice(options.siteUrl), live.length)
     const textIndex = new TermPostingsBuilder()
     // Jobs republished unchanged keep their terms: their lists come forward from the previous snapshot's.
@@ -284,6 +292,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       })
       packedV2.add(v2)
       packedV1.add(v1)
+      await exportsWriter.addJob(v2, entry.hash)
       await v1Pages.add(v1)
       if (position > 0) jobIndexFile.write(',\n')
       jobIndexFile.write(entry.indexedJson)
@@ -346,6 +355,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       publishedCompany(company, liveByCompany[index]!),
     )
     await writeIndexFile(snapshotPaths.companies, jsonArrayByLine(companyIndexFile))
+    progress.log('finishing the bulk exports')
+    const exports = await exportsWriter.finish(
+      companyIndexFile.map((company) => ({ company, liveJobs: company.live_jobs })),
+    )
     for (const [packed, paths] of [
       [packedV2, snapshotPaths.v2Bodies],
       [packedV1, snapshotPaths.v1Bodies],
@@ -382,6 +395,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       v1_limits: [...PRECOMPUTED_V1_LIMITS],
       files: writer.hashes,
       index_hashes: indexHashes,
+      exports,
     }
     const changes = diffSnapshots(
       previous?.hashes,
@@ -405,6 +419,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       filesRewritten: writer.rewritten,
       filesReused: writer.reused,
       recordsReused: records.reused,
+      exportMembersReused: exportsWriter.stats.membersReused,
+      exportMembers: exportsWriter.stats.members,
     }
   } finally {
     for (const close of closers) await close()

@@ -7,6 +7,7 @@
  */
 export { type Config, type ConfigInput, loadConfig } from './config.ts'
 export { contentHash, indexFileHash } from './content-hash.ts'
+export { V2ExportsResponse } from './exports.ts'
 export {
   allCountryCodes,
   countryContinent,

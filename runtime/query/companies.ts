@@ -4,6 +4,7 @@
  * expiry), so a company with no live job left is never listed.
  */
 import type { V2CompanyQuery } from '../../core/company-query.ts'
+import { companyNameOrder } from '../../core/company.ts'
 import { resolveCountry } from '../../core/geo.ts'
 import { PREFIX_MIN_TERM_LENGTH, queryTerms, textTerms } from '../../core/search.ts'
 import type { IndexedCompany } from '../../core/snapshot.ts'
@@ -14,17 +15,12 @@ export interface CompanyQueryResult {
   page: { company: IndexedCompany; liveJobs: number }[]
 }
 
-const byName = new Intl.Collator('en', { sensitivity: 'base' })
-/** Name order, ties by slug: the default order, and the tie-break of sort=jobs. */
-const nameOrder = (a: IndexedCompany, b: IndexedCompany) =>
-  byName.compare(a.name, b.name) || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0)
-
 /** Companies in name order, sorted once per companies array (a snapshot's). */
 const sortedByName = new WeakMap<readonly IndexedCompany[], IndexedCompany[]>()
 function inNameOrder(companies: readonly IndexedCompany[]): IndexedCompany[] {
   let sorted = sortedByName.get(companies)
   if (!sorted) {
-    sorted = [...companies].sort(nameOrder)
+    sorted = [...companies].sort(companyNameOrder)
     sortedByName.set(companies, sorted)
   }
   return sorted
