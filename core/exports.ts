@@ -31,6 +31,15 @@ export const ExportFileRecord = z.object({
 })
 export type ExportFileRecord = z.infer<typeof ExportFileRecord>
 
+const EXAMPLE_FILE = {
+  name: 'jobs.ndjson.gz',
+  bytes: 41_734_512,
+  rows: 100_000,
+  sha256: '64ba1a747044132db16cd4bc4990e2cddfa01a1f420e23e3bbe37eb0681b6848',
+  content_type: 'application/gzip',
+  url: '/api/v2/exports/jobs.ndjson.gz',
+}
+
 export const V2ExportsResponse = z
   .object({
     snapshot_id: d(
@@ -42,7 +51,7 @@ export const V2ExportsResponse = z
       z.array(
         ExportFileRecord.extend({
           url: d(z.string(), 'Path to download it from (GET, HEAD, Range requests).'),
-        }).meta({ id: 'V2ExportFile', description: 'One bulk export file.' }),
+        }).meta({ id: 'V2ExportFile', description: 'One bulk export file.', examples: [EXAMPLE_FILE] }),
       ),
       'jobs.ndjson.gz, companies.ndjson.gz and jobs.parquet.',
     ),
@@ -50,6 +59,9 @@ export const V2ExportsResponse = z
   .meta({
     id: 'V2Exports',
     description: 'The bulk exports of the live snapshot: every live job and company in one download each.',
+    examples: [
+      { snapshot_id: '20261124T182512983Z-140529c3', built_at: '2026-11-24T18:25:12.983Z', files: [EXAMPLE_FILE] },
+    ],
   })
 export type V2ExportsResponse = z.infer<typeof V2ExportsResponse>
 
