@@ -4,6 +4,7 @@
  */
 import { type SnapshotJobChanges, snapshotPaths } from '../core/snapshot.ts'
 import { PAGE_SIZE_DEFAULT } from '../core/query.ts'
+import { EXPORTS_PATH } from '../core/exports.ts'
 
 /** Public URL paths that serve a snapshot file. v1 pages have several spellings; all are listed. */
 function publicPathsOf(file: string): string[] {
@@ -20,6 +21,9 @@ function publicPathsOf(file: string): string[] {
     return paths
   }
   if (file === snapshotPaths.openapi) return ['/openapi.yaml']
+  // A changed export: its file and the index that lists its hash.
+  match = /^exports\/(.+)$/.exec(file)
+  if (match) return [`${EXPORTS_PATH}/${match[1]}`, EXPORTS_PATH]
   return []
 }
 
