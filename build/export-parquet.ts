@@ -203,9 +203,6 @@ export interface ParquetExportResult {
   sha256: string
 }
 
-/** Bytes gathered before a write to the file. */
-const FLUSH_BYTES = 1 << 20
-
 /** Writes jobs.parquet a row group per `addRowGroup` call; the file is hashed as it is written. */
 export class ParquetExportFile {
   private readonly fd: number
@@ -217,13 +214,8 @@ export class ParquetExportFile {
 
   constructor(file: string) {
     this.fd = openSync(file, 'w')
-    this.bytes = new ByteWriter()
-    // hyparquet-writer calls `ensure` before each append: the place to write out what it has gathered.
-    const ensure = this.bytes.ensure.bind(this.bytes)
-    this.bytes.ensure = (size: number) => {
-      if (this.bytes.index > FLUSH_BYTES) this.flush()
-      ensure(size)
-    }
+    // Holds one row group's bytes at a time: written out after each (its `offset` keeps counting the file's bytes).
+    this.bytes = new ByteWriter(1 << 20)
     this.writer = new ParquetWriter({
       writer: this.bytes,
       schema: SCHEMA as never,
@@ -245,6 +237,7 @@ export class ParquetExportFile {
     }))
     this.writer.write({ columnData: columnData as never, rowGroupSize: jobs.length })
     this.rows += jobs.length
+    this.flush()
   }
 
   finish(): ParquetExportResult {

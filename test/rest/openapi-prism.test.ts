@@ -270,6 +270,11 @@ async function corpus(): Promise<Case[]> {
     { path: '/api/v2/changes?since=yesterday' },
     { path: '/api/v2/changes?since=20200101T000000000Z-00000000' },
     { path: `/api/v2/changes?since=${snapshotId}&since=20200101T000000000Z-00000000` },
+    { path: '/api/v2/exports' },
+    { path: '/api/v2/exports/companies.ndjson.gz' },
+    { path: '/api/v2/exports/jobs.parquet', headers: { range: 'bytes=-8' } },
+    { path: '/api/v2/exports/companies.ndjson.gz', headers: { range: 'bytes=0-99', 'if-range': '"stale"' } },
+    { path: '/api/v2/exports/companies.ndjson.gz', headers: { range: 'bytes=999999999-' } },
     ...['/api/v1', '/api/v2/jobs', `/api/v2/jobs/${job}`, '/api/v2/companies', `/api/v2/companies/${company}`].flatMap(
       (p) => [
         {
