@@ -299,6 +299,8 @@ async function corpus(): Promise<Case[]> {
     '/feeds/jobs.rss?category=x',
     '/feeds/jobs.atom?q=engineer',
     `/api/v2/changes?since=${snapshotId}`,
+    '/api/v2/exports',
+    '/api/v2/exports/companies.ndjson.gz',
   ]) {
     // Each encoding has its own tag: the identity one, asked for again as identity.
     const etag = (
@@ -343,7 +345,7 @@ describe('Prism, validating both ways, in front of a real server', () => {
     expect(problems).toEqual([])
     // The corpus reaches every documented status of the jobs list, and Prism refused some bad requests itself.
     expect(tally.get('200->200')).toBeGreaterThan(80)
-    expect(tally.get('304->304')).toBe(10)
+    expect(tally.get('304->304')).toBe(12)
     expect(tally.get('400->422')).toBeGreaterThan(10)
     expect(tally.get('404->404')).toBeGreaterThanOrEqual(4)
     expect(tally.get('204->204')).toBe(5)
