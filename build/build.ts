@@ -205,7 +205,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   // Worker threads and open files are released whether the build succeeds or throws.
   const closers: (() => unknown)[] = [() => pool.close(), () => writer.close()]
   // Made now, so that its Parquet thread starts (a second or so under tsx) while pass 1 runs.
-  const exportsWriter = new ExportsWriter(stagingDir, writer, previous?.dir, options.parquetRowGroupRows)
+  const exportsWriter = new ExportsWriter(stagingDir, writer, previous, options.parquetRowGroupRows)
   closers.push(() => exportsWriter.close())
   let published = false
   try {

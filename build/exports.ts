@@ -5,14 +5,14 @@
  * unchanged runs copied from the previous snapshot's file) and a row of
  * jobs.parquet (on a thread of its own); the companies follow at the end.
  */
-import { mkdirSync } from 'node:fs'
+import { linkSync, mkdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { toV2CompanyProfile, companyNameOrder } from '../core/company.ts'
 import { contentHash } from '../core/content-hash.ts'
 import { EXPORT_FILES, type ExportFileRecord, type ExportName, exportPath } from '../core/exports.ts'
 import type { IndexedCompany } from '../core/snapshot.ts'
 import { NdjsonExportWriter, PreviousMembers } from './export-ndjson.ts'
-import type { SnapshotFileWriter } from './file-writer.ts'
+import type { PreviousSnapshot, SnapshotFileWriter } from './file-writer.ts'
 import { ParquetThread } from './parquet-thread.ts'
 
 /** Private files: each gzip export's member table, for the next build to copy unchanged runs from. */
@@ -40,7 +40,7 @@ export class ExportsWriter {
   constructor(
     private readonly root: string,
     private readonly files: SnapshotFileWriter,
-    private readonly previousDir: string | undefined,
+    private readonly previous: PreviousSnapshot | undefined,
     parquetRowGroupRows?: number,
   ) {
     mkdirSync(path.join(root, 'exports'), { recursive: true })
@@ -108,8 +108,12 @@ export class ExportsWriter {
     ]
     for (const record of records) {
       record.content_type = contentTypeOf(record.name)
+      const file = exportPath(record.name)
       // The file map holds content hashes in one form: the SHA-256, base64url, cut as contentHash cuts it.
-      this.files.hashes[exportPath(record.name)] = Buffer.from(record.sha256, 'hex').toString('base64url').slice(0, 22)
+      const hash = Buffer.from(record.sha256, 'hex').toString('base64url').slice(0, 22)
+      this.files.hashes[file] = hash
+      if (this.linkedFromPrevious(file, hash)) this.files.reused++
+      else this.files.rewritten++
     }
     return records
   }
@@ -131,10 +135,31 @@ export class ExportsWriter {
   }
 
   private previousMembers(name: ExportName): PreviousMembers | undefined {
-    if (!this.previousDir) return undefined
-    return PreviousMembers.open(
-      path.join(this.previousDir, exportPath(name)),
-      path.join(this.previousDir, membersTable(name)),
-    )
+    if (!this.previous) return undefined
+    const { dir } = this.previous
+    return PreviousMembers.open(path.join(dir, exportPath(name)), path.join(dir, membersTable(name)))
+  }
+
+  /**
+   * An export identical to the previous snapshot's (the companies after a job edit, all of them
+   * when nothing changed) becomes a hard link to it, as every unchanged public file does: kept
+   * snapshots then share its disk space. False when it differs or the link cannot be made.
+   */
+  private linkedFromPrevious(file: string, hash: string): boolean {
+    if (!this.previous || this.previous.hashes[file] !== hash) return false
+    const target = path.join(this.root, file)
+    const written = `${target}.written`
+    linkSync(target, written)
+    rmSync(target)
+    try {
+      linkSync(path.join(this.previous.dir, file), target)
+      rmSync(written)
+      return true
+    } catch {
+      // The previous copy is gone: the file written here stays.
+      linkSync(written, target)
+      rmSync(written)
+      return false
+    }
   }
 }
