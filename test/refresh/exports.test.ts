@@ -9,12 +9,14 @@
  * recipe (export, then the change feed) ends equal to the API, job for job.
  */
 import { createHash } from 'node:crypto'
+import { cp, rm, truncate } from 'node:fs/promises'
+import path from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import { asyncBufferFromUrl, parquetMetadataAsync, parquetQuery } from 'hyparquet'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BuildResult, buildSnapshot, createProgress } from '../../build/index.ts'
 import { V2ExportsResponse } from '../../core/index.ts'
-import type { RunningServer } from '../../runtime/index.ts'
+import { createFileCache, loadSnapshot, type RunningServer } from '../../runtime/index.ts'
 import { startFixtureServer } from '../support/fixtures.ts'
 import { createDataset, editJobs, type RefreshDataset } from './support/dataset.ts'
 
@@ -216,6 +218,24 @@ describe('jobs.parquet, queried in place over HTTP', () => {
     expect(rows.map((row) => ({ slug: row.slug, posted_at: row.posted_at.getTime() }))).toEqual(expected)
     expect(requests).toBeGreaterThan(1)
     expect(bytesServed / parquet.bytes, `${bytesServed} of ${parquet.bytes} bytes read`).toBeLessThan(0.1)
+  })
+})
+
+describe('loading a snapshot', () => {
+  it('refuses one whose export is not the size its manifest records', async () => {
+    const { snapshotDir } = await build()
+    const copy = `${dataset.distDir}-copy`
+    // A copy, not links: truncating a hard-linked file would change every snapshot that shares it.
+    await cp(snapshotDir, copy, { recursive: true })
+    await expect(loadSnapshot(copy, createFileCache(0)).then((loaded) => loaded.close())).resolves.toBeUndefined()
+    await truncate(path.join(copy, 'exports/jobs.parquet'), 100)
+    await expect(loadSnapshot(copy, createFileCache(0))).rejects.toThrow(
+      /jobs\.parquet: 100 bytes, the manifest says \d+/,
+    )
+    await rm(path.join(copy, 'exports/companies.ndjson.gz'))
+    await truncate(path.join(copy, 'exports/jobs.parquet'), 0)
+    await expect(loadSnapshot(copy, createFileCache(0))).rejects.toThrow(/missing|manifest says/)
+    await server.reload()
   })
 })
 
