@@ -28,6 +28,9 @@ export async function handleV2Exports(ctx: RestContext): Promise<Reply> {
   })
 }
 
+/** A browser resuming a download reads these too (not CORS-safelisted): added to the common exposed list. */
+const EXPOSED_FOR_RANGES: [string, string] = ['access-control-expose-headers', 'Content-Range, Accept-Ranges']
+
 export async function handleV2ExportFile(ctx: RestContext, name: string): Promise<Reply> {
   const { snapshot, request } = ctx
   const record = snapshot.manifest.exports.find((file) => file.name === name)
@@ -42,10 +45,7 @@ export async function handleV2ExportFile(ctx: RestContext, name: string): Promis
   const lastModified = new Date(snapshot.manifest.built_at).toUTCString()
   const headers = withCommonHeaders(
     cacheableHeaders(etag, ctx.config.JOBSNAP_CACHE_TTL, 'HIT'),
-    [
-      ['last-modified', lastModified],
-      ['accept-ranges', 'bytes'],
-    ],
+    [['last-modified', lastModified], ['accept-ranges', 'bytes'], EXPOSED_FOR_RANGES],
     ctx.headers,
   )
   if (matchesIfNoneMatch(request.headers.get('if-none-match'), etag)) return { status: 304, headers, body: null }
@@ -57,7 +57,7 @@ export async function handleV2ExportFile(ctx: RestContext, name: string): Promis
   if (range.kind === 'unsatisfiable')
     throw httpError(416, `The range is outside the file: ${name} has ${size} bytes (offsets 0 to ${size - 1}).`, {
       field: 'range',
-      headers: [...ctx.headers, ['accept-ranges', 'bytes'], ['content-range', `bytes */${size}`]],
+      headers: [...ctx.headers, ['accept-ranges', 'bytes'], ['content-range', `bytes */${size}`], EXPOSED_FOR_RANGES],
     })
   const [status, start, end] = range.kind === 'range' ? [206, range.start, range.end] : [200, 0, size - 1]
   headers.push(['content-type', record.content_type], ['content-length', String(end - start + 1)])

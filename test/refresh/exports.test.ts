@@ -145,6 +145,8 @@ describe('the exports index and files', () => {
     expect(part.response.status).toBe(206)
     expect(part.response.headers.get('content-range')).toBe(`bytes 100-199/${size}`)
     expect(part.bytes.equals(whole.subarray(100, 200))).toBe(true)
+    // A browser script resuming a download can read the range headers.
+    expect(part.response.headers.get('access-control-expose-headers')).toMatch(/\bContent-Range\b/)
 
     const suffix = await download(url, { range: 'bytes=-50' })
     expect(suffix.response.status).toBe(206)

@@ -252,6 +252,7 @@ describe('deploy/nginx.conf in front of jobsnap', () => {
       expect(header(whole, 'content-encoding')).toBeUndefined()
       expect(header(whole, 'x-snapshot-id')).toBe(snapshotId)
       expect(header(whole, 'accept-ranges')).toBe('bytes')
+      expect(header(whole, 'access-control-expose-headers')).toMatch(/\bContent-Range\b/)
       expect(createHash('sha256').update(whole.body).digest('hex')).toBe(file.sha256)
       const etag = header(whole, 'etag')!
       const half = Math.floor(file.bytes / 2)
