@@ -37,6 +37,8 @@ interface BuildStats {
   peak_rss_mb: number | null
   live_jobs: number
   measured_at: string
+  /** What writing the bulk exports added to the build's wall time (the build prints it); absent in older records. */
+  exports_seconds?: number | null
   /** The rebuild after retitling 1% of the job records (`--rebuild` measures both). */
   change?: {
     wall_seconds: number
@@ -44,7 +46,17 @@ interface BuildStats {
     records_changed: number
     records_reused: number | null
     files_written: number | null
+    exports_seconds?: number | null
+    /** Gzip members of jobs.ndjson.gz copied from the previous snapshot, and all of them. */
+    export_members_copied?: number | null
+    export_members?: number | null
   }
+}
+
+/** The seconds the build says its bulk exports took on its own thread, from its output. */
+function exportsSeconds(output: string): number | null {
+  const ms = /exports: (\d+) ms/.exec(output)?.[1]
+  return ms === undefined ? null : Number(ms) / 1000
 }
 
 export interface PreparedDataset {
@@ -166,6 +178,7 @@ export async function prepareDataset(
       peak_rss_mb: full.peakRssMb,
       live_jobs: published.manifest.counts.live_jobs,
       measured_at: new Date().toISOString(),
+      exports_seconds: exportsSeconds(full.output),
     }
     if (options.rebuild) {
       // The refresh the data team runs most: the same dataset with 1% of its jobs retitled, built over the last snapshot.
@@ -186,6 +199,9 @@ export async function prepareDataset(
         records_changed: recordsChanged,
         records_reused: counted(/(\d+) of \d+ job records reused/),
         files_written: counted(/\((\d+) written/),
+        exports_seconds: exportsSeconds(change.output),
+        export_members_copied: counted(/(\d+) of \d+ gzip members/),
+        export_members: counted(/\d+ of (\d+) gzip members/),
       }
       log(
         `rebuilt in ${change.wallSeconds} s (${stats.change.records_reused ?? '?'} records reused, ${stats.change.files_written ?? '?'} files written), peak RSS ${change.peakRssMb ?? '?'} MB`,

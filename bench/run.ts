@@ -75,6 +75,7 @@ import {
 import { isCompressedCopy } from '../core/index.ts'
 import { runSoak } from './soak.ts'
 import { runCdn } from './cdn.ts'
+import { measureExports } from './exports.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -302,12 +303,33 @@ function buildLines(jobs: number, dataset: PreparedDataset): string[] {
         "Build after a 1% change: not measured in this snapshot's run (`npm run bench -- --rebuild` measures it).",
       )
     }
+    lines.push(exportsBuildLine(build.stats, large))
   } else {
     lines.push(
       `Build: not measured: this snapshot was built outside the bench; run \`npm run bench -- --rebuild\` to measure a full build.`,
     )
   }
   return lines
+}
+
+/**
+ * What the bulk exports cost the builds: the time the build's own thread spent on them (waits for the
+ * compression and Parquet threads included), as a share of the full build and in seconds of the 1% rebuild.
+ */
+function exportsBuildLine(stats: NonNullable<PreparedDataset['build']>['stats'], large: boolean): string {
+  const full = stats.exports_seconds
+  if (full === undefined || full === null) return 'Bulk exports in the build: not measured (an older build record).'
+  // Added to what the build would take without them.
+  const share = full / Math.max(0.001, stats.wall_seconds - full)
+  const fullTarget = atMost(share * 100, 15, 'target ≤ +15% of a full build')
+  const change = stats.change
+  const changeTarget = atMost(change?.exports_seconds ?? undefined, 10, 'target ≤ 10 s at 1M')
+  const verdict = (target: Target) =>
+    `${target.text}: ${target.met === undefined ? 'unknown' : target.met ? 'met' : 'MISSED'}`
+  const rebuild = change
+    ? `; in the 1% rebuild ${change.exports_seconds?.toFixed(1) ?? '?'} s (${change.export_members_copied?.toLocaleString('en-US') ?? '?'} of ${change.export_members?.toLocaleString('en-US') ?? '?'} gzip members of jobs.ndjson.gz copied from the previous file, jobs.parquet rewritten)${large ? `; ${verdict(changeTarget)}` : ' (the 10 s target is for 1M)'}`
+    : ''
+  return `Bulk exports in the build (time on the build's own thread, waits for its compression and Parquet threads included): ${full.toFixed(1)} s of the full build = +${(share * 100).toFixed(0)}%${large ? `; ${verdict(fullTarget)}` : ` (${verdict(fullTarget)}; the targets are for 1M)`}${rebuild}.`
 }
 
 /** Reads every identity file the HTTP scenarios serve (v2 jobs, v1 pages of 25) and the index files once. */
@@ -359,6 +381,10 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
   log(
     `jobsnap ready in ${(jobsnap.readyMs / 1000).toFixed(2)} s on port ${jobsnap.port}, RSS ${rssReady?.rssMb.toFixed(0) ?? '?'} MB`,
   )
+
+  log('bulk exports: one download of jobs.ndjson.gz, one Parquet query over HTTP')
+  const exportLines = await measureExports(`http://127.0.0.1:${jobsnap.port}`)
+  for (const line of exportLines) log(`  ${line}`)
 
   log('starting nginx and json-server')
   const nginx = await startNginx(dataset.snapshotDir, workDir)
@@ -501,6 +527,7 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
   const at100k = jobs === FULL_JOBS
   const lines: string[] = [...wrkLines]
   lines.push(...buildLines(jobs, dataset))
+  lines.push(...exportLines)
   const facetTarget = atMost(facetCost.addedMedianMs, 5, 'target ≤ 5 ms added')
   lines.push(
     `Facets (all seven) on an uncached v2 list, one request at a time, ${facetCost.pairs} random queries each asked plain and faceted: +${facetCost.addedMedianMs.toFixed(2)} ms at the median, +${facetCost.addedP95Ms.toFixed(2)} ms at p95 (plain: ${facetCost.plainMedianMs.toFixed(2)} ms median, a fresh connection each); ${at100k ? `${facetTarget.text}: ${facetTarget.met ? 'met' : 'MISSED'}` : 'target (≤ 5 ms added) is for 100k'}.`,

@@ -47,6 +47,7 @@ import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './iss
 import { isLiveAt, parseMeta, type RecordSummary } from './job-record.ts'
 import { loadDatasetContext, missingRecordsIssue, UniqueKeys } from './load-dataset.ts'
 import { PackedBodiesWriter } from './packed-bodies.ts'
+import { ExportsWriter } from './exports.ts'
 import { WriteThread } from './write-thread.ts'
 import { buildOpenApiYaml, type OpenApiExamples } from './openapi.ts'
 import { createProgress, type Progress } from './progress.ts'
@@ -74,6 +75,8 @@ export interface BuildOptions {
    */
   workers?: number
   progress?: Progress
+  /** Rows per row group of jobs.parquet (default PARQUET_ROW_GROUP_ROWS); tests use small ones. */
+  parquetRowGroupRows?: number
 }
 
 export interface BuildResult {
@@ -90,6 +93,11 @@ export interface BuildResult {
   filesReused: number
   /** Job records whose checks and outputs were reused from the previous build's cache. */
   recordsReused: number
+  /** Gzip members of jobs.ndjson.gz copied from the previous snapshot's, of all its members. */
+  exportMembersReused: number
+  exportMembers: number
+  /** What writing the bulk exports added to the build's wall time (ExportsStats.busyMs). */
+  exportsMs: number
 }
 
 export const CHANGED_PATHS_FILE = 'changed-paths.txt'
@@ -126,7 +134,7 @@ async function previousSnapshot(distDir: string): Promise<PreviousSnapshot | und
     }
     // Any format: a snapshot of the previous format (the first build after an upgrade) still links the change
     // feed and lends its unchanged public files, whose bytes no format change has touched.
-    const parsedHead = SnapshotManifestHead.extend({ format: z.int() }).safeParse(head)
+    const parsedHead = SnapshotManifestHead.extend({ format: z.int(), exports: z.unknown() }).safeParse(head)
     if (!parsedHead.success || typeof files !== 'object' || files === null || Array.isArray(files)) return undefined
     for (const hash of Object.values(files)) if (typeof hash !== 'string') return undefined
     return {
@@ -217,6 +225,9 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const writer = new SnapshotFileWriter(stagingDir, previous)
   // Worker threads and open files are released whether the build succeeds or throws.
   const closers: (() => unknown)[] = [() => pool.close(), () => writer.close()]
+  // Made now, so that its Parquet thread starts (a second or so under tsx) while pass 1 runs.
+  const exportsWriter = new ExportsWriter(stagingDir, writer, previous, options.parquetRowGroupRows)
+  closers.push(() => exportsWriter.close())
   let published = false
   try {
     // Pass 1: check every record, reusing what the previous build worked out where nothing changed.
@@ -305,6 +316,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       })
       packedV2.add(v2)
       packedV1.add(v1)
+      await exportsWriter.addJob(v2, entry.hash)
       await v1Pages.add(v1)
       if (position > 0) jobIndexFile.write(',\n')
       jobIndexFile.write(entry.indexedJson)
@@ -383,6 +395,12 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       live.map((ordinal) => records.slugs[ordinal]!),
     )
     progress.log(`wrote the indexes and the last files in ${seconds(finishStarted)}`)
+    // After the other files are on disk: what is waited for here is the exports' own work, not the queue before it.
+    const exportsStarted = performance.now()
+    const exports = await exportsWriter.finish(
+      companyIndexFile.map((company) => ({ company, liveJobs: company.live_jobs })),
+    )
+    progress.log(`finished the bulk exports in ${seconds(exportsStarted)}`)
     await pool.close()
     await Promise.all(pool.spillFiles.map((file) => rm(file, { force: true })))
 
@@ -404,6 +422,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       v1_limits: [...PRECOMPUTED_V1_LIMITS],
       files: writer.hashes,
       index_hashes: indexHashes,
+      exports,
     }
     const companiesChanged = previous?.indexHashes[snapshotPaths.companies] !== indexHashes[snapshotPaths.companies]
     const changes = diffSnapshots(previous?.hashes, writer.hashes, companiesChanged)
@@ -435,6 +454,9 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       filesRewritten: writer.rewritten,
       filesReused: writer.reused,
       recordsReused: records.reused,
+      exportMembersReused: exportsWriter.stats.membersReused,
+      exportMembers: exportsWriter.stats.members,
+      exportsMs: exportsWriter.stats.busyMs,
     }
   } finally {
     for (const close of closers) await close()

@@ -2,9 +2,10 @@
  * What a new snapshot changed, as public URL paths: the list an operator
  * purges from a CDN after a refresh (written to `changed-paths.txt`).
  */
-import { ALL_TAG, companyTag, DOCS_TAG, jobTag, LISTS_TAG, v1PageTag } from '../core/cache-tags.ts'
+import { ALL_TAG, companyTag, DOCS_TAG, EXPORTS_TAG, jobTag, LISTS_TAG, v1PageTag } from '../core/cache-tags.ts'
 import { type IndexedCompany, type SnapshotJobChanges, snapshotPaths } from '../core/snapshot.ts'
 import { PAGE_SIZE_DEFAULT } from '../core/query.ts'
+import { EXPORTS_PATH } from '../core/exports.ts'
 
 /** Public URL paths that serve a snapshot file. v1 pages have several spellings; all are listed. */
 function publicPathsOf(file: string): string[] {
@@ -21,6 +22,9 @@ function publicPathsOf(file: string): string[] {
     return paths
   }
   if (file === snapshotPaths.openapi) return ['/openapi.yaml']
+  // A changed export: its file and the index that lists its hash.
+  match = EXPORT_FILE.exec(file)
+  if (match) return [`${EXPORTS_PATH}/${match[1]}`, EXPORTS_PATH]
   return []
 }
 
@@ -133,14 +137,20 @@ export function changedTags(changes: SnapshotChanges, context: TagChangeContext)
       tags.add(v1PageTag(Number(page[1]), Number(page[2])))
       jobsChanged = true
     } else if (file === snapshotPaths.openapi) tags.add(DOCS_TAG)
+    else if (EXPORT_FILE.test(file)) {
+      // The files, and the index that lists their sizes and hashes (tagged `lists`).
+      tags.add(EXPORTS_TAG)
+      tags.add(LISTS_TAG)
+    }
   }
   for (const slug of context.companies) tags.add(companyTag(slug))
   if (jobsChanged || context.companies.length > 0) tags.add(LISTS_TAG)
-  // Export files (when the build writes them) are tagged `exports`: added here when one of them changed.
   return [...tags].sort()
 }
 
 const V1_FILE = /^v1\/(\d+)\/(\d+)\.json$/
+/** A bulk export in the snapshot folder (exports/<name>). */
+const EXPORT_FILE = /^exports\/(.+)$/
 
 /**
  * Slugs of the companies whose published profile differs between two

@@ -57,8 +57,26 @@ function link(from, path, precompress) {
     return false
   }
 }
-parentPort.on('message', ({ id, files, bytes, links }) => {
+parentPort.on('message', ({ id, files, bytes, links, members }) => {
   try {
+    if (members !== undefined) {
+      // Gzip members of a bulk export: each slice of the bytes compressed on its own, sent back end to end.
+      const all = Buffer.from(bytes)
+      let start = 0
+      const out = members.ends.map((end) => {
+        const gzipped = zlib.gzipSync(all.subarray(start, end), { level: members.level })
+        start = end
+        return gzipped
+      })
+      const joined = new Uint8Array(out.reduce((sum, part) => sum + part.length, 0))
+      let offset = 0
+      for (const part of out) {
+        joined.set(part, offset)
+        offset += part.length
+      }
+      parentPort.postMessage({ id, linked: out.map((part) => part.length), joined: joined.buffer }, [joined.buffer])
+      return
+    }
     if (links !== undefined) {
       // Relative paths, one a line: linked from the previous snapshot's folder; the ones that fail come back.
       const failed = []
@@ -81,7 +99,7 @@ parentPort.on('message', ({ id, files, bytes, links }) => {
 `
 
 interface Pending {
-  resolve(outcome: BatchOutcome | string[]): void
+  resolve(outcome: BatchOutcome | string[] | number[], joined?: ArrayBuffer): void
   reject(error: Error): void
 }
 
@@ -96,10 +114,20 @@ export class CompressPool {
       const worker = new Worker(WORKER_SOURCE, { eval: true })
       worker.on(
         'message',
-        ({ id, linked, error }: { id: number; linked?: BatchOutcome | string[]; error?: string }) => {
+        ({
+          id,
+          linked,
+          joined,
+          error,
+        }: {
+          id: number
+          linked?: BatchOutcome | string[] | number[]
+          joined?: ArrayBuffer
+          error?: string
+        }) => {
           const task = this.pending.get(id)
           this.pending.delete(id)
-          if (error === undefined) task?.resolve(linked!)
+          if (error === undefined) task?.resolve(linked!, joined)
           else task?.reject(new Error(error))
         },
       )
@@ -141,6 +169,31 @@ export class CompressPool {
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (outcome: BatchOutcome | string[]) => void, reject })
       worker.postMessage({ id, links: { from: fromRoot, to: toRoot, paths: paths.join('\n') } })
+    })
+  }
+
+  /**
+   * Gzips each of `slices` (end offsets into `bytes`) as a member of its own, on a worker;
+   * resolves with the members in order. `bytes` is handed over (transferred), not copied.
+   */
+  gzipMembers(bytes: Uint8Array, ends: number[], level: number): Promise<Buffer[]> {
+    const id = this.nextId++
+    const worker = this.workers[this.nextWorker++ % this.workers.length]!
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, {
+        resolve: (lengths, joined) => {
+          const all = Buffer.from(joined!)
+          let start = 0
+          resolve(
+            (lengths as number[]).map((length) => {
+              start += length
+              return all.subarray(start - length, start)
+            }),
+          )
+        },
+        reject,
+      })
+      worker.postMessage({ id, bytes: bytes.buffer, members: { ends, level } }, [bytes.buffer as ArrayBuffer])
     })
   }
 

@@ -106,6 +106,11 @@ export class SnapshotFileWriter {
     await Promise.all(this.pending)
   }
 
+  /** Gzips slices of `bytes` as separate gzip members on the same worker threads (see CompressPool.gzipMembers). */
+  gzipMembers(bytes: Uint8Array, ends: number[], level: number): Promise<Buffer[]> {
+    return this.workers().gzipMembers(bytes, ends, level)
+  }
+
   /** Stops the worker threads (after a failure too: call it in a finally). */
   async close(): Promise<void> {
     await Promise.allSettled(this.pending)

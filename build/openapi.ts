@@ -24,6 +24,7 @@ import type {
 import { SNAPSHOT_ID_PATTERN } from '../core/snapshot.ts'
 import { DEFAULTS } from '../core/config.ts'
 import { UNDECODABLE_PATH } from '../core/params.ts'
+import { EXPORT_FILES } from '../core/exports.ts'
 
 type JsonSchema = Record<string, unknown>
 
@@ -281,6 +282,7 @@ Behaviour the contract leaves open, as implemented:
 - Companies (/api/v2/companies) are the employers with at least one live job; the jobs list takes \`company=<slug,...>\`.
 - /feeds/jobs.rss, /feeds/jobs.atom and /feeds/jobs.json take the v2 filters and list the newest 50 matching jobs.
 - \`/api/v2/changes?since=<snapshot id>\` lists the jobs added, updated and removed since that snapshot, for mirrors that sync by polling.
+- /api/v2/exports lists each snapshot's bulk exports (jobs.ndjson.gz, companies.ndjson.gz, jobs.parquet): a mirror downloads jobs.ndjson.gz once, keeps its X-Snapshot-Id and then polls the changes. Paging through the list by page number can skip jobs when a snapshot is published mid-crawl; the export cannot.
 - \`facets=<filter names>\` on the jobs list adds per-value counts, each facet counted with every other filter applied but not its own.
 - An agent tool endpoint (Model Context Protocol, streamable HTTP) is served at /api/mcp.
 - Please link back to the public website when you use the API in a public product.`
@@ -555,6 +557,92 @@ function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
                   description: 'The oldest snapshot id changes can be asked since.',
                   schema: { type: 'string' },
                 },
+                ...errorHeaders,
+              },
+              content: errorContent,
+            },
+            '429': responseRef('TooManyRequests'),
+          },
+        },
+      },
+      '/api/v2/exports': {
+        get: {
+          operationId: 'listExports',
+          tags: ['v2'],
+          summary: 'The bulk exports of the live snapshot',
+          description:
+            'Every live job and company in one download each, rebuilt with every snapshot: jobs.ndjson.gz (one job a line, each line byte for byte the /api/v2/jobs/{slug} body, newest first), companies.ndjson.gz (one /api/v2/companies/{slug} body a line, by name) and jobs.parquet (one row per job, flattened columns, sorted newest first, row groups with min/max statistics so readers fetch only the columns and dates they need). To mirror: download jobs.ndjson.gz, keep its X-Snapshot-Id, then poll /api/v2/changes?since=<it>.',
+          responses: {
+            '200': {
+              description: 'The files, with size, rows and SHA-256 each.',
+              headers: successHeaders('v2'),
+              content: { 'application/json': { schema: ref('V2Exports') } },
+            },
+            '304': responseRef('NotModified'),
+            '429': responseRef('TooManyRequests'),
+          },
+        },
+      },
+      '/api/v2/exports/{name}': {
+        get: {
+          operationId: 'getExport',
+          tags: ['v2'],
+          summary: 'Download one bulk export file',
+          description:
+            'The stored file as it is: Content-Type application/gzip for .gz (no Content-Encoding, so the SHA-256 holds for the bytes downloaded), application/vnd.apache.parquet for .parquet. Strong ETag (the SHA-256 in quotes), Last-Modified (the build time), Accept-Ranges: bytes. One Range (bytes=a-b, a-, -n) gets 206; a range starting past the end gets 416 with Content-Range: bytes */<size>; several ranges get the whole file (200). If-Range with an ETag of another snapshot gets the whole new file (200): resume an interrupted download with Range plus If-Range. One download counts as one request against the rate limit.',
+          parameters: [
+            {
+              name: 'name',
+              in: 'path',
+              required: true,
+              description: 'The file name, as /api/v2/exports lists it.',
+              schema: { type: 'string', enum: EXPORT_FILES.map((file) => file.name) },
+            },
+            {
+              name: 'Range',
+              in: 'header',
+              required: false,
+              description: 'One byte range, e.g. bytes=0-1023, bytes=1024- or bytes=-8.',
+              schema: { type: 'string' },
+            },
+            {
+              name: 'If-Range',
+              in: 'header',
+              required: false,
+              description: 'The ETag of the partial copy: the range applies only if the file is still that one.',
+              schema: { type: 'string' },
+            },
+          ],
+          responses: {
+            '200': {
+              description: 'The whole file.',
+              headers: {
+                ...successHeaders('v2'),
+                'Last-Modified': { description: 'The build time of the snapshot.', schema: { type: 'string' } },
+                'Accept-Ranges': { description: 'Always bytes.', schema: { type: 'string' } },
+              },
+              content: {
+                'application/gzip': { schema: { type: 'string', format: 'binary' } },
+                'application/vnd.apache.parquet': { schema: { type: 'string', format: 'binary' } },
+              },
+            },
+            '206': {
+              description: 'The requested range.',
+              headers: {
+                ...successHeaders('v2'),
+                'Content-Range': { description: 'bytes <first>-<last>/<size>.', schema: { type: 'string' } },
+              },
+              content: {
+                'application/gzip': { schema: { type: 'string', format: 'binary' } },
+                'application/vnd.apache.parquet': { schema: { type: 'string', format: 'binary' } },
+              },
+            },
+            '304': responseRef('NotModified'),
+            '404': responseRef('NotFound'),
+            '416': {
+              description: 'The range starts past the end of the file.',
+              headers: {
+                'Content-Range': { description: 'bytes */<size>.', schema: { type: 'string' } },
                 ...errorHeaders,
               },
               content: errorContent,

@@ -16,6 +16,8 @@ export const ALL_TAG = 'all'
 export const LISTS_TAG = 'lists'
 /** On /openapi.yaml and /docs (with its assets). */
 export const DOCS_TAG = 'docs'
+/** On the bulk export files (/api/v2/exports/<name>); their index is computed per snapshot, so `lists`. */
+export const EXPORTS_TAG = 'exports'
 
 /** A single job (/api/v2/jobs/{slug}). */
 export const jobTag = (slug: string): string => `job:${slug}`

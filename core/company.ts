@@ -59,3 +59,8 @@ export function toV2CompanyProfile(company: CompanyFields, liveJobs: number): V2
     jobs_url: `/api/v2/jobs?company=${encodeURIComponent(company.slug)}`,
   })
 }
+
+const byName = new Intl.Collator('en', { sensitivity: 'base' })
+/** Name order, ties by slug: the company list's default order (and the companies export's). */
+export const companyNameOrder = (a: { name: string; slug: string }, b: { name: string; slug: string }) =>
+  byName.compare(a.name, b.name) || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0)

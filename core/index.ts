@@ -8,6 +8,7 @@
 export { ALL_TAG, fittingTags, isTag, MAX_TAG_BYTES, MAX_TAG_HEADER_BYTES } from './cache-tags.ts'
 export { type Config, type ConfigInput, DEFAULTS, loadConfig } from './config.ts'
 export { contentHash, indexFileHash } from './content-hash.ts'
+export { V2ExportsResponse } from './exports.ts'
 export {
   allCountryCodes,
   countryContinent,

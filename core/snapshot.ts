@@ -16,6 +16,10 @@
  *                               holds it in memory and stitches list pages from it
  *   index/v1-jobs.bin / .len    the same for v1 jobs: a v1 page is one contiguous range,
  *                               read with one positional read
+ *   exports/jobs.ndjson.gz      the bulk exports (core/exports.ts): every live job's v2 body,
+ *   exports/companies.ndjson.gz every listed company's profile, one a line, gzip members;
+ *   exports/jobs.parquet        the jobs as a Parquet table (build/export-parquet.ts)
+ *   index/*.ndjson.gz.members   each gzip export's members, for the next build to copy from
  *
  * `<dist>/current` is a relative symlink to the published snapshot; the build
  * swaps it atomically, the runtime follows it.
@@ -23,12 +27,14 @@
 import { readFile, readlink } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
+import { ExportFileRecord } from './exports.ts'
 import { DatasetCompany } from './schema/dataset.ts'
 
 /**
  * 2: the packed job bodies (index/v2-jobs.*, index/v1-jobs.*) that servers read pages from.
  * 3: search terms without accents (core/fold.ts): a server folding its queries finds nothing accented in a format 2 index.
  * 4: office place keys (`o:XX`, placeKey.office): office_country finds nothing in a format 3 index.
+ *    and the bulk exports (exports/, listed in the manifest's `exports`), which a server serves at /api/v2/exports.
  */
 export const SNAPSHOT_FORMAT = 4
 export const PRECOMPUTED_V1_LIMITS = [25, 100] as const
@@ -99,6 +105,8 @@ export const SnapshotManifest = z.object({
    * Absent in snapshots built before it existed: those are validated.
    */
   index_hashes: z.record(z.string(), z.string()).optional(),
+  /** The bulk exports under exports/ (core/exports.ts): size, rows and SHA-256 of each. */
+  exports: z.array(ExportFileRecord),
 })
 export type SnapshotManifest = z.infer<typeof SnapshotManifest>
 

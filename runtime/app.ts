@@ -42,6 +42,7 @@ import { edgeHeaders } from './http/edge-headers.ts'
 import { DOCS_TAG } from '../core/cache-tags.ts'
 import { handleV2Changes } from './routes/changes.ts'
 import { handleV2Companies, handleV2Company } from './routes/companies.ts'
+import { handleV2ExportFile, handleV2Exports } from './routes/exports.ts'
 import { handleDocs } from './routes/docs.ts'
 import { handleFeed } from './routes/feeds.ts'
 import { handleV2Filters } from './routes/filters.ts'
@@ -372,6 +373,14 @@ export function createApp(deps: AppDependencies): JobsnapApp {
     rest('v2', (ctx) => handleV2Changes(ctx)),
   )
   app.all(
+    '/api/v2/exports',
+    rest('v2', (ctx) => handleV2Exports(ctx)),
+  )
+  app.all(
+    '/api/v2/exports/:name',
+    rest('v2', (ctx, event) => handleV2ExportFile(ctx, event.context.params?.name ?? '')),
+  )
+  app.all(
     '/api/v2/companies',
     rest('v2', (ctx) => handleV2Companies(ctx)),
   )
@@ -543,6 +552,7 @@ export function createApp(deps: AppDependencies): JobsnapApp {
         v2_job: '/api/v2/jobs/{slug}',
         v2_filters: '/api/v2/filters',
         v2_changes: '/api/v2/changes?since={snapshot_id}',
+        v2_exports: '/api/v2/exports',
         feeds: ['/feeds/jobs.rss', '/feeds/jobs.atom', '/feeds/jobs.json'],
         v2_companies: '/api/v2/companies',
         v2_company: '/api/v2/companies/{slug}',

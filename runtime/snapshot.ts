@@ -7,7 +7,8 @@
  */
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { open, readFile, realpath, type FileHandle } from 'node:fs/promises'
+import { open, readFile, realpath, stat, type FileHandle } from 'node:fs/promises'
+import { exportPath } from '../core/exports.ts'
 import { constants } from 'node:buffer'
 import path from 'node:path'
 import { LRUCache } from 'lru-cache'
@@ -259,6 +260,22 @@ function packedLengths(manifest: SnapshotManifest, dir: string, paths: PackedBod
   return uint32View(bytes, what)
 }
 
+/**
+ * The bulk exports the manifest lists, each present at its recorded size.
+ * Their SHA-256 is not recomputed here (hundreds of MB at 1M jobs): it is the
+ * ETag and in the index, so every client that downloads one can check it.
+ */
+async function checkExports(manifest: SnapshotManifest, dir: string): Promise<void> {
+  for (const { name, bytes } of manifest.exports) {
+    const file = path.join(dir, exportPath(name))
+    const found = await stat(file).catch(() => undefined)
+    if (found?.size !== bytes)
+      throw new Error(
+        `${file}: ${found ? `${found.size} bytes, the manifest says ${bytes}` : 'missing'} (corrupted or changed after the build)`,
+      )
+  }
+}
+
 /** Resolves `<dist>/current` to a snapshot folder, or throws when nothing is published. */
 export async function resolveCurrentSnapshot(distDir: string): Promise<string> {
   try {
@@ -342,6 +359,8 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
       throw new Error(`${dir}: packed bodies hold ${packed.size} jobs, the index ${jobs.size}`)
     }
   }
+
+  await checkExports(manifest, dir)
 
   // Snapshot paths are built from validated names (never from raw input), so plain concatenation is safe.
   const root = dir.endsWith(path.sep) ? dir : dir + path.sep

@@ -5,6 +5,7 @@
  */
 import { ENCODINGS } from '../../core/snapshot.ts'
 import { negotiateEncoding, type Encoding } from './encoding.ts'
+import type { Readable } from 'node:stream'
 import { FastResponse } from 'srvx'
 
 /** A successful body, its strong validator, and a way to get compressed copies. */
@@ -58,7 +59,7 @@ function etagFor(hash: string, encoding: Encoding | undefined): string {
  * does not match: a cache holding only the gzip copy could not use a 304
  * naming the identity one.
  */
-function matchesIfNoneMatch(header: string | null, etag: string): boolean {
+export function matchesIfNoneMatch(header: string | null, etag: string): boolean {
   if (!header) return false
   return header.split(',').some((raw) => {
     const tag = raw.trim().replace(/^W\//, '')
@@ -75,6 +76,8 @@ export interface Reply {
   status: number
   headers: HeaderList
   body: Buffer | null
+  /** A body streamed from a file instead (a bulk export); `body` is then null. */
+  stream?: Readable
   /**
    * When set, `body` is on loan (a page in the response cache's ring): call
    * this once it has been sent or never will be. Until then its bytes stay.
@@ -109,7 +112,20 @@ export function replyResponse(reply: Reply, sentBy?: SentBy): Response {
       reply.release()
     }
   }
-  return new FastResponse(body, { status: reply.status, headers: reply.headers })
+  // srvx pipes a Node stream to the socket and destroys it when the client goes away.
+  return new FastResponse(reply.stream ? (reply.stream as unknown as ReadableStream) : body, {
+    status: reply.status,
+    headers: reply.headers,
+  })
+}
+
+/** The headers of a successful answer a shared cache may keep: every cacheable response sets them here. */
+export function cacheableHeaders(etag: string, maxAgeSeconds: number, cacheStatus: CacheStatus): HeaderList {
+  return [
+    ['cache-control', `public, max-age=${maxAgeSeconds}`],
+    ['etag', etag],
+    ['x-cache', cacheStatus],
+  ]
 }
 
 export interface SendOptions {

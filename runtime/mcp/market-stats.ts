@@ -4,6 +4,7 @@
  * (memoizeUntilExpiry: an expired job is never counted).
  */
 import { z } from 'zod'
+import { EXPORTS_PATH, exportsIndex } from '../../core/exports.ts'
 import { SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
 import type { LoadedSnapshot } from '../snapshot.ts'
 import { liveJobsByCompany, memoizeUntilExpiry } from '../query/live-jobs.ts'
@@ -18,6 +19,13 @@ export const MarketStatsSchema = z.object({
   median_full_time_weekly_hours: z.number().optional(),
   remote_share_of_jobs: z.record(z.string(), z.number()),
   caveats: z.array(z.string()),
+  /** Where the whole snapshot can be downloaded: an agent hands these URLs on, no tool streams them. */
+  bulk_exports: z.object({
+    index_url: z.string(),
+    snapshot_id: z.string(),
+    files: z.array(z.object({ name: z.string(), url: z.string(), bytes: z.int(), rows: z.int(), sha256: z.string() })),
+    how_to_mirror: z.string(),
+  }),
 })
 export type MarketStats = z.infer<typeof MarketStatsSchema>
 
@@ -60,6 +68,14 @@ export const marketStats = memoizeUntilExpiry((snapshot: LoadedSnapshot, live: n
       'Only employers tracked by jobsnap are counted; they are not a random sample of the labour market.',
       'Closed and expired listings are not counted; compressed hours is not counted as a four-day week.',
     ],
+    bulk_exports: {
+      index_url: EXPORTS_PATH,
+      snapshot_id: snapshot.id,
+      files: exportsIndex(snapshot.id, snapshot.manifest.built_at, snapshot.manifest.exports).files.map(
+        ({ name, url, bytes, rows, sha256 }) => ({ name, url, bytes, rows, sha256 }),
+      ),
+      how_to_mirror: `Download ${EXPORTS_PATH}/jobs.ndjson.gz (one job a line, as /api/v2/jobs/{slug} serves it), keep its X-Snapshot-Id, then poll /api/v2/changes?since=<that id>. jobs.parquet is the same jobs as a table for DuckDB, pandas or polars.`,
+    },
   }
   return stats
 })

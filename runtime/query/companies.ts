@@ -4,6 +4,7 @@
  * expiry), so a company with no live job left is never listed.
  */
 import type { V2CompanyQuery } from '../../core/company-query.ts'
+import { companyNameOrder } from '../../core/company.ts'
 import { type CompanyCursor, CURSOR_NAME_CHARS } from '../../core/cursor.ts'
 import { resolveCountry } from '../../core/geo.ts'
 import { PREFIX_MIN_TERM_LENGTH, queryTerms, textTerms } from '../../core/search.ts'
@@ -17,11 +18,9 @@ export interface CompanyQueryResult {
   more: boolean
 }
 
-const byName = new Intl.Collator('en', { sensitivity: 'base' })
-/** Name order, ties by slug: the default order, and the tie-break of sort=jobs. */
-const nameOrder = (a: IndexedCompany, b: IndexedCompany) => compareNames(a.name, a.slug, b.name, b.slug)
+/** Name order, ties by slug (companyNameOrder, also the companies export's), for a cursor's cut name. */
 const compareNames = (nameA: string, slugA: string, nameB: string, slugB: string) =>
-  byName.compare(nameA, nameB) || (slugA < slugB ? -1 : slugA > slugB ? 1 : 0)
+  companyNameOrder({ name: nameA, slug: slugA }, { name: nameB, slug: slugB })
 
 /**
  * Compares a company with a cursor's position in the cursor's order: <0
@@ -50,7 +49,7 @@ const sortedByName = new WeakMap<readonly IndexedCompany[], IndexedCompany[]>()
 function inNameOrder(companies: readonly IndexedCompany[]): IndexedCompany[] {
   let sorted = sortedByName.get(companies)
   if (!sorted) {
-    sorted = [...companies].sort(nameOrder)
+    sorted = [...companies].sort(companyNameOrder)
     sortedByName.set(companies, sorted)
   }
   return sorted

@@ -23,4 +23,13 @@ describe('purge list', () => {
       '/api/v2/changes?*',
     ])
   })
+
+  it('a changed export: its file and the exports index', () => {
+    const before = { 'exports/jobs.ndjson.gz': 'a', 'exports/jobs.parquet': 'b' }
+    expect(diffSnapshots(before, { ...before, 'exports/jobs.parquet': 'c' }).purge).toEqual([
+      '/api/v2/exports/jobs.parquet',
+      '/api/v2/exports',
+      '/api/v2/changes?*',
+    ])
+  })
 })

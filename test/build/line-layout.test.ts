@@ -125,6 +125,7 @@ describe('manifest.json, one file hash per line', () => {
     v1_limits: [25, 100],
     files,
     index_hashes: { [snapshotPaths.jobIndex]: 'x' },
+    exports: [],
   })
 
   it('reads the head whole and the file map in slices, equal to JSON.parse', () => {

@@ -194,6 +194,8 @@ describe('openapi.yaml', () => {
       '/api/v2/changes',
       '/api/v2/companies',
       '/api/v2/companies/{slug}',
+      '/api/v2/exports',
+      '/api/v2/exports/{name}',
       '/api/v2/filters',
       '/api/v2/jobs',
       '/api/v2/jobs/{slug}',

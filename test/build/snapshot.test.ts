@@ -184,10 +184,13 @@ describe('a built snapshot', () => {
     expect(manifest.counts.live_jobs).toBe(130)
 
     const onDisk = await filesUnder(dir)
-    const publicFiles = onDisk.filter((f) => /^(v1\/|v2\/|openapi\.yaml$)/.test(f) && !/\.(br|gz)$/.test(f))
+    const publicFiles = onDisk.filter(
+      (f) => (/^(v1\/|v2\/|openapi\.yaml$)/.test(f) && !/\.(br|gz)$/.test(f)) || f.startsWith('exports/'),
+    )
     expect(Object.keys(manifest.files).sort()).toEqual(publicFiles.sort())
-    // v2 files, 6 + 2 v1 pages, openapi.yaml.
-    expect(publicFiles).toHaveLength(130 + 6 + 2 + 1)
+    // v2 files, 6 + 2 v1 pages, openapi.yaml, the three bulk exports.
+    expect(publicFiles).toHaveLength(130 + 6 + 2 + 1 + 3)
+    expect(manifest.exports.map((file) => file.name)).toEqual(['jobs.ndjson.gz', 'companies.ndjson.gz', 'jobs.parquet'])
     expect(Object.keys(manifest.files).some((f) => f.startsWith('index/') || f === 'manifest.json')).toBe(false)
     for (const file of publicFiles) {
       expect(manifest.files[file], file).toBe(sha22(await readFile(path.join(dir, file))))

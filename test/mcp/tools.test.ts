@@ -126,6 +126,12 @@ interface MarketStatsResult {
   median_full_time_weekly_hours?: number
   remote_share_of_jobs: { remote: number; hybrid: number; onsite: number }
   caveats: string[]
+  bulk_exports: {
+    index_url: string
+    snapshot_id: string
+    files: { name: string; url: string; bytes: number; rows: number; sha256: string }[]
+    how_to_mirror: string
+  }
 }
 interface ExplainResult {
   schedule_types: (ScheduleFacts & { definition: string; typical_weekly_hours: number })[]
@@ -961,6 +967,20 @@ describe('get_market_stats', () => {
         round3(allJobs.filter((j) => j.work_arrangement === arrangement).length / allJobs.length),
       )
     }
+  })
+
+  it('tells where the bulk exports are, as /api/v2/exports lists them', async () => {
+    const { structured: s } = await callOk<MarketStatsResult>(mcp, 'get_market_stats', {})
+    const index = (await (await fetch(`${server.url}${s.bulk_exports.index_url}`)).json()) as {
+      snapshot_id: string
+      files: { name: string; url: string; bytes: number; rows: number; sha256: string }[]
+    }
+    expect(s.bulk_exports.snapshot_id).toBe(index.snapshot_id)
+    expect(s.bulk_exports.files).toEqual(
+      index.files.map(({ name, url, bytes, rows, sha256 }) => ({ name, url, bytes, rows, sha256 })),
+    )
+    expect(s.bulk_exports.files.find((file) => file.name === 'jobs.ndjson.gz')?.rows).toBe(allJobs.length)
+    expect(s.bulk_exports.how_to_mirror).toContain('/api/v2/changes?since=')
   })
 
   it('takes no arguments, and refuses stray ones rather than ignoring them', async () => {

@@ -1,9 +1,9 @@
 /**
  * changed-tags.txt (README, Snapshot layout): the cache tags each publish
  * made stale, beside changed-paths.txt, for `jobsnap purge`: `all` on the
- * first publish, nothing when nothing changed, and exactly each changed job,
- * v1 page and company, `lists` when any of those changed, `docs` when the
- * OpenAPI document did.
+ * first publish, nothing a cache holds when no record changed, and exactly
+ * each changed job, v1 page and company, `lists` when any of those changed,
+ * `docs` when the OpenAPI document did, `exports` when an export file did.
  */
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -36,6 +36,17 @@ async function tagsOf(result: BuildResult): Promise<string[]> {
   return tags
 }
 
+/**
+ * `docs` and `exports` as the manifests say they changed: the OpenAPI document's examples come from the data
+ * (the `since` example is the previous snapshot's id, so it changes with every publish), and an export changes
+ * with any job or company it holds.
+ */
+function documentTags(before: BuildResult, after: BuildResult): string[] {
+  const docs = before.manifest.files['openapi.yaml'] === after.manifest.files['openapi.yaml'] ? [] : ['docs']
+  const hashes = (result: BuildResult) => JSON.stringify(result.manifest.exports.map((file) => file.sha256))
+  return [...docs, ...(hashes(before) === hashes(after) ? [] : ['exports'])]
+}
+
 /** The v1 page tags of the job at date `position`, one per precomputed size. */
 const pageTags = (position: number) =>
   PRECOMPUTED_V1_LIMITS.map((limit) => `v1:${limit}:${Math.floor(position / limit) + 1}`)
@@ -49,11 +60,12 @@ async function companySlugs(): Promise<Map<string, string>> {
 describe('changed-tags.txt', () => {
   let previous: BuildResult
 
-  it('purges `all` on the first publish, and nothing when nothing changed', async () => {
+  it('purges `all` on the first publish, and no job, page, company, list or export when nothing changed', async () => {
     const first = await build(dataset, { now: nextNow() })
     expect(await tagsOf(first)).toEqual(['all'])
     previous = await build(dataset, { now: nextNow() })
-    expect(await tagsOf(previous)).toEqual([])
+    expect(documentTags(first, previous)).toEqual(['docs'])
+    expect(await tagsOf(previous)).toEqual(['docs'])
   })
 
   it('lists one edited job, the v1 pages it sits on and `lists`; no company whose profile is unchanged', async () => {
@@ -63,8 +75,12 @@ describe('changed-tags.txt', () => {
       const record = jobs.find((j) => j.id === job.id)!
       record.title = `${record.title} (edited)`
     })
+    const before = previous
     previous = await build(dataset, { now: nextNow() })
-    expect(await tagsOf(previous)).toEqual([`job:${job.slug}`, ...pageTags(position), 'lists'].sort())
+    expect(documentTags(before, previous)).toContain('exports')
+    expect(await tagsOf(previous)).toEqual(
+      [`job:${job.slug}`, ...pageTags(position), 'lists', ...documentTags(before, previous)].sort(),
+    )
   })
 
   it('lists a closed job, its company (one live job fewer) and every v1 page after it', async () => {
@@ -80,13 +96,13 @@ describe('changed-tags.txt', () => {
     previous = await build(dataset, { now: nextNow() })
     const tags = await tagsOf(previous)
     const company = (await companySlugs()).get(companyId)!
-    // The OpenAPI document's examples come from the data: the job closed may have been one.
-    const docs = before.manifest.files['openapi.yaml'] === previous.manifest.files['openapi.yaml'] ? [] : ['docs']
     // The last job: its page goes or shrinks, and every page's `total` moves.
     const expectedPages = PRECOMPUTED_V1_LIMITS.flatMap((limit) =>
       Array.from({ length: Math.ceil(index.jobs.length / limit) }, (_, i) => `v1:${limit}:${i + 1}`),
     )
-    expect(tags).toEqual([`job:${job.slug}`, `company:${company}`, ...expectedPages, 'lists', ...docs].sort())
+    expect(tags).toEqual(
+      [`job:${job.slug}`, `company:${company}`, ...expectedPages, 'lists', ...documentTags(before, previous)].sort(),
+    )
   })
 
   it('lists an edited company and `lists`, and no job whose file is unchanged', async () => {

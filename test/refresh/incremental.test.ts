@@ -120,9 +120,12 @@ describe('incremental build', () => {
       previous = next
 
       const pages = PRECOMPUTED_V1_LIMITS.map((limit) => ({ limit, page: Math.floor(position / limit) + 1 }))
+      // The jobs' bulk exports hold the job too; the companies' export does not change (it is hard-linked).
+      const exportFiles = ['exports/jobs.ndjson.gz', 'exports/jobs.parquet']
       const changedFiles = [
         snapshotPaths.v2Job(job.slug),
         ...pages.map(({ limit, page }) => snapshotPaths.v1Page(limit, page)),
+        ...exportFiles,
       ].sort()
       expect({
         added: next.changes.added,
@@ -146,6 +149,8 @@ describe('incremental build', () => {
       const expected = [
         `/api/v2/jobs/${job.slug}`,
         ...pages.flatMap(({ limit, page }) => v1Spellings(limit, page)),
+        ...exportFiles.map((file) => `/api/v2/${file}`),
+        '/api/v2/exports',
         ...COMPUTED_ENTRIES,
       ]
       expect([...listed].sort()).toEqual([...expected].sort())
@@ -170,15 +175,17 @@ describe('incremental build', () => {
         Date.now(),
       )
       try {
-        for (const urlPath of listed.filter((p) => !COMPUTED_ENTRIES.includes(p))) {
+        for (const urlPath of listed.filter((p) => !COMPUTED_ENTRIES.includes(p) && p !== '/api/v2/exports')) {
           const file = urlPath.startsWith('/api/v2/jobs/')
             ? snapshotPaths.v2Job(job.slug)
-            : snapshotPaths.v1Page(
-                ...((): [number, number] => {
-                  const params = new URL(urlPath, 'http://x').searchParams
-                  return [Number(params.get('limit') ?? DEFAULT_LIMIT), Number(params.get('page') ?? 1)]
-                })(),
-              )
+            : urlPath.startsWith('/api/v2/exports/')
+              ? urlPath.slice('/api/v2/'.length)
+              : snapshotPaths.v1Page(
+                  ...((): [number, number] => {
+                    const params = new URL(urlPath, 'http://x').searchParams
+                    return [Number(params.get('limit') ?? DEFAULT_LIMIT), Number(params.get('page') ?? 1)]
+                  })(),
+                )
           const response = await get(`${server.url}${urlPath}`)
           expect(response.status, urlPath).toBe(200)
           expect(header(response, 'x-snapshot-id')).toBe(next.snapshotId)

@@ -14,6 +14,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import http from 'node:http'
 import path from 'node:path'
 import { gunzipSync } from 'node:zlib'
+import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, REPO_ROOT } from '../../support/processes.ts'
 import { type RawResponse, rawExchange, rawGet, targetOf } from '../../support/raw-http.ts'
@@ -246,6 +247,36 @@ describe('deploy/nginx.conf in front of jobsnap', () => {
     const metrics = await get(`${front}/metrics`)
     expect(metrics.status).toBe(404)
     expect(JSON.parse(metrics.body.toString('utf8')).error.code).toBe(404)
+  })
+
+  it('serves the bulk exports from the files: the stored bytes, ranges and If-Range, the snapshot named', async () => {
+    const index = await getFrom(freshClient(), `${front}/api/v2/exports`)
+    expect(header(index, 'x-ratelimit-limit'), 'the index is jobsnap’s').toBe('10')
+    const { files } = JSON.parse(index.body.toString('utf8')) as {
+      files: { name: string; url: string; bytes: number; sha256: string; content_type: string }[]
+    }
+    expect(files.map((file) => file.name)).toEqual(['jobs.ndjson.gz', 'companies.ndjson.gz', 'jobs.parquet'])
+    for (const file of files) {
+      const whole = await getFrom(freshClient(), `${front}${file.url}`, { 'accept-encoding': 'gzip, br' })
+      expect(whole.status).toBe(200)
+      expect(header(whole, 'x-ratelimit-limit'), 'answered by nginx, not jobsnap').toBeUndefined()
+      expect(header(whole, 'content-type')).toBe(file.content_type)
+      expect(header(whole, 'content-encoding')).toBeUndefined()
+      expect(header(whole, 'x-snapshot-id')).toBe(snapshotId)
+      expect(header(whole, 'accept-ranges')).toBe('bytes')
+      expect(header(whole, 'access-control-expose-headers')).toMatch(/\bContent-Range\b/)
+      expect(createHash('sha256').update(whole.body).digest('hex')).toBe(file.sha256)
+      const etag = header(whole, 'etag')!
+      const half = Math.floor(file.bytes / 2)
+      const rest = await getFrom(freshClient(), `${front}${file.url}`, { range: `bytes=${half}-`, 'if-range': etag })
+      expect(rest.status).toBe(206)
+      expect(rest.body.equals(whole.body.subarray(half))).toBe(true)
+      const stale = await getFrom(freshClient(), `${front}${file.url}`, { range: `bytes=${half}-`, 'if-range': '"x"' })
+      expect(stale.status).toBe(200)
+      expect(stale.body.length).toBe(file.bytes)
+      const past = await getFrom(freshClient(), `${front}${file.url}`, { range: `bytes=${file.bytes}-` })
+      expect(past.status).toBe(416)
+    }
   })
 
   it('enforces limits per client through the proxy: jobsnap for proxied paths, nginx for static ones', async () => {

@@ -79,6 +79,9 @@ describe('cache tags, default configuration', () => {
       ['/docs', ['docs', 'all']],
       ['/docs/assets/init.js', ['docs', 'all']],
       ['/', ['all']],
+      ['/api/v2/exports', ['lists', 'all']],
+      ['/api/v2/exports/jobs.ndjson.gz', ['exports', 'all']],
+      ['/api/v2/exports/jobs.parquet', ['exports', 'all']],
     ]
     for (const [path, tags] of cases) expectTags(await get(path), tags, path)
     const snapshotId = (await get('/api/v2/filters')).headers.get('x-snapshot-id')!

@@ -284,6 +284,11 @@ async function corpus(): Promise<Case[]> {
     { path: '/api/v2/changes?since=yesterday' },
     { path: '/api/v2/changes?since=20200101T000000000Z-00000000' },
     { path: `/api/v2/changes?since=${snapshotId}&since=20200101T000000000Z-00000000` },
+    { path: '/api/v2/exports' },
+    { path: '/api/v2/exports/companies.ndjson.gz' },
+    { path: '/api/v2/exports/jobs.parquet', headers: { range: 'bytes=-8' } },
+    { path: '/api/v2/exports/companies.ndjson.gz', headers: { range: 'bytes=0-99', 'if-range': '"stale"' } },
+    { path: '/api/v2/exports/companies.ndjson.gz', headers: { range: 'bytes=999999999-' } },
     ...['/api/v1', '/api/v2/jobs', `/api/v2/jobs/${job}`, '/api/v2/companies', `/api/v2/companies/${company}`].flatMap(
       (p) => [
         {
@@ -308,6 +313,8 @@ async function corpus(): Promise<Case[]> {
     '/feeds/jobs.rss?category=x',
     '/feeds/jobs.atom?q=engineer',
     `/api/v2/changes?since=${snapshotId}`,
+    '/api/v2/exports',
+    '/api/v2/exports/companies.ndjson.gz',
   ]) {
     // Each encoding has its own tag: the identity one, asked for again as identity.
     const first = await fetch(`${server.url}${p}`, {
@@ -364,7 +371,7 @@ describe('Prism, validating both ways, in front of a real server', () => {
     // The corpus reaches every documented status of the jobs list, and Prism refused some bad requests itself.
     expect(tally.get('200->200')).toBeGreaterThan(80)
     expect(tally.get('200->422')).toBe(7)
-    expect(tally.get('304->304')).toBe(20)
+    expect(tally.get('304->304')).toBe(22)
     expect(tally.get('400->422')).toBeGreaterThan(10)
     expect(tally.get('404->404')).toBeGreaterThanOrEqual(4)
     expect(tally.get('204->204')).toBe(5)

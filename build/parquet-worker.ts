@@ -1,0 +1,30 @@
+/**
+ * The Parquet export's thread (started by ParquetThread): parses the v2
+ * bodies it is sent, a row group at a time, and writes them to jobs.parquet,
+ * so neither the parsing nor the encoding runs on the build's own thread.
+ */
+import { parentPort, workerData } from 'node:worker_threads'
+import type { V2Job } from '../core/schema/api.ts'
+import { ParquetExportFile } from './export-parquet.ts'
+
+const file = new ParquetExportFile((workerData as { file: string }).file)
+
+parentPort!.on('message', (message: { id: number; bytes?: ArrayBuffer; ends?: number[] }) => {
+  try {
+    if (message.bytes === undefined) {
+      parentPort!.postMessage({ id: message.id, result: file.finish() })
+      return
+    }
+    const all = Buffer.from(message.bytes)
+    let start = 0
+    const jobs = message.ends!.map((end) => {
+      const job = JSON.parse(all.toString('utf8', start, end)) as V2Job
+      start = end
+      return job
+    })
+    file.addRowGroup(jobs)
+    parentPort!.postMessage({ id: message.id })
+  } catch (error) {
+    parentPort!.postMessage({ id: message.id, error: (error as Error).stack ?? String(error) })
+  }
+})
