@@ -1,5 +1,5 @@
 /**
- * The docs cannot go stale unnoticed: every relative link and anchor in the
+ * The docs cannot go stale unnoticed: the README stays short; every relative link and anchor in the
  * Markdown pages resolves; every JOBSNAP_* variable the code reads is in the
  * configuration table with its default, and every row there is read by the
  * code; every command and script path shown as code exists; every endpoint
@@ -65,6 +65,12 @@ function relativeLinks(page: string): string[] {
     .map((match) => match[1]!)
     .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target))
 }
+
+describe('the README', () => {
+  it('stays short enough to read in ten minutes (under 12,500 bytes): the rest belongs in docs/', () => {
+    expect(Buffer.byteLength(read('README.md'))).toBeLessThan(12_500)
+  })
+})
 
 describe('links and anchors', () => {
   it('every relative link names a file that exists, and every anchor a heading it has', () => {

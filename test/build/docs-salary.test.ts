@@ -1,7 +1,7 @@
 /**
- * The README's readable salaries are what the API writes (MCP get_job's
- * `salary`, the feeds): each example, with its own amounts, formatted by
- * formatSalary, reads exactly as the README shows it.
+ * The readable salaries the docs show (docs/agents.md, MCP get_job's
+ * `salary`; the feeds write the same) are what the API writes: each example,
+ * with its own amounts, formatted by formatSalary, reads exactly as shown.
  */
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -14,10 +14,12 @@ const PERIODS: Record<string, 'year' | 'month' | 'hour'> = { 'a year': 'year', '
 /** A code span that reads like a salary: an amount (or two), then a period. */
 const SALARY = /`((?:from |up to )?(?:[A-Z]{3} )?[^`\s]*\d[\d,.]*(?: - [^`\s]*\d[\d,.]*)? (?:a year|a month|an hour))`/g
 
-describe('README salary examples', () => {
+describe('salary examples in the docs', () => {
   it('are written as formatSalary writes them', async () => {
-    const readme = await readFile(path.join(REPO_ROOT, 'README.md'), 'utf8')
-    const examples = [...readme.matchAll(SALARY)].map((m) => m[1]!)
+    const pages = await Promise.all(
+      ['README.md', 'docs/agents.md'].map((page) => readFile(path.join(REPO_ROOT, page), 'utf8')),
+    )
+    const examples = pages.flatMap((page) => [...page.matchAll(SALARY)]).map((m) => m[1]!)
     for (const example of examples) {
       const parts = /^(from |up to )?([€£$][\d,.]+)(?: - ([€£$][\d,.]+))? (a year|a month|an hour)$/.exec(example)
       expect(parts, `${example}: a currency symbol before each amount, as jobsnap writes`).not.toBeNull()
