@@ -116,7 +116,7 @@ const positiveInt = (raw: string | undefined, fallback: number, name: string): n
 const QUICK_JOBS = 3_000
 const FULL_JOBS = 100_000
 const LARGE_JOBS = 1_000_000
-/** wrk's connections: the uncached mix's targets (README, Performance) are for 8. */
+/** wrk's connections: the uncached mix's targets (docs/performance.md) are for 8. */
 const WRK_CONNECTIONS = 8
 /** json-server holds its whole database as one JS object; past this it is not worth the memory. */
 const JSON_SERVER_MAX_JOBS = 200_000

@@ -103,7 +103,7 @@ export async function runSoak(o: SoakOptions): Promise<string> {
   const dataDir = path.join(o.workDir, 'soak-data')
   const distDir = path.join(o.workDir, 'soak-dist')
   cpSync(o.dataset.dataDir, dataDir, { recursive: true })
-  // The build runs on the serving machine here, so at the lowest CPU priority (`nice -n 19`), as the README
+  // The build runs on the serving machine here, so at the lowest CPU priority (`nice -n 19`), as docs/data.md
   // advises for a host that serves while it builds: otherwise it takes both cores from the workers.
   const build = async () =>
     (

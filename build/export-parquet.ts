@@ -2,7 +2,7 @@
  * jobs.parquet: one row per live job, in the v2 list's default order (newest
  * first), written with hyparquet-writer a row group at a time, so the file
  * is never whole in memory. Rows come as v2 bodies and are flattened here;
- * the columns are documented in PARQUET_COLUMNS (and the README's table).
+ * the columns are documented in PARQUET_COLUMNS (and docs/api.md's table).
  *
  * The order makes each row group a narrow band of `posted_at`, and every
  * column chunk carries min/max statistics (posted_at also a page index), so

@@ -72,7 +72,7 @@ export interface V2CompanyQuery {
 
 const refuse = (field: string, message: string): ParseResult<never> => ({ ok: false, error: { field, message } })
 
-/** Parses `/api/v2/companies` query parameters (README, API: Companies). */
+/** Parses `/api/v2/companies` query parameters (docs/api.md: Companies). */
 export function parseV2CompanyQuery(params: URLSearchParams): ParseResult<V2CompanyQuery> {
   const page = integerParam(params, 'page', true)
   if (!page.ok) return page

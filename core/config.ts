@@ -1,7 +1,7 @@
 /**
  * All configuration in one typed place. Each setting has an environment
  * variable and a default; the CLI's flags override the environment. The
- * README's Configuration table mirrors this file.
+ * configuration table in docs/operating.md mirrors this file.
  */
 import { z } from 'zod'
 import { CACHE_TAG_HEADERS } from './cache-tags.ts'

@@ -1,5 +1,5 @@
 /**
- * The bulk exports every snapshot carries (README, API: Bulk exports): the
+ * The bulk exports every snapshot carries (docs/api.md: Bulk exports): the
  * whole snapshot in three files, for a mirror to start from (then follow
  * /api/v2/changes) or an analyst to query in place. Build writes them into
  * `exports/` of the snapshot folder, the runtime serves them as they are.

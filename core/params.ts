@@ -1,5 +1,5 @@
 /**
- * The parameter rules every REST list shares (README, API): their documented
+ * The parameter rules every REST list shares (docs/api.md): their documented
  * form (rendered into `/openapi.yaml`) and strict parsing helpers: integers,
  * comma lists, single-valued parameters refused when given twice with
  * different values, paging clamps. Pure functions.

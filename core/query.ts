@@ -1,6 +1,6 @@
 /**
  * Query parameters of the REST list endpoints: their documented schemas (zod,
- * rendered into `/openapi.yaml`) and the parsers that apply the README's
+ * rendered into `/openapi.yaml`) and the parsers that apply docs/api.md's
  * parameter rules (clamping, 400 rules, repeated keys, case-insensitivity). Pure functions:
  * the runtime calls them per request, tests call them directly.
  */
@@ -162,7 +162,7 @@ export const NO_FILTER: Readonly<V2ListQuery> = {
   facets: [],
 }
 
-/** Parses `/api/v2/jobs` query parameters (README, API: Parameters (v2)). */
+/** Parses `/api/v2/jobs` query parameters (docs/api.md: Parameters (v2)). */
 export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQuery> {
   const page = integerParam(params, 'page', true)
   if (!page.ok) return page

@@ -2,7 +2,7 @@
  * Salary arithmetic shared by the build (precomputing sort keys) and the MCP
  * tools (readable amounts): smallest-unit amounts, currency exponents from
  * Intl (JPY has none, USD has two), and annualised US dollars as the
- * README's salary filters define them.
+ * salary filters define them (docs/api.md).
  */
 import type { ExchangeRates } from './schema/dataset.ts'
 import type { SalaryPeriod } from './taxonomy.ts'

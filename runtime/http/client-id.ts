@@ -1,5 +1,5 @@
 /**
- * Who is asking, for rate limiting (README, API: Rate limits): the TCP peer address;
+ * Who is asking, for rate limiting (docs/api.md: Rate limits): the TCP peer address;
  * X-Forwarded-For only when the peer is a configured trusted proxy, read
  * right to left past further trusted hops; IPv6 clients grouped by /64 so
  * one host cannot rotate through its own subnet.

@@ -1,6 +1,6 @@
 /**
  * Turning payloads and errors into HTTP responses with the headers every
- * REST response shares (README, API: Caching and Errors: ETag/304, CORS,
+ * REST response shares (docs/api.md: Caching and Errors: ETag/304, CORS,
  * encodings, nosniff). Handlers decide what to send; this decides how.
  */
 import { ENCODINGS } from '../../core/snapshot.ts'

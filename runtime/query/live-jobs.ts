@@ -1,7 +1,7 @@
 /**
  * Figures over a snapshot's live jobs (the MCP tools, the company endpoints). A job whose
  * expires_at passes before the next build stops being live at once
- * (README, API: Live), so such figures are recomputed whenever
+ * (docs/api.md: Live), so such figures are recomputed whenever
  * another job has expired (the rule the response cache keys on): once per
  * change, not once per call.
  */

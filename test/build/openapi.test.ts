@@ -1,5 +1,5 @@
 /**
- * The built `openapi.yaml` (README, API): valid OpenAPI 3.1 according to
+ * The built `openapi.yaml` (docs/api.md): valid OpenAPI 3.1 according to
  * the real linter, document version 1.0.0, and every property of every
  * component schema described.
  */

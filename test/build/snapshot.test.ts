@@ -1,8 +1,7 @@
 /**
- * The snapshot on disk (core/snapshot.ts): only live jobs (README,
- * API: Live), a manifest whose hashes match the bytes, precomputed v1
- * pages, the precompressed OpenAPI document, and atomic publishing (README,
- * For the data team): a build killed half way leaves the published snapshot alone and
+ * The snapshot on disk (core/snapshot.ts): only live jobs (docs/api.md:
+ * Live), a manifest whose hashes match the bytes, precomputed v1
+ * pages, the precompressed OpenAPI document, and atomic publishing (docs/data.md): a build killed half way leaves the published snapshot alone and
  * the next build sweeps its leftovers.
  */
 import { spawn } from 'node:child_process'

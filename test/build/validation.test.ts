@@ -1,6 +1,6 @@
 /**
  * A bad dataset is refused as a whole (data/README.md "What the build checks",
- * README "For the data team"): every problem is reported in one run with its file,
+ * docs/data.md): every problem is reported in one run with its file,
  * its NDJSON line (1-based) or JSON array index, the record id, the field and
  * the reason, and nothing is published.
  */

@@ -1,5 +1,5 @@
 /**
- * list_filters and get_salary_benchmarks (README, MCP tools) through the SDK
+ * list_filters and get_salary_benchmarks (docs/agents.md) through the SDK
  * Client against a real server. Oracles: GET /api/v2/filters of the same
  * server for the vocabularies (itself checked against the dataset in
  * test/rest/filters.test.ts), and the brute-force REST oracle over the

@@ -1,6 +1,6 @@
 /**
- * The MCP rate bucket (README, API: Rate limits, and
- * MCP tools): per client, a burst of 60 refilled at 5 per second, separate
+ * The MCP rate bucket (docs/api.md: Rate limits, and
+ * docs/agents.md): per client, a burst of 60 refilled at 5 per second, separate
  * from the REST bucket; over it, HTTP 429 with Retry-After. Every server
  * here runs on a clock the test moves, so "the same instant" and "one
  * second later" are exact; each test that drains a bucket has its own server.

@@ -1,5 +1,5 @@
 /**
- * The MCP tools (README, MCP tools) through the SDK's own Client and
+ * The MCP tools (docs/agents.md) through the SDK's own Client and
  * StreamableHTTPClientTransport against a real server on loopback. Oracles:
  * the v2 REST list and single-job endpoints of the same server, and the
  * dataset files the fixture was built from. Every successful call goes

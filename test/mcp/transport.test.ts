@@ -1,5 +1,5 @@
 /**
- * The HTTP rules the README (MCP tools) puts in front of the SDK's
+ * The HTTP rules the docs/agents.md puts in front of the SDK's
  * streamable-HTTP transport, checked with raw requests to a real server on
  * loopback: stateless, one JSON-RPC message per POST, 405 for GET and
  * DELETE, 202 for notifications, protocol version, body size, Origin and

@@ -1,5 +1,5 @@
 /**
- * changed-tags.txt (README, Snapshot layout): the cache tags each publish
+ * changed-tags.txt (docs/architecture.md, Snapshot layout): the cache tags each publish
  * made stale, beside changed-paths.txt, for `jobsnap purge`: `all` on the
  * first publish, nothing a cache holds when no record changed, and exactly
  * each changed job, v1 page and company, `lists` when any of those changed,

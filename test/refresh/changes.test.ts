@@ -1,5 +1,5 @@
 /**
- * The change feed, GET /api/v2/changes?since= (README, API: Changes), over a
+ * The change feed, GET /api/v2/changes?since= (docs/api.md: Changes), over a
  * real sequence of builds: jobs added, retitled, closed, an employer renamed
  * (which rewrites every job of theirs), old snapshots pruned, and a rollback.
  * The oracle compares the two snapshots' own job files on disk: a slug whose

@@ -1,5 +1,5 @@
 /**
- * Cursor paging across a publish (README, API: Paging): a crawl of
+ * Cursor paging across a publish (docs/api.md: Paging): a crawl of
  * /api/v2/jobs or /api/v2/companies that is half done when a new snapshot
  * is published (jobs closed and added on both sides of where the crawl
  * stands, employers gone) sees every item live in both snapshots exactly

@@ -1,5 +1,5 @@
 /**
- * The bulk exports (README, API: Bulk exports) over real builds and a real
+ * The bulk exports (docs/api.md: Bulk exports) over real builds and a real
  * server: each line of jobs.ndjson.gz is the single-job body, each line of
  * companies.ndjson.gz the company's; the files answer HEAD, ranges, If-Range
  * and If-None-Match; jobs.parquet is queried in place over HTTP with range

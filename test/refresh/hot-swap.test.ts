@@ -1,5 +1,5 @@
 /**
- * Refresh without downtime (README "For operators"):
+ * Refresh without downtime (docs/operating.md):
  * a `jobsnap serve` child process under steady load while `jobsnap build`
  * publishes three new snapshots; corrupted snapshots refused; `jobsnap
  * rollback` followed by a running server.

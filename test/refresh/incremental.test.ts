@@ -1,5 +1,5 @@
 /**
- * Incremental builds (README "For the data team"): unchanged public files are
+ * Incremental builds (docs/data.md): unchanged public files are
  * hard-linked from the published snapshot; a changed job rewrites its v2 file
  * and the v1 pages it sits on, and `changed-paths.txt` lists exactly the
  * public paths whose content changed, plus the documented entries for

@@ -1,5 +1,5 @@
 /**
- * What an operator runs the API with (README "For operators"), against real
+ * What an operator runs the API with (docs/operating.md), against real
  * `jobsnap serve` processes: /metrics in the Prometheus text format, only
  * for allowed peers; one JSON access line per request with its X-Request-Id;
  * /ready answering 503 while the first snapshot loads and while draining

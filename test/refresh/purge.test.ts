@@ -1,5 +1,5 @@
 /**
- * `jobsnap purge` (README, Commands): the published snapshot's changed-tags.txt
+ * `jobsnap purge` (docs/operating.md, Commands): the published snapshot's changed-tags.txt
  * sent to Fastly, Cloudflare and Varnish, checked request by request against a
  * local HTTP server that records each one (method, path, headers, body):
  * batching, pacing, retry on 429 with Retry-After and on 5xx, `all` when the

@@ -1,5 +1,5 @@
 /**
- * Replicas (README "For operators"): two `jobsnap serve` processes sharing
+ * Replicas (docs/operating.md): two `jobsnap serve` processes sharing
  * one real redis-server count each client once (REST sliding log, MCP token
  * bucket); with Redis gone they keep answering on per-replica limits, and
  * share again once it is back.

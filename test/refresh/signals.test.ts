@@ -1,5 +1,5 @@
 /**
- * Signals to a `jobsnap serve` child process (README "For operators"):
+ * Signals to a `jobsnap serve` child process (docs/operating.md):
  * SIGHUP reloads `current`; SIGTERM stops accepting, lets in-flight requests
  * finish and exits 0.
  */

@@ -1,5 +1,5 @@
 /**
- * The headers only shared caches read (README, API: Caching): cache tags on
+ * The headers only shared caches read (docs/api.md: Caching): cache tags on
  * every cacheable response in the three CDN spellings, on the fast path and
  * the routed one, kept on 304, never on errors; and the shared lifetime,
  * sent only when configured, beside an unchanged Cache-Control.

@@ -1,5 +1,5 @@
 /**
- * Caching, conditional requests, compression and rate limits (README, API:
+ * Caching, conditional requests, compression and rate limits (docs/api.md:
  * Caching and Rate limits), through real servers on
  * loopback. Rate-limit servers run on a clock the test moves, so windows and
  * Retry-After values are exact rather than timed.

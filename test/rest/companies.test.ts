@@ -1,6 +1,6 @@
 /**
  * GET /api/v2/companies, /api/v2/companies/{slug} and the jobs list's
- * `company` filter (README, API: Companies), against an oracle written here
+ * `company` filter (docs/api.md: Companies), against an oracle written here
  * from the dataset files: live jobs counted per employer by the REST oracle,
  * countries resolved by its own table, words split as MiniSearch splits them.
  */

@@ -1,5 +1,5 @@
 /**
- * Cursor paging in the query engine, without a server (README, API:
+ * Cursor paging in the query engine, without a server (docs/api.md:
  * Paging): over indexes full of ties (one posting time for many jobs, one
  * salary for many), a crawl by cursor returns the same jobs in the same
  * order as a crawl by page number, under every sort and kind of filter; and

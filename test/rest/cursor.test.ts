@@ -1,6 +1,6 @@
 /**
  * Cursor paging of /api/v2/jobs and /api/v2/companies on a real server
- * (README, API: Paging): a crawl by cursor lists what page numbers list;
+ * (docs/api.md: Paging): a crawl by cursor lists what page numbers list;
  * a job expiring mid-crawl makes a crawl by page number lose a job but not
  * one by cursor; cursors that are not the API's, or belong to another sort,
  * other filters or the other list, are 400s naming `cursor`; cursor and

@@ -1,5 +1,5 @@
 /**
- * README, API: Live: a job whose expires_at passes between two
+ * docs/api.md: Live: a job whose expires_at passes between two
  * refreshes stops being listed at once, even from a v2 list that was cached a
  * moment before it expired, and the MCP tools stop counting it.
  */

@@ -1,5 +1,5 @@
 /**
- * Facet counts on GET /api/v2/jobs (README, API: Facets), against the REST
+ * Facet counts on GET /api/v2/jobs (docs/api.md: Facets), against the REST
  * oracle over the dataset files: each listed count is the number of jobs the
  * oracle finds with that value for that filter and every other filter of the
  * query (disjunctive counting), and no value with jobs is left out below the

@@ -1,5 +1,5 @@
 /**
- * Job feeds (README, API: Feeds): RSS 2.0 and Atom read back with an
+ * Job feeds (docs/api.md: Feeds): RSS 2.0 and Atom read back with an
  * independent parser (@rowanmanning/feed-parser), JSON Feed validated
  * against the published JSON Feed 1.1 schema (jsonfeed-schema, with ajv),
  * and every feed's entries checked against the REST oracle: the newest 50

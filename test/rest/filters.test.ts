@@ -1,5 +1,5 @@
 /**
- * GET /api/v2/filters (README, API: Filters): every filter value with its live
+ * GET /api/v2/filters (docs/api.md: Filters): every filter value with its live
  * job count, checked against the brute-force oracle over the dataset files:
  * each listed count is what the oracle's list returns for that one value, and
  * the listed values are exactly those live jobs have.

@@ -1,5 +1,5 @@
 /**
- * A generated client that works (README, Typed client): openapi-typescript
+ * A generated client that works (docs/api.md, OpenAPI document and typed clients): openapi-typescript
  * turns the document a real server serves into types, the example program
  * (clients/typescript/example.ts) is type-checked against them with
  * TypeScript 5 (what openapi-typescript supports), then run with openapi-fetch

@@ -1,6 +1,6 @@
 /**
  * Responses against the OpenAPI document the server itself serves
- * (README, API): the document is valid OpenAPI 3.1, lists the three
+ * (docs/api.md): the document is valid OpenAPI 3.1, lists the three
  * REST operations and every v2 parameter, and real responses (v1 pages, v2
  * lists under various filters, single jobs, 304, 400, 404, 405, 429) match
  * the schemas and headers it documents for their status.
@@ -34,7 +34,7 @@ import { request, type JsonResponse, type V2Job, type V2ListResponse } from './s
 
 const NOW = FIXTURE_NOW.getTime()
 const OAS_31_DIALECT = 'https://spec.openapis.org/oas/3.1/schema-base'
-/** Every parameter GET /api/v2/jobs takes (README, API: Parameters (v2)). */
+/** Every parameter GET /api/v2/jobs takes (docs/api.md: Parameters (v2)). */
 const V2_PARAMS = [
   'page',
   'limit',

@@ -1,5 +1,5 @@
 /**
- * Search precision (README, API: Full text): the evaluation set over the
+ * Search precision (docs/api.md: Full text): the evaluation set over the
  * embedded sample data (support/search-eval.ts) against a real server. A
  * correctly spelled word finds what its spelling finds and no typo
  * neighbours ("stark" never also finds "start"); a misspelt one still finds

@@ -1,5 +1,5 @@
 /**
- * GET /api/v1, the legacy list (README, API: v1; shapes in core/schema/api.ts),
+ * GET /api/v1, the legacy list (docs/api.md: v1; shapes in core/schema/api.ts),
  * through a real server: only page and limit count, junk falls back,
  * clamping, paging to the end, agreement with v2, labels, caching headers.
  */

@@ -1,5 +1,5 @@
 /**
- * Invalid input and the edges of the REST surface (README, API:
+ * Invalid input and the edges of the REST surface (docs/api.md:
  * Parameters (v2), Live, Errors): every 400
  * rule, clamping, 404s (unknown and expired-since-build slugs), 405, HEAD
  * and CORS, through a real server.

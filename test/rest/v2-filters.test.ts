@@ -1,5 +1,5 @@
 /**
- * GET /api/v2/jobs filters, sorting and paging (README, API:
+ * GET /api/v2/jobs filters, sorting and paging (docs/api.md:
  * Parameters (v2), Country, Salary filters, Full text, Sort), each compared with a
  * brute-force oracle over the dataset files, through a real server.
  */
@@ -248,7 +248,7 @@ describe('single filters against the oracle', () => {
     expect(await slugs('country=DE,Atlantis,Japan')).toEqual(union)
   })
 
-  it('country: the hand-made places match exactly where the README says', async () => {
+  it('country: the hand-made places match exactly where docs/api.md says', async () => {
     const slugsFor = async (country: string) =>
       new Set((await getAllV2(base, new URLSearchParams({ country }))).jobs.map((j) => j.slug))
     const find = (predicate: (j: OracleJob) => boolean) => fixture.oracle.live(NOW).find(predicate)!
@@ -344,7 +344,7 @@ describe('single filters against the oracle', () => {
     await expectQuery('salary_min=83200&salary_max=83200', { salary_min: 83_200, salary_max: 83_200 })
   })
 
-  it('salary: the hand-made records convert as the README says (hour x hours x 52, month x 12, currency rates)', async () => {
+  it('salary: the hand-made records convert as docs/api.md says (hour x hours x 52, month x 12, currency rates)', async () => {
     const ids = async (query: string) =>
       new Set((await getAllV2(base, new URLSearchParams(query))).jobs.map((j) => j.slug))
     const find = (predicate: (j: OracleJob) => boolean) => fixture.oracle.live(NOW).find(predicate)!
@@ -486,7 +486,7 @@ describe('paging', () => {
   })
 })
 
-describe('parameter syntax (README, API: Parameters (v2))', () => {
+describe('parameter syntax (docs/api.md: Parameters (v2))', () => {
   it('a repeated parameter is the same as a comma list', async () => {
     const pairs: [string, string][] = [
       ['level=senior&level=lead', 'level=senior,lead'],

@@ -130,7 +130,7 @@ afterAll(async () => {
 
 describe('hostile numbers in every integer parameter', () => {
   /**
-   * README, API: Parameters (v2): digits only (sign and surrounding blanks allowed); an integer too large to
+   * docs/api.md: Parameters (v2): digits only (sign and surrounding blanks allowed); an integer too large to
    * hold is still an integer, clamped; salaries and posted_after not negative; blank = absent.
    */
   function expectedStatus(param: string, literal: string): 200 | 400 {

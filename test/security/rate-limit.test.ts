@@ -416,7 +416,7 @@ describe('client identity (fast-check, in process)', () => {
 
 describe('memory under a million distinct clients', () => {
   /**
-   * Documented bounds (README, Security): per remembered client, at most
+   * Documented bounds (docs/security.md): per remembered client, at most
    * 1 KB in the REST limiter with a full window of 60 requests, 600 bytes
    * with one request, 400 bytes in the MCP bucket; the response cache stays
    * within its byte budget however long the query keys. Clients beyond

@@ -72,7 +72,7 @@ export async function getAllV2(
   return { jobs, total: total ?? 0 }
 }
 
-/** Asserts the error body and headers (README, API: Errors); returns the error. */
+/** Asserts the error body and headers (docs/api.md: Errors); returns the error. */
 export function expectErrorResponse(res: JsonResponse<unknown>, status: number, field?: string): ErrorBody['error'] {
   expect(res.status).toBe(status)
   expect(res.headers.get('content-type')).toMatch(/^application\/json/)
@@ -90,7 +90,7 @@ export function expectErrorResponse(res: JsonResponse<unknown>, status: number, 
   return body.error
 }
 
-/** Rate-limit headers every v1/v2 response carries (README, API: Rate limits). */
+/** Rate-limit headers every v1/v2 response carries (docs/api.md: Rate limits). */
 export function expectRateLimitHeaders(headers: Headers, limit: number): { remaining: number; reset: number } {
   expect(headers.get('x-ratelimit-limit')).toBe(String(limit))
   const remaining = Number(headers.get('x-ratelimit-remaining'))

@@ -2,7 +2,7 @@
  * A brute-force oracle for the REST list endpoints, built only from the
  * dataset files (jobs.ndjson, companies.ndjson, rates.json) and public facts
  * (countries-list), never from the snapshot or the query engine. It restates
- * the README's API rules (Parameters (v2), Country, Salary filters, Full
+ * docs/api.md's rules (Parameters (v2), Country, Salary filters, Full
  * text, Sort, Live) as plain loops, so a test compares the server with the
  * contract rather than with itself.
  */
@@ -132,13 +132,13 @@ export function countryCode(nameOrCode: string): TCountryCode | undefined {
   return countryByLower.get(nameOrCode.trim().toLowerCase())
 }
 
-/** README, API: Country: a country in both Europe and Asia is in both; otherwise its one continent. */
+/** docs/api.md: Country: a country in both Europe and Asia is in both; otherwise its one continent. */
 function continentsOf(code: TCountryCode): TContinentCode[] {
   const listed = (countries[code] as { continents?: TContinentCode[] }).continents ?? []
   return listed.includes('EU') && listed.includes('AS') ? ['EU', 'AS'] : [countries[code].continent]
 }
 
-/** README, API: Country: office there, or remote_allowed naming the country, a continent or region containing it, or Worldwide. */
+/** docs/api.md: Country: office there, or remote_allowed naming the country, a continent or region containing it, or Worldwide. */
 function jobMatchesCountry(job: RawJob, code: TCountryCode): boolean {
   for (const office of job.office_locations ?? []) {
     if (office.country !== undefined && countryCode(office.country) === code) return true
@@ -165,7 +165,7 @@ function currencyDigits(currency: string): number {
   return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
 }
 
-/** README, API: Salary filters: whole USD per year; hour x weekly hours (40 when unknown) x 52, month x 12. Kept to the cent. */
+/** docs/api.md: Salary filters: whole USD per year; hour x weekly hours (40 when unknown) x 52, month x 12. Kept to the cent. */
 function annualUsd(job: RawJob, rates: RawRates): { low: number; high: number } | undefined {
   const { salary_min: min, salary_max: max, salary_currency: currency, salary_period: period } = job
   if ((min === undefined && max === undefined) || currency === undefined || period === undefined) return undefined
@@ -293,7 +293,7 @@ function bySalary(a: OracleJob, b: OracleJob): number {
   return sb - sa
 }
 
-/** sort=salary as the README states it: salary, then newest first; a full tie may go either way. */
+/** sort=salary as docs/api.md states it: salary, then newest first; a full tie may go either way. */
 export function salaryContractOrder(a: OracleJob, b: OracleJob): number {
   return bySalary(a, b) || b.postedMs - a.postedMs
 }

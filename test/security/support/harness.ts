@@ -73,7 +73,7 @@ export interface CheckOptions {
   head?: boolean
 }
 
-/** Problems with the REST error body (README, API: Errors; empty when it is right). */
+/** Problems with the REST error body (docs/api.md: Errors; empty when it is right). */
 function restErrorProblems(res: RawResponse): string[] {
   if (res.headers['content-type']?.startsWith('application/json') !== true)
     return [`error ${res.status} is not JSON (${res.headers['content-type']})`]
