@@ -5,27 +5,27 @@
  */
 import type { IncomingMessage } from 'node:http'
 import { H3, type H3Event, HTTPError } from 'h3'
-import { type Config, REST_WINDOW_SECONDS } from '../core/config.ts'
-import { UNDECODABLE_PATH } from '../core/params.ts'
-import { snapshotPaths } from '../core/snapshot.ts'
-import { addressMatcher, peerMatches, resolveClient, trustedProxyMatcher } from './http/client-id.ts'
-import { filePayload, storedPayload } from './http/payload.ts'
-import { contentHash } from '../core/content-hash.ts'
-import { PrimaryLimiter, type PrimaryLimitClient } from './http/primary-limiter.ts'
+import { type Config, REST_WINDOW_SECONDS } from '../../core/config.ts'
+import { UNDECODABLE_PATH } from '../../core/params.ts'
+import { snapshotPaths } from '../../core/snapshot.ts'
+import { addressMatcher, peerMatches, resolveClient, trustedProxyMatcher } from '../http/client-id.ts'
+import { filePayload, storedPayload } from '../http/payload.ts'
+import { contentHash } from '../../core/content-hash.ts'
+import { PrimaryLimiter, type PrimaryLimitClient } from '../http/primary-limiter.ts'
 import {
   limitersFor,
   type RateDecision,
   rateLimitHeaders,
   type SlidingWindowLimiter,
   type TokenBucketLimiter,
-} from './http/rate-limit.ts'
+} from '../http/rate-limit.ts'
 import {
   RedisSlidingWindowLimiter,
   RedisTokenBucketLimiter,
   type Limiter,
   type SharedLimitStore,
-} from './http/redis-limiter.ts'
-import { errorReply, httpError, replyForHttpError } from './http/errors.ts'
+} from '../http/redis-limiter.ts'
+import { errorReply, httpError, replyForHttpError } from '../http/errors.ts'
 import {
   type HeaderList,
   type MaybePromise,
@@ -34,26 +34,26 @@ import {
   type RequestLike,
   sendPayload,
   withCommonHeaders,
-} from './http/respond.ts'
-import { canonicalPath, isDecodablePath } from './http/canonical-path.ts'
-import { ResponseCache } from './http/response-cache.ts'
-import { type RestContext, snapshotModifiedAt } from './routes/context.ts'
-import { edgeHeaders } from './http/edge-headers.ts'
-import { DOCS_TAG } from '../core/cache-tags.ts'
-import { handleV2Changes } from './routes/changes.ts'
-import { handleV2Companies, handleV2Company } from './routes/companies.ts'
-import { handleV2ExportFile, handleV2Exports } from './routes/exports.ts'
-import { handleDocs } from './routes/docs.ts'
-import { handleFeed } from './routes/feeds.ts'
-import { handleV2Filters } from './routes/filters.ts'
-import { handleMcpRequest } from './mcp/endpoint.ts'
-import { handleV1List } from './routes/v1.ts'
-import { handleV2Job, handleV2List } from './routes/v2.ts'
-import type { GcPauses } from './gc-pauses.ts'
-import type { Logger } from './log.ts'
-import type { SnapshotHolder } from './snapshot-holder.ts'
+} from '../http/respond.ts'
+import { canonicalPath, isDecodablePath } from '../http/canonical-path.ts'
+import { ResponseCache } from '../http/response-cache.ts'
+import { type RestContext, snapshotModifiedAt } from '../routes/context.ts'
+import { edgeHeaders } from '../http/edge-headers.ts'
+import { DOCS_TAG } from '../../core/cache-tags.ts'
+import { handleV2Changes } from '../routes/changes.ts'
+import { handleV2Companies, handleV2Company } from '../routes/companies.ts'
+import { handleV2ExportFile, handleV2Exports } from '../routes/exports.ts'
+import { handleDocs } from '../routes/docs.ts'
+import { handleFeed } from '../routes/feeds.ts'
+import { handleV2Filters } from '../routes/filters.ts'
+import { handleMcpRequest } from '../mcp/endpoint.ts'
+import { handleV1List } from '../routes/v1.ts'
+import { handleV2Job, handleV2List } from '../routes/v2.ts'
+import type { GcPauses } from '../ops/gc-pauses.ts'
+import type { Logger } from '../ops/log.ts'
+import type { SnapshotHolder } from '../snapshot/holder.ts'
 import { FastResponse, FastURL } from 'srvx'
-import { SLUG_PATTERN } from '../core/schema/dataset.ts'
+import { SLUG_PATTERN } from '../../core/schema/dataset.ts'
 
 const READ_METHODS = new Set(['GET', 'HEAD'])
 const ALLOW = 'GET, HEAD, OPTIONS'
