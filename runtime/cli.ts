@@ -1,15 +1,15 @@
 /**
  * `jobsnap serve`: serve, reload on SIGHUP, drain on SIGTERM. With `--workers N` (N > 1) this process
- * becomes the cluster's primary (runtime/cluster.ts) and each forked worker
+ * becomes the cluster's primary (runtime/server/cluster.ts) and each forked worker
  * runs the server below.
  */
 import cluster from 'node:cluster'
 import { setTimeout } from 'node:timers/promises'
 import type { Config } from '../core/config.ts'
-import { runPrimary, type WorkerReady } from './cluster.ts'
+import { runPrimary, type WorkerReady } from './server/cluster.ts'
 import { PrimaryLimitClient } from './http/primary-limiter.ts'
-import { createLogs } from './log.ts'
-import { startServer } from './server.ts'
+import { createLogs } from './ops/log.ts'
+import { startServer } from './server/start-server.ts'
 
 export async function runServeCommand(config: Config): Promise<void> {
   const logs = createLogs(config)

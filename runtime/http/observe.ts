@@ -11,8 +11,8 @@
  */
 import { randomUUID } from 'node:crypto'
 import { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, ServerResponse } from 'node:http'
-import type { AccessLine } from '../log.ts'
-import { routeOf, type Metrics } from '../metrics.ts'
+import type { AccessLine } from '../ops/log.ts'
+import { routeOf, type Metrics } from '../ops/metrics.ts'
 
 /** An id a client (or the proxy in front) sent is kept when it is a plain token; anything else is replaced. */
 const CLIENT_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/

@@ -29,7 +29,7 @@ import { compressOnce } from '../http/payload.ts'
 import { rateLimitHeaders, type TokenBucketLimiter } from '../http/rate-limit.ts'
 import type { Limiter } from '../http/redis-limiter.ts'
 import { withCommonHeaders, type HeaderList } from '../http/respond.ts'
-import type { LoadedSnapshot } from '../snapshot.ts'
+import type { LoadedSnapshot } from '../snapshot/load.ts'
 import { describeIssues } from '../../core/issue-wording.ts'
 import { createMcpServer, invalidToolArguments, toolErrorResult } from './server.ts'
 

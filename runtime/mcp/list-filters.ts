@@ -6,7 +6,7 @@
  */
 import { z } from 'zod'
 import { filterVocabulary } from '../query/filters.ts'
-import { queryContext, type LoadedSnapshot } from '../snapshot.ts'
+import { queryContext, type LoadedSnapshot } from '../snapshot/load.ts'
 import { memoizeUntilExpiry } from '../query/live-jobs.ts'
 import { closedEnum } from './closed-enum.ts'
 

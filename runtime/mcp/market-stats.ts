@@ -6,7 +6,7 @@
 import { z } from 'zod'
 import { EXPORTS_PATH, exportsIndex } from '../../core/exports.ts'
 import { SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
-import type { LoadedSnapshot } from '../snapshot.ts'
+import type { LoadedSnapshot } from '../snapshot/load.ts'
 import { liveJobsByCompany, memoizeUntilExpiry } from '../query/live-jobs.ts'
 import { quantile } from './quantile.ts'
 

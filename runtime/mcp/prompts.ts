@@ -8,7 +8,7 @@
 import type { GetPromptResult, Prompt } from '@modelcontextprotocol/sdk/types.js'
 import { allCountryCodes, countryName, resolveCountry } from '../../core/geo.ts'
 import { SCHEDULE_TYPE_VALUES } from '../../core/taxonomy.ts'
-import type { LoadedSnapshot } from '../snapshot.ts'
+import type { LoadedSnapshot } from '../snapshot/load.ts'
 import { type Completion, completeFrom } from './complete.ts'
 import { InvalidParamsError, ToolError } from './errors.ts'
 import { checkCategory, checkSkill, liveCategories } from './suggest.ts'

@@ -6,7 +6,7 @@
  */
 import type { ReadResourceResult, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js'
 import { liveJobsByCompany } from '../query/live-jobs.ts'
-import type { LoadedSnapshot } from '../snapshot.ts'
+import type { LoadedSnapshot } from '../snapshot/load.ts'
 import { type Completion, completeFromSorted } from './complete.ts'
 import { InvalidParamsError, ResourceNotFoundError } from './errors.ts'
 import { ToolError } from './errors.ts'

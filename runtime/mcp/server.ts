@@ -32,7 +32,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { z } from 'zod'
-import type { LoadedSnapshot } from '../snapshot.ts'
+import type { LoadedSnapshot } from '../snapshot/load.ts'
 import { InvalidParamsError, ToolError } from './errors.ts'
 import { describeIssues } from '../../core/issue-wording.ts'
 import { toolJsonSchema } from './json-schema.ts'

@@ -17,7 +17,7 @@ import {
 } from '../../core/geo.ts'
 import { placeKey } from '../../core/snapshot.ts'
 import { CATEGORY_LABELS } from '../../core/taxonomy.ts'
-import type { LoadedSnapshot } from '../snapshot.ts'
+import type { LoadedSnapshot } from '../snapshot/load.ts'
 import { ToolError } from './errors.ts'
 
 /** Up to `count` entries of `vocabulary` nearest `value` (edit distance, case-insensitive; ties alphabetical). */

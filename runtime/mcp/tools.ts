@@ -27,7 +27,7 @@ import {
   type ScheduleType,
 } from '../../core/taxonomy.ts'
 import { runV2Query } from '../query/run-query.ts'
-import { queryContext, type LoadedSnapshot } from '../snapshot.ts'
+import { queryContext, type LoadedSnapshot } from '../snapshot/load.ts'
 import { runCompanyQuery } from '../query/companies.ts'
 import { liveJobsByCompany } from '../query/live-jobs.ts'
 import { closedEnum } from './closed-enum.ts'

@@ -6,7 +6,7 @@
  * change, not once per call.
  */
 import { livePositions } from './run-query.ts'
-import type { LoadedSnapshot } from '../snapshot.ts'
+import type { LoadedSnapshot } from '../snapshot/load.ts'
 
 /** Memoizes `compute` (given the live positions, and the time that made them live) per snapshot until another job expires. */
 export function memoizeUntilExpiry<T>(

@@ -2,7 +2,7 @@
 import type { Config } from '../../core/config.ts'
 import type { HeaderList, RequestLike } from '../http/respond.ts'
 import type { ResponseCache } from '../http/response-cache.ts'
-import type { LoadedSnapshot } from '../snapshot.ts'
+import type { LoadedSnapshot } from '../snapshot/load.ts'
 
 export interface RestContext {
   request: RequestLike

@@ -6,7 +6,7 @@
 import { computedPayload } from '../http/payload.ts'
 import { payloadReply, type Reply } from '../http/respond.ts'
 import { filterVocabulary } from '../query/filters.ts'
-import { queryContext } from '../snapshot.ts'
+import { queryContext } from '../snapshot/load.ts'
 import { liveJobsModifiedAt, type RestContext } from './context.ts'
 import { edgeHeaders } from '../http/edge-headers.ts'
 import { LISTS_TAG } from '../../core/cache-tags.ts'

@@ -10,7 +10,7 @@ import { snapshotPaths, v1PageFrame, v1UsageNotice } from '../../core/snapshot.t
 import { computedPayload, storedPayload } from '../http/payload.ts'
 import { type MaybePromise, payloadReply, type Reply } from '../http/respond.ts'
 import { livePositions } from '../query/run-query.ts'
-import type { LoadedSnapshot } from '../snapshot.ts'
+import type { LoadedSnapshot } from '../snapshot/load.ts'
 import { ScratchBuffers } from '../http/scratch-buffers.ts'
 import { liveJobsModifiedAt, type RestContext } from './context.ts'
 import { edgeHeaders } from '../http/edge-headers.ts'

@@ -195,6 +195,16 @@ describe('commands shown in the docs', () => {
     }
     expect(problems).toEqual([])
   })
+
+  it('every source file a page names by its path from the top (`runtime/query/seek.ts`, `deploy/nginx.conf`) exists', () => {
+    const problems: string[] = []
+    const REPOSITORY_PATH = /^(?:core|build|runtime|bench|support|test|deploy|clients|bin|data)\/[\w./-]*\.\w+$/
+    for (const page of markdownPages())
+      for (const [, span] of prose(read(page)).matchAll(/`([^`\n]+)`/g))
+        if (REPOSITORY_PATH.test(span!) && !existsSync(path.join(REPO_ROOT, span!)))
+          problems.push(`${page}: ${span} does not exist`)
+    expect(problems).toEqual([])
+  })
 })
 
 describe('the API page', () => {

@@ -7,7 +7,7 @@
 import cluster from 'node:cluster'
 import pino from 'pino'
 import pretty from 'pino-pretty'
-import type { Config } from '../core/config.ts'
+import type { Config } from '../../core/config.ts'
 import { LineWriter } from './line-writer.ts'
 
 type LogLevel = 'info' | 'warn' | 'error'

@@ -10,10 +10,10 @@
 import cluster from 'node:cluster'
 import { lstat } from 'node:fs/promises'
 import path from 'node:path'
-import { CURRENT_LINK } from '../core/snapshot.ts'
-import { collectGarbage } from './collect-garbage.ts'
-import { httpError } from './http/errors.ts'
-import { loadSnapshot, resolveCurrentSnapshot, type FileCache, type LoadedSnapshot } from './snapshot.ts'
+import { CURRENT_LINK } from '../../core/snapshot.ts'
+import { collectGarbage } from '../ops/collect-garbage.ts'
+import { httpError } from '../http/errors.ts'
+import { loadSnapshot, resolveCurrentSnapshot, type FileCache, type LoadedSnapshot } from './load.ts'
 
 /** Longer than any request may take (the request timeout's default is 30 s). */
 const RELEASE_AFTER_MS = 120_000

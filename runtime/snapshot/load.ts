@@ -8,12 +8,12 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { open, readFile, realpath, stat, type FileHandle } from 'node:fs/promises'
-import { exportPath } from '../core/exports.ts'
+import { exportPath } from '../../core/exports.ts'
 import { constants } from 'node:buffer'
 import path from 'node:path'
 import { LRUCache } from 'lru-cache'
-import { SerializedTerms } from '../core/search.ts'
-import { indexFileHash } from '../core/content-hash.ts'
+import { SerializedTerms } from '../../core/search.ts'
+import { indexFileHash } from '../../core/content-hash.ts'
 import {
   arrayInSlices,
   CURRENT_LINK,
@@ -29,11 +29,11 @@ import {
   snapshotPaths,
   type IndexedCompany,
   type PackedBodiesPaths,
-} from '../core/snapshot.ts'
-import { PackedBodies, uint32View } from '../core/packed-bodies.ts'
-import { JobIndex, JobIndexBuilder } from './query/job-index.ts'
-import type { QueryContext } from './query/run-query.ts'
-import { TextIndex } from './query/text-index.ts'
+} from '../../core/snapshot.ts'
+import { PackedBodies, uint32View } from '../../core/packed-bodies.ts'
+import { JobIndex, JobIndexBuilder } from '../query/job-index.ts'
+import type { QueryContext } from '../query/run-query.ts'
+import { TextIndex } from '../query/text-index.ts'
 
 export interface LoadedSnapshot {
   id: string

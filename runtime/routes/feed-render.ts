@@ -5,9 +5,9 @@
  * renders the same bytes (and the same ETag).
  */
 import { Feed, type Item } from 'feed'
-import { formatSalary } from '../core/salary.ts'
-import type { V2Job } from '../core/schema/api.ts'
-import { categoryLabel, levelLabel, scheduleLabel } from '../core/taxonomy.ts'
+import { formatSalary } from '../../core/salary.ts'
+import type { V2Job } from '../../core/schema/api.ts'
+import { categoryLabel, levelLabel, scheduleLabel } from '../../core/taxonomy.ts'
 
 export const FEED_FORMATS = {
   rss: { contentType: 'application/rss+xml; charset=utf-8' },

@@ -10,23 +10,23 @@ import { watch, type FSWatcher } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { serve } from 'h3'
-import type { Config } from '../core/config.ts'
-import { CURRENT_LINK } from '../core/snapshot.ts'
-import { createApp, type JobsnapApp } from './app.ts'
-import { clusterMetricsAsker } from './cluster-metrics.ts'
-import { resolveClient, trustedProxyMatcher } from './http/client-id.ts'
-import { errorBody, errorHeaders } from './http/errors.ts'
-import { storedEncodingsBytes } from './http/payload.ts'
-import { observedResponseClass } from './http/observe.ts'
-import { withReasonPhrase } from './http/reason-phrase.ts'
-import type { HeaderList, Reply } from './http/respond.ts'
-import { watchGcPauses } from './gc-pauses.ts'
-import type { PrimaryLimitClient } from './http/primary-limiter.ts'
-import { SharedLimitStore } from './http/redis-limiter.ts'
-import { createFileCache } from './snapshot.ts'
-import { SnapshotHolder } from './snapshot-holder.ts'
-import type { AccessLine, Logger } from './log.ts'
-import { Metrics } from './metrics.ts'
+import type { Config } from '../../core/config.ts'
+import { CURRENT_LINK } from '../../core/snapshot.ts'
+import { createApp, type JobsnapApp } from '../app/create-app.ts'
+import { clusterMetricsAsker } from '../ops/cluster-metrics.ts'
+import { resolveClient, trustedProxyMatcher } from '../http/client-id.ts'
+import { errorBody, errorHeaders } from '../http/errors.ts'
+import { storedEncodingsBytes } from '../http/payload.ts'
+import { observedResponseClass } from '../http/observe.ts'
+import { withReasonPhrase } from '../http/reason-phrase.ts'
+import type { HeaderList, Reply } from '../http/respond.ts'
+import { watchGcPauses } from '../ops/gc-pauses.ts'
+import type { PrimaryLimitClient } from '../http/primary-limiter.ts'
+import { SharedLimitStore } from '../http/redis-limiter.ts'
+import { createFileCache } from '../snapshot/load.ts'
+import { SnapshotHolder } from '../snapshot/holder.ts'
+import type { AccessLine, Logger } from '../ops/log.ts'
+import { Metrics } from '../ops/metrics.ts'
 
 export interface RunningServer {
   url: string
@@ -336,7 +336,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       response.destroy()
     }
     // Requests srvx or Node would refuse without a body get the JSON error here; single jobs and v1 pages
-    // are answered here too, without the web Request and Response srvx makes (see precomputed in app.ts);
+    // are answered here too, without the web Request and Response srvx makes (see precomputed in app/create-app.ts);
     // the rest go to srvx.
     const [handler] = nodeServer.listeners('request') as ((
       request: IncomingMessage,

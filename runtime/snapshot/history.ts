@@ -6,8 +6,8 @@
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { LRUCache } from 'lru-cache'
-import { SNAPSHOT_ID_PATTERN, SnapshotJobChanges, snapshotPaths } from '../core/snapshot.ts'
-import type { ChangeLink } from './query/changes.ts'
+import { SNAPSHOT_ID_PATTERN, SnapshotJobChanges, snapshotPaths } from '../../core/snapshot.ts'
+import type { ChangeLink } from '../query/changes.ts'
 
 /** Links remembered; far more than the snapshots a deployment keeps. */
 const LINKS_KEPT = 256

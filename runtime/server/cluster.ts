@@ -11,11 +11,11 @@
  * SIGTERM like a single process does.
  */
 import cluster, { type Worker } from 'node:cluster'
-import type { Config } from '../core/config.ts'
-import { answerLimitAsks } from './http/primary-limiter.ts'
-import { limitersFor } from './http/rate-limit.ts'
-import { metricsAnswerer } from './cluster-metrics.ts'
-import type { Logs } from './log.ts'
+import type { Config } from '../../core/config.ts'
+import { answerLimitAsks } from '../http/primary-limiter.ts'
+import { limitersFor } from '../http/rate-limit.ts'
+import { metricsAnswerer } from '../ops/cluster-metrics.ts'
+import type { Logs } from '../ops/log.ts'
 
 /** Worker -> primary, once its server listens. */
 export interface WorkerReady {
