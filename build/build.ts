@@ -361,7 +361,6 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       v1Usage: v1UsageNotice(options.siteUrl),
       liveJobs: live.length,
       liveCompanies: liveByCompany.reduce((count, jobs) => count + (jobs > 0 ? 1 : 0), 0),
-      previousSnapshotId: previous?.id,
     }
     await writer.writePublic(snapshotPaths.openapi, buildOpenApiYaml(options.siteUrl, examples), { precompress: true })
 
