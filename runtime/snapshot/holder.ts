@@ -83,7 +83,7 @@ export class SnapshotHolder {
       // Only its close function waits, so its memory goes as soon as those requests do.
       if (previous) {
         setTimeout(previous.close, RELEASE_AFTER_MS).unref()
-        // The previous snapshot's memory goes back now rather than at V8's next full collection (collect-garbage.ts).
+        // The previous snapshot's memory goes back now rather than at V8's next full collection (ops/collect-garbage.ts).
         setTimeout(collectGarbage, COLLECT_AFTER_MS).unref()
       }
       return { changed: true, id: next.id }
