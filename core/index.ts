@@ -16,6 +16,7 @@ export {
   type CountryCode,
 } from './geo.ts'
 export { PackedBodies } from './packed-bodies.ts'
+export { JobIndexFileWriter, readJobIndexFile, VALUE_FACETS } from './job-index-file.ts'
 export { parseV2ListQuery, V2_LIST_PARAMS } from './query.ts'
 export {
   ErrorBody,

@@ -8,12 +8,14 @@
  *   v2/jobs/<slug>.json(...)    one v2 job each, exact response bytes
  *   index/jobs.json             SnapshotJobIndex: compact filter/sort data, date order,
  *                               one job per line (see serializeJobIndex)
+ *   index/jobs.bin              the same index laid out as the server holds it (typed
+ *                               arrays; core/job-index-file.ts): what a server loads
  *   index/companies.json        full company profiles for the MCP tools
  *   index/terms.json            full-text vocabulary and posting counts (core/search.ts)
  *   index/postings.bin          full-text posting lists, little-endian uint32
  *   index/v2-jobs.bin           every v2 job body again, date order, joined by commas,
  *   index/v2-jobs.len           with its byte lengths (little-endian uint32): the server
- *                               holds it in memory and stitches list pages from it
+ *                               reads bodies from it by position and stitches list pages
  *   index/v1-jobs.bin / .len    the same for v1 jobs: a v1 page is one contiguous range,
  *                               read with one positional read
  *
@@ -300,6 +302,8 @@ export const snapshotPaths = {
   manifest: 'manifest.json',
   openapi: 'openapi.yaml',
   jobIndex: 'index/jobs.json',
+  /** The same index as typed arrays, which a server loads without parsing (core/job-index-file.ts). */
+  jobIndexBinary: 'index/jobs.bin',
   companies: 'index/companies.json',
   searchTerms: 'index/terms.json',
   searchPostings: 'index/postings.bin',

@@ -8,7 +8,6 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { open, readFile, realpath, type FileHandle } from 'node:fs/promises'
-import { constants } from 'node:buffer'
 import path from 'node:path'
 import { LRUCache } from 'lru-cache'
 import { SerializedTerms } from '../core/search.ts'
@@ -29,6 +28,7 @@ import {
   type IndexedCompany,
   type PackedBodiesPaths,
 } from '../core/snapshot.ts'
+import { readJobIndexFile } from '../core/job-index-file.ts'
 import { PackedBodies, uint32View } from '../core/packed-bodies.ts'
 import { JobIndex, JobIndexBuilder } from './query/job-index.ts'
 import type { QueryContext } from './query/run-query.ts'
@@ -43,7 +43,7 @@ export interface LoadedSnapshot {
   companies: IndexedCompany[]
   companyById: Map<string, IndexedCompany>
   companyBySlug: Map<string, IndexedCompany>
-  /** Every v2 job body by date position, in memory: list pages, single jobs and tool results come from here. */
+  /** Every v2 job body by date position, read from the packed file by position: list pages, single jobs and tool results. */
   v2Bodies: PackedBodies
   /** Every v1 job body by date position, read from the packed file one range per page. */
   v1Bodies: PackedBodies
@@ -71,37 +71,6 @@ async function readBytes(dir: string, file: string): Promise<Buffer> {
     return await readFile(path.join(dir, file))
   } catch (error) {
     throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
-  }
-}
-
-/** Bytes read per call when loading a large file: between reads, requests run. */
-const LARGE_READ_CHUNK = 64 << 20
-
-/**
- * A whole file of any size up to a Buffer's limit (4 GiB), read in chunks:
- * fs.readFile refuses files over 2 GiB, which the packed v2 bodies pass at
- * about 1.2M jobs.
- */
-async function readLargeFile(dir: string, file: string): Promise<Buffer> {
-  const full = path.join(dir, file)
-  let handle: FileHandle | undefined
-  try {
-    handle = await open(full, 'r')
-    const { size } = await handle.stat()
-    if (size > constants.MAX_LENGTH)
-      throw new Error(`${size} bytes is more than a Buffer holds (${constants.MAX_LENGTH})`)
-    const bytes = Buffer.allocUnsafeSlow(size)
-    let done = 0
-    while (done < size) {
-      const { bytesRead } = await handle.read(bytes, done, Math.min(LARGE_READ_CHUNK, size - done), done)
-      if (bytesRead === 0) throw new Error(`file ended at byte ${done} of ${size}`)
-      done += bytesRead
-    }
-    return bytes
-  } catch (error) {
-    throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
-  } finally {
-    await handle?.close()
   }
 }
 
@@ -226,20 +195,34 @@ function verifiedIndex<T>(
 
 /** The file's little-endian uint32s, as a view on the bytes read (no copy) where the machine is little-endian. */
 
-/** Checks `bytes` against the hash the build recorded, hashing a slice at a time so a hot swap does not stall requests. */
-async function checkRecordedHashInSlices(
-  manifest: SnapshotManifest,
-  file: string,
-  bytes: Buffer,
-  what: string,
-): Promise<void> {
+/** Bytes hashed per read when checking a large file: between reads, requests run. */
+const HASH_CHUNK = 16 << 20
+
+/**
+ * Checks the file against the hash the build recorded, read a chunk at a time
+ * into one buffer (nothing of it kept: the server reads it by position later),
+ * so a hot swap does not stall requests and memory does not grow with it.
+ */
+async function checkRecordedFileHash(manifest: SnapshotManifest, dir: string, file: string): Promise<void> {
+  const what = `${dir}/${file}`
   const expected = manifest.index_hashes?.[file]
   if (expected === undefined) throw new Error(`${what}: the manifest records no hash for it`)
   const hash = createHash('sha256')
-  const SLICE = 16 << 20
-  for (let start = 0; start < bytes.length; start += SLICE) {
-    hash.update(bytes.subarray(start, start + SLICE))
-    await yieldToRequests()
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(path.join(dir, file), 'r')
+    const chunk = Buffer.allocUnsafeSlow(HASH_CHUNK)
+    for (let at = 0; ; ) {
+      const { bytesRead } = await handle.read(chunk, 0, HASH_CHUNK, at)
+      if (bytesRead === 0) break
+      hash.update(chunk.subarray(0, bytesRead))
+      at += bytesRead
+      await yieldToRequests()
+    }
+  } catch (error) {
+    throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
+  } finally {
+    await handle?.close()
   }
   if (hash.digest('base64url') !== expected)
     throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
@@ -263,8 +246,21 @@ export async function resolveCurrentSnapshot(distDir: string): Promise<string> {
   }
 }
 
-/** The job index, built a slice of jobs at a time when its hash was recorded and it has the sliced layout. */
-async function loadJobIndex(manifest: SnapshotManifest, bytes: Buffer, what: string): Promise<JobIndex> {
+/**
+ * The job index: from index/jobs.bin when the manifest records its hash (its
+ * arrays used as read, checked by that hash), else built from
+ * index/jobs.json a slice of jobs at a time (older snapshots).
+ */
+async function loadJobIndex(manifest: SnapshotManifest, dir: string): Promise<JobIndex> {
+  const binaryHash = manifest.index_hashes?.[snapshotPaths.jobIndexBinary]
+  if (binaryHash !== undefined) {
+    const what = `${dir}/${snapshotPaths.jobIndexBinary}`
+    const bytes = await readBytes(dir, snapshotPaths.jobIndexBinary)
+    await checkHashInSlices(bytes, binaryHash, what)
+    return JobIndex.fromFile(readJobIndexFile(bytes, what))
+  }
+  const what = `${dir}/${snapshotPaths.jobIndex}`
+  const bytes = await readBytes(dir, snapshotPaths.jobIndex)
   if (!matchesRecordedHash(manifest, snapshotPaths.jobIndex, bytes, what))
     return JobIndex.from(verified(SnapshotJobIndex, parseJson(bytes, what), what))
   const sliced = parsing(what, () => readJobIndexInSlices(bytes))
@@ -272,6 +268,17 @@ async function loadJobIndex(manifest: SnapshotManifest, bytes: Buffer, what: str
   const builder = new JobIndexBuilder(sliced.salaryOrder)
   await eachSlice(sliced.slices, what, (slice) => builder.add(slice))
   return builder.finish()
+}
+
+/** Checks bytes in memory against a recorded hash, a slice at a time so a hot swap does not stall requests. */
+async function checkHashInSlices(bytes: Buffer, expected: string, what: string): Promise<void> {
+  const hash = createHash('sha256')
+  for (let start = 0; start < bytes.length; start += HASH_CHUNK) {
+    hash.update(bytes.subarray(start, start + HASH_CHUNK))
+    await yieldToRequests()
+  }
+  if (hash.digest('base64url') !== expected)
+    throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
 }
 
 /** The companies, parsed a slice at a time when their hash was recorded and they have the sliced layout. */
@@ -290,12 +297,12 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
   const manifestPath = `${dir}/${snapshotPaths.manifest}`
   const manifest = await loadManifest(await readBytes(dir, snapshotPaths.manifest), manifestPath)
   await yieldToRequests()
-  const [jobIndexBytes, companiesBytes, termsBytes, postingsBytes] = await Promise.all(
-    [snapshotPaths.jobIndex, snapshotPaths.companies, snapshotPaths.searchTerms, snapshotPaths.searchPostings].map(
-      (file) => readBytes(dir, file),
+  const [companiesBytes, termsBytes, postingsBytes] = await Promise.all(
+    [snapshotPaths.companies, snapshotPaths.searchTerms, snapshotPaths.searchPostings].map((file) =>
+      readBytes(dir, file),
     ),
   )
-  const jobs = await loadJobIndex(manifest, jobIndexBytes!, `${dir}/${snapshotPaths.jobIndex}`)
+  const jobs = await loadJobIndex(manifest, dir)
   if (jobs.size !== manifest.counts.live_jobs) {
     throw new Error(`${dir}: index has ${jobs.size} jobs, manifest says ${manifest.counts.live_jobs}`)
   }
@@ -320,19 +327,22 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
   }
   const text = new TextIndex(terms, postings, jobs.size)
 
-  const v2Lengths = packedLengths(manifest, dir, snapshotPaths.v2Bodies)
-  const v2Path = `${dir}/${snapshotPaths.v2Bodies.bodies}`
-  const v2Bytes = await readLargeFile(dir, snapshotPaths.v2Bodies.bodies)
-  await checkRecordedHashInSlices(manifest, snapshotPaths.v2Bodies.bodies, v2Bytes, v2Path)
-  const v2Bodies = PackedBodies.inMemory(v2Bytes, v2Lengths, v2Path)
-  // The v1 bodies stay on disk, checked by size against their lengths: like the public files, they are served as they are.
-  const v1Bodies = PackedBodies.inFile(
-    path.join(dir, snapshotPaths.v1Bodies.bodies),
-    packedLengths(manifest, dir, snapshotPaths.v1Bodies),
-    `${dir}/${snapshotPaths.v1Bodies.bodies}`,
-  )
+  // Both bodies stay on disk, read by position: the page cache holds one copy for every process.
+  // The v2 bodies are checked against their recorded hash (the v1 bodies by size against their lengths).
+  await checkRecordedFileHash(manifest, dir, snapshotPaths.v2Bodies.bodies)
+  const onDisk = (paths: PackedBodiesPaths) =>
+    PackedBodies.inFile(path.join(dir, paths.bodies), packedLengths(manifest, dir, paths), `${dir}/${paths.bodies}`)
+  const v2Bodies = onDisk(snapshotPaths.v2Bodies)
+  let v1Bodies: PackedBodies
+  try {
+    v1Bodies = onDisk(snapshotPaths.v1Bodies)
+  } catch (error) {
+    v2Bodies.close()
+    throw error
+  }
   for (const packed of [v2Bodies, v1Bodies]) {
     if (packed.size !== jobs.size) {
+      v2Bodies.close()
       v1Bodies.close()
       throw new Error(`${dir}: packed bodies hold ${packed.size} jobs, the index ${jobs.size}`)
     }
@@ -366,7 +376,10 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
     companyBySlug: new Map(companies.map((c) => [c.slug, c])),
     v2Bodies,
     v1Bodies,
-    close: () => v1Bodies.close(),
+    close: () => {
+      v2Bodies.close()
+      v1Bodies.close()
+    },
     readPublic,
   }
 }
