@@ -242,7 +242,8 @@ function swapped(view: ArrayBufferView): Buffer {
 /**
  * Reads index/jobs.bin (its hash already checked against the manifest: the
  * build made it from validated data), checking that its sections fit
- * together; the arrays are views on `bytes` (copies on a big-endian machine).
+ * together; the arrays are views on one copy of its numeric part (copies
+ * each on a big-endian machine), so `bytes` need not be kept.
  */
 export function readJobIndexFile(bytes: Buffer, what: string): JobIndexFile {
   const fail = (why: string): never => {
@@ -255,33 +256,39 @@ export function readJobIndexFile(bytes: Buffer, what: string): JobIndexFile {
   const head = JSON.parse(bytes.toString('utf8', MAGIC.length + 4, MAGIC.length + 4 + headLength)) as JobIndexFileHead
   const n = head.jobs
   if (!Number.isInteger(n) || n < 0) fail('no job count')
-  // Aligned to 8 within the file; Buffers this size are never pooled, so the file's start is aligned too.
-  const section = (name: Section, unit: number, count?: number): [number, number] => {
+  // The arrays are views on a copy of the bytes before the text sections (the last ones): the text becomes
+  // strings, and its bytes (hashes and slugs, ~65 MB at 1M jobs) are not kept twice.
+  const textStart = Math.min(...TEXT_SECTIONS.map((name) => head.sections?.[name]?.[0] ?? bytes.length))
+  const numeric = Buffer.from(bytes.subarray(0, textStart))
+  // Offsets from the file's start; the views are aligned where the copy's start is (a large copy always is).
+  const section = (from: Buffer, name: Section, unit: number, count?: number): [number, number] => {
     const found = head.sections?.[name]
     if (!found) return fail(`no ${name} section`)
     const [offset, length] = found
-    if (offset + length > bytes.length || length % unit !== 0 || (count !== undefined && length / unit !== count))
+    if (offset + length > from.length || length % unit !== 0 || (count !== undefined && length / unit !== count))
       fail(`its ${name} section does not fit`)
-    return [bytes.byteOffset + offset, length / unit]
+    return [offset, length / unit]
   }
   const floats = (name: Section) => {
-    const [offset, count] = section(name, 8, n)
-    if (endianness() === 'LE' && offset % 8 === 0) return new Float64Array(bytes.buffer, offset, count)
+    const [offset, count] = section(numeric, name, 8, n)
+    const at = numeric.byteOffset + offset
+    if (endianness() === 'LE' && at % 8 === 0) return new Float64Array(numeric.buffer, at, count)
     const copy = new Float64Array(count)
-    for (let i = 0; i < count; i++) copy[i] = bytes.readDoubleLE(offset - bytes.byteOffset + i * 8)
+    for (let i = 0; i < count; i++) copy[i] = numeric.readDoubleLE(offset + i * 8)
     return copy
   }
   const uints = (name: Section, count?: number) => {
-    const [offset, length] = section(name, 4, count)
-    if (endianness() === 'LE' && offset % 4 === 0) return new Uint32Array(bytes.buffer, offset, length)
+    const [offset, length] = section(numeric, name, 4, count)
+    const at = numeric.byteOffset + offset
+    if (endianness() === 'LE' && at % 4 === 0) return new Uint32Array(numeric.buffer, at, length)
     const copy = new Uint32Array(length)
-    for (let i = 0; i < length; i++) copy[i] = bytes.readUInt32LE(offset - bytes.byteOffset + i * 4)
+    for (let i = 0; i < length; i++) copy[i] = numeric.readUInt32LE(offset + i * 4)
     return copy
   }
   const text = (name: Section, offsetsName: Section) => {
     const offsets = uints(offsetsName, n + 1)
-    const [offset, length] = section(name, 1)
-    const joined = bytes.toString('utf8', offset - bytes.byteOffset, offset - bytes.byteOffset + length)
+    const [offset, length] = section(bytes, name, 1)
+    const joined = bytes.toString('utf8', offset, offset + length)
     if (offsets[n] !== joined.length) fail(`its ${name} offsets do not match the text`)
     return { joined, offsets }
   }

@@ -152,7 +152,8 @@ function checkedFileMap(files: unknown, what: string, into: Record<string, strin
 
 /** The manifest, checked with zod except its file map (100k entries at 100k jobs), which a loop checks a slice at a time. */
 async function loadManifest(bytes: Buffer, what: string): Promise<SnapshotManifest> {
-  const sliced = parsing(what, () => readManifestInSlices(bytes))
+  // The per-job entries are skipped unparsed (checkedFileMap would drop them anyway).
+  const sliced = parsing(what, () => readManifestInSlices(bytes, undefined, JOB_FILES))
   const raw = sliced ? sliced.head : parseJson(bytes, what)
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
     throw new Error(`${what} is invalid at (root): expected an object`)
