@@ -14,12 +14,10 @@
  * same node binary and libraries in each), plus the packed body files
  * whole, as the page cache may hold them once for every process.
  */
-import { statSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { snapshotPaths } from '../core/index.ts'
-import { installExitHooks, killAll, smapsOf, stopChild } from './procs.ts'
-import { startJobsnap } from './servers.ts'
+import { installExitHooks, killAll, stopChild } from './procs.ts'
+import { describeMemory, memoryFigures, startJobsnap } from './servers.ts'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -36,41 +34,15 @@ const here = path.resolve(import.meta.dirname, '..')
 const checkouts = [{ name: 'this checkout', dir: here }]
 if (values.compare) checkouts.push({ name: `compare (${values.compare})`, dir: path.resolve(values.compare) })
 
-const current = path.join(distDir, 'current')
-const pageCacheMb =
-  [snapshotPaths.v2Bodies.bodies, snapshotPaths.v1Bodies.bodies]
-    .map((file) => statSync(path.join(current, file)).size)
-    .reduce((sum, size) => sum + size, 0) /
-  2 ** 20
-
-/** The workers' pids, from the primary's JSON log. */
-function workerPids(output: string): number[] {
-  return [...output.matchAll(/\{[^\n]*"message":"worker ready"[^\n]*\}/g)].map(
-    (match) => (JSON.parse(match[0]) as { pid: number }).pid,
-  )
-}
-
 installExitHooks()
-console.log(
-  `${distDir}: ${workers} worker(s); packed body files ${pageCacheMb.toFixed(0)} MB (counted once in the total, as page cache)`,
-)
+console.log(`${distDir}: ${workers} worker(s)`)
 for (let round = 1; round <= rounds; round++) {
   for (const checkout of checkouts) {
     const server = await startJobsnap(checkout.dir, distDir, 900_000, workers)
     // Let the post-load collection the holder asks for run.
     await new Promise((resolve) => setTimeout(resolve, 3000))
-    const pids = [server.child.pid, ...(workers > 1 ? workerPids(server.child.output()) : [])]
-    const figures = pids.map((pid) => smapsOf(pid))
-    const own = figures.reduce((sum, f) => sum + (f?.ownMb ?? Number.NaN), 0)
-    const file = Math.max(...figures.map((f) => f?.fileMb ?? Number.NaN))
-    const perProcess = figures
-      .map(
-        (f, i) =>
-          `${i === 0 && workers > 1 ? 'primary' : 'worker'} RSS ${f?.rssMb.toFixed(0)} MB (own ${f?.ownMb.toFixed(0)}, file-mapped ${f?.fileMb.toFixed(0)})`,
-      )
-      .join('; ')
     console.log(
-      `round ${round}, ${checkout.name}: ready ${(server.readyMs / 1000).toFixed(2)} s after spawn; ${perProcess}; total ${(own + file + pageCacheMb).toFixed(0)} MB (own ${own.toFixed(0)} + file-mapped ${file.toFixed(0)} + page cache ${pageCacheMb.toFixed(0)})`,
+      `round ${round}, ${checkout.name}: ready ${(server.readyMs / 1000).toFixed(2)} s after spawn; ${describeMemory(memoryFigures(server, distDir))}`,
     )
     await stopChild(server.child)
   }
