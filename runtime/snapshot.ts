@@ -1,9 +1,10 @@
 /**
  * Loading a published snapshot into memory: the manifest checked against its
  * schema, the index files against the content hashes the build recorded in
- * it (or their schemas, for older snapshots), the full-text postings
- * loaded as one typed array (never re-indexed), public files read on demand
- * through a bounded cache.
+ * it (or their schemas, for older snapshots), the job index used as the
+ * typed arrays index/jobs.bin holds, the full-text postings loaded as one
+ * typed array (never re-indexed), large packed bodies left in the page cache
+ * and read by position, public files read on demand through a bounded cache.
  */
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
@@ -44,7 +45,7 @@ export interface LoadedSnapshot {
   companies: IndexedCompany[]
   companyById: Map<string, IndexedCompany>
   companyBySlug: Map<string, IndexedCompany>
-  /** Every v2 job body by date position, read from the packed file by position: list pages, single jobs and tool results. */
+  /** Every v2 job body by date position, held or read by position (loadSnapshot): list pages, single jobs, tool results. */
   v2Bodies: PackedBodies
   /** Every v1 job body by date position, read from the packed file one range per page. */
   v1Bodies: PackedBodies
