@@ -109,8 +109,9 @@ export function clusterFacts(child: Child): { readyMsMax: number; rssMbTotal: nu
  * primary first, then each worker) its own memory, RSS minus the file pages
  * it maps (smapsOf), and a total that counts shared pages once: every
  * process's own memory, the largest file-mapped share (the same binary and
- * libraries in each), and the snapshot's packed body files whole, as the
- * page cache may hold them once for every process.
+ * libraries in each), and what the page cache holds of the snapshot's
+ * packed body files (util-linux `fincore`; their whole size without it),
+ * once for every process.
  */
 export function memoryFigures(
   server: RunningServer,
@@ -129,10 +130,16 @@ export function memoryFigures(
     ...(smapsOf(pid) ?? { rssMb: Number.NaN, ownMb: Number.NaN, fileMb: Number.NaN }),
   }))
   const current = path.join(distDir, 'current')
+  const files = [snapshotPaths.v2Bodies.bodies, snapshotPaths.v1Bodies.bodies]
+    .map((file) => path.join(current, file))
+    .filter((file) => existsSync(file))
+  // What the page cache holds of them now (util-linux fincore), else their whole size.
+  const fincore = spawnSync('fincore', ['--bytes', '--noheadings', '--output', 'RES', ...files], { encoding: 'utf8' })
+  const resident = fincore.status === 0 ? fincore.stdout.split('\n').filter((line) => line.trim() !== '') : []
   const pageCacheMb =
-    [snapshotPaths.v2Bodies.bodies, snapshotPaths.v1Bodies.bodies]
-      .map((file) => (existsSync(path.join(current, file)) ? statSync(path.join(current, file)).size : 0))
-      .reduce((sum, size) => sum + size, 0) /
+    (resident.length === files.length
+      ? resident.reduce((sum, line) => sum + Number(line.trim()), 0)
+      : files.reduce((sum, file) => sum + statSync(file).size, 0)) /
     2 ** 20
   const own = processes.reduce((sum, p) => sum + p.ownMb, 0)
   const file = Math.max(...processes.map((p) => p.fileMb))
@@ -146,7 +153,7 @@ export function describeMemory(figures: ReturnType<typeof memoryFigures>): strin
       (p) => `${p.role} RSS ${p.rssMb.toFixed(0)} MB (own ${p.ownMb.toFixed(0)}, file-mapped ${p.fileMb.toFixed(0)})`,
     )
     .join('; ')
-  return `${each}; total counting shared pages once ${figures.totalMb.toFixed(0)} MB (own memory of each, the largest file-mapped share, and ${figures.pageCacheMb.toFixed(0)} MB of packed body files as page cache)`
+  return `${each}; total counting shared pages once ${figures.totalMb.toFixed(0)} MB (own memory of each, the largest file-mapped share, and the ${figures.pageCacheMb.toFixed(0)} MB of the packed body files the page cache holds, by fincore)`
 }
 
 /** The floor references: bench/bare-server.ts on bare node:http or h3, returning `file`'s bytes to every request. */
