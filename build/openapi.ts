@@ -531,7 +531,7 @@ function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
               in: 'query',
               required: true,
               description:
-                'A snapshot id, as X-Snapshot-Id names it. Missing, malformed or given twice with different values: 400. No longer kept (pruned, or older than the oldest snapshot still linked): 410. Never built: 404.',
+                'A snapshot id, as X-Snapshot-Id names it (take it from any response; no example is given, as any fixed one would soon be pruned). Missing, malformed or given twice with different values: 400. No longer kept (pruned, or older than the oldest snapshot still linked): 410. Never built: 404.',
               // Its example (the snapshot published before this one) is set with the others, from the build.
               schema: { type: 'string', pattern: SNAPSHOT_ID_PATTERN.source },
             },
@@ -571,7 +571,7 @@ function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
           tags: ['v2'],
           summary: 'The bulk exports of the live snapshot',
           description:
-            'Every live job and company in one download each, rebuilt with every snapshot: jobs.ndjson.gz (one job a line, each line byte for byte the /api/v2/jobs/{slug} body, newest first), companies.ndjson.gz (one /api/v2/companies/{slug} body a line, by name) and jobs.parquet (one row per job, flattened columns, sorted newest first, row groups with min/max statistics so readers fetch only the columns and dates they need). To mirror: download jobs.ndjson.gz, keep its X-Snapshot-Id, then poll /api/v2/changes?since=<it>.',
+            'Every live job and company in one download each, rebuilt with every snapshot: jobs.ndjson.gz (one job a line, each line byte for byte the /api/v2/jobs/{slug} body, newest first), companies.ndjson.gz (one /api/v2/companies/{slug} body a line, by name) and jobs.parquet (one row per job, flattened columns, sorted newest first, row groups with min/max statistics so readers fetch only the columns and dates they need). To mirror: download jobs.ndjson.gz, keep its X-Snapshot-Id, then poll `/api/v2/changes?since=<that id>`.',
           responses: {
             '200': {
               description: 'The files, with size, rows and SHA-256 each.',
@@ -589,7 +589,7 @@ function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
           tags: ['v2'],
           summary: 'Download one bulk export file',
           description:
-            'The stored file as it is: Content-Type application/gzip for .gz (no Content-Encoding, so the SHA-256 holds for the bytes downloaded), application/vnd.apache.parquet for .parquet. Strong ETag (the SHA-256 in quotes), Last-Modified (the build time), Accept-Ranges: bytes. One Range (bytes=a-b, a-, -n) gets 206; a range starting past the end gets 416 with Content-Range: bytes */<size>; several ranges get the whole file (200). If-Range with an ETag of another snapshot gets the whole new file (200): resume an interrupted download with Range plus If-Range. One download counts as one request against the rate limit.',
+            'The stored file as it is: Content-Type application/gzip for .gz (no Content-Encoding, so the SHA-256 holds for the bytes downloaded), application/vnd.apache.parquet for .parquet. Strong ETag (the SHA-256 in quotes), Last-Modified (the build time), Accept-Ranges: bytes. One Range (bytes=a-b, a-, -n) gets 206; a range starting past the end gets 416 with `Content-Range: bytes */<size>`; several ranges get the whole file (200). If-Range with an ETag of another snapshot gets the whole new file (200): resume an interrupted download with Range plus If-Range. One download counts as one request against the rate limit.',
           parameters: [
             {
               name: 'name',
@@ -630,7 +630,7 @@ function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
               description: 'The requested range.',
               headers: {
                 ...successHeaders('v2'),
-                'Content-Range': { description: 'bytes <first>-<last>/<size>.', schema: { type: 'string' } },
+                'Content-Range': { description: '`bytes <first>-<last>/<size>`.', schema: { type: 'string' } },
               },
               content: {
                 'application/gzip': { schema: { type: 'string', format: 'binary' } },
@@ -642,7 +642,7 @@ function buildOpenApiDocument(siteUrl: string): Record<string, unknown> {
             '416': {
               description: 'The range starts past the end of the file.',
               headers: {
-                'Content-Range': { description: 'bytes */<size>.', schema: { type: 'string' } },
+                'Content-Range': { description: '`bytes */<size>`.', schema: { type: 'string' } },
                 ...errorHeaders,
               },
               content: errorContent,
@@ -736,8 +736,6 @@ export interface OpenApiExamples {
   v1Usage: string
   liveJobs: number
   liveCompanies: number
-  /** The snapshot published before this one, if any: `since` of /api/v2/changes then has an example that works. */
-  previousSnapshotId?: string
 }
 
 type JsonObject = Record<string, unknown>
@@ -885,6 +883,13 @@ function addExamples(doc: JsonObject, ex: OpenApiExamples): void {
       error(429, `Rate limit exceeded: ${limit} requests per minute per client across v1 and v2. Retry in 42 s.`),
     ),
   })
+  const exportFile = (doc.paths as Record<string, { get: JsonObject }>)['/api/v2/exports/{name}']!.get
+  setExamples((exportFile.responses as Record<string, JsonObject>)['416'], {
+    pastTheEnd: mediaExample(
+      'GET /api/v2/exports/jobs.parquet with Range: bytes=999999999999-',
+      error(416, 'The range is outside the file: jobs.parquet has 1048576 bytes (offsets 0 to 1048575).', 'range'),
+    ),
+  })
   const changes = (doc.paths as Record<string, { get: JsonObject }>)['/api/v2/changes']!.get
   const changeResponses = changes.responses as Record<string, JsonObject>
   const unknownId = '20991231T235959999Z-00000000'
@@ -895,7 +900,7 @@ function addExamples(doc: JsonObject, ex: OpenApiExamples): void {
     ),
   })
   const prunedId = '20200101T000000000Z-00000000'
-  const oldest = ex.previousSnapshotId ?? '20261124T182512983Z-140529c3'
+  const oldest = '20261124T182512983Z-140529c3'
   setExamples(changeResponses['410'], {
     noLongerKept: mediaExample(
       `GET /api/v2/changes?since=${prunedId}`,
@@ -906,9 +911,8 @@ function addExamples(doc: JsonObject, ex: OpenApiExamples): void {
       ),
     ),
   })
-  if (ex.previousSnapshotId)
-    for (const parameter of changes.parameters as JsonObject[])
-      if (parameter.name === 'since') parameter.example = ex.previousSnapshotId
+  // No example for `since`: the only ids that answer 200 are snapshots this server keeps, and one written here
+  // would change the document with every publish (and so purge it from every cache, rewrite it on disk).
 }
 
 /**

@@ -44,7 +44,7 @@ export const V2ExportsResponse = z
   .object({
     snapshot_id: d(
       z.string(),
-      'The snapshot the files belong to (also X-Snapshot-Id): poll /api/v2/changes?since=<it> after loading them.',
+      'The snapshot the files belong to (also X-Snapshot-Id): poll `/api/v2/changes?since=<it>` after loading them.',
     ),
     built_at: d(z.iso.datetime(), 'When the snapshot was built (the files’ Last-Modified).'),
     files: d(

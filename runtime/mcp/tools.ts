@@ -504,14 +504,14 @@ export function explainSchedule(args: z.infer<typeof ExplainScheduleInput>): z.i
 export const TOOL_DESCRIPTIONS = {
   search_jobs: `Live jobs; filters AND, list values OR; ${RESULTS_PER_CALL} a page. ${SCHEDULE_LINE} ${FOUR_DAY_RULE}`,
   get_job:
-    'A live job by slug: REST listing, readable salary, salary_usd_annual (USD a year as salary filters convert), hours, schedule, employer.',
+    'Live job by slug: REST listing, readable salary, salary_usd_annual (as filters convert), hours, schedule, employer.',
   search_companies: `Employers by schedule, HQ country, office policy, worldwide hiring; busiest first, ${RESULTS_PER_CALL} a page.`,
-  get_company: 'Employer profile by slug, as REST has it, schedule and office policy explained.',
+  get_company: 'Employer by slug: REST profile; schedule, office policy explained.',
   get_market_stats:
-    'Shares (0-1) of employers by schedule, true four-day weeks, remote jobs; median hours. Pass on date, caveats.',
-  list_filters: 'Values each search_jobs filter takes, with live job counts.',
+    'Shares (0-1) of employers by schedule, true 4-day weeks, remote jobs; median hours; exports. Pass on date, caveats.',
+  list_filters: 'Values each search_jobs filter takes, with live counts.',
   get_salary_benchmarks:
-    'Annual USD salary percentiles of live jobs by category, level, country, schedule; group_by splits. Pass on dates, caveats.',
+    'USD/year salary percentiles of live jobs by category, level, country, schedule; group_by splits. Pass on dates, caveats.',
   explain_schedule_type: 'Each schedule type: hours, pay, four-day week or not.',
 } as const
 

@@ -151,7 +151,7 @@ describe('GET /api/v2/changes', () => {
     expect(first.headers.get('x-ratelimit-limit')).toBeTruthy()
   })
 
-  it("the document's examples work: since= the snapshot published before this one (200), and its 404 and 410", async () => {
+  it("the document's examples work: its 404 and 410 answer so, and since has no example that a publish would change", async () => {
     type Example = { summary: string; value: { error: { code: number } } }
     type Response = { content: { 'application/json': { examples: Record<string, Example> } } }
     const doc = parseYaml(await (await fetch(`${server.url}/openapi.yaml`)).text()) as {
@@ -161,11 +161,8 @@ describe('GET /api/v2/changes', () => {
       >
     }
     const operation = doc.paths['/api/v2/changes']!.get
-    const since = operation.parameters.find((p) => p.name === 'since')!.example
-    expect(since).toBe(builds.at(-2)!.snapshotId)
-    const { status, body } = await changes(since)
-    expect(status).toBe(200)
-    expect((body as ChangesBody).until).toBe(builds.at(-1)!.snapshotId)
+    // An example id would make the document differ with every publish, and could only ever answer 410 soon.
+    expect(operation.parameters.find((p) => p.name === 'since')!.example).toBeUndefined()
     for (const code of ['404', '410']) {
       const examples = Object.values(operation.responses[code]!.content['application/json'].examples)
       expect(examples.length).toBe(1)

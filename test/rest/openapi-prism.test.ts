@@ -160,8 +160,12 @@ async function corpus(): Promise<Case[]> {
   const json = async <T>(p: string): Promise<T> =>
     (await (await fetch(`${server.url}${p}`, { headers: { 'x-forwarded-for': nextClient() } })).json()) as T
   const filters = await json<Record<string, { value: string }[]>>('/api/v2/filters')
-  const jobs = (await json<{ data: { slug: string; company?: { slug: string } }[] }>('/api/v2/jobs?limit=5')).data
-  const companies = (await json<{ data: { slug: string }[] }>('/api/v2/companies?limit=3')).data
+  const jobList = await json<{ data: { slug: string; company?: { slug: string } }[]; next_cursor: string }>(
+    '/api/v2/jobs?limit=5',
+  )
+  const jobs = jobList.data
+  const companyList = await json<{ data: { slug: string }[]; next_cursor: string }>('/api/v2/companies?limit=3')
+  const companies = companyList.data
   const snapshotId = (
     await fetch(`${server.url}/api/v2/filters`, { headers: { 'x-forwarded-for': nextClient() } })
   ).headers.get('x-snapshot-id')!
@@ -195,6 +199,10 @@ async function corpus(): Promise<Case[]> {
     `company=${company.toUpperCase()},no-such-company`,
     `country=${first('country')}`,
     'country=germany&country=FR',
+    `office_country=${first('office_country')}`,
+    'office_country=germany,FR&office_country=no-such-country',
+    `limit=5&cursor=${encodeURIComponent(jobList.next_cursor)}`,
+    'cursor=',
     'salary_min=50000',
     'salary_min=0&salary_max=200000',
     'salary_min=99999999999999999999',
@@ -228,6 +236,8 @@ async function corpus(): Promise<Case[]> {
     'facets=bogus',
     `q=${'q'.repeat(201)}`,
     'q=a&q=b',
+    'cursor=not-a-cursor',
+    `page=2&cursor=${encodeURIComponent(jobList.next_cursor)}`,
   ]
   const companyQueries = [
     '',
@@ -241,6 +251,8 @@ async function corpus(): Promise<Case[]> {
     'hires_worldwide=false',
     'hires_worldwide=',
     'sort=jobs',
+    `limit=3&cursor=${encodeURIComponent(companyList.next_cursor)}`,
+    'cursor=%%%',
     'remote_level=sometimes',
     'hires_worldwide=maybe',
     'sort=size',
