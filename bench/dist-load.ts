@@ -7,7 +7,14 @@
  * bench makes slow to reach (a 1M-job snapshot built by hand), or any
  * snapshot an operator wants to check.
  *
- *   npx tsx bench/dist-load.ts [distDir] [--workers N]
+ *   npx tsx bench/dist-load.ts [distDir] [--workers N] [--compare DIR]
+ *
+ * `--compare DIR` serves the same snapshot from another checkout of the code
+ * too (its node_modules installed or linked), both servers up at once, and
+ * runs each scenario on one then the other, twice, 5 s each after the
+ * warm-up, printing both and their ratio: figures from one run under the
+ * same load, which is what "no worse than before" can be judged on. The v1
+ * page scenario (random pages of 25) is added then.
  *
  * Needs Debian's wrk. Same caveat as the bench: wrk and the server share
  * this machine's cores.
@@ -25,7 +32,7 @@ import { jobsnapListPath, loadVocabulary, pick, prng, randomListQuery, worstQuer
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { workers: { type: 'string', default: '1' } },
+  options: { workers: { type: 'string', default: '1' }, compare: { type: 'string' } },
 })
 const distDir = positionals[0] ?? '.bench/dist-100k'
 const workers = Number(values.workers)
@@ -37,6 +44,12 @@ if (!wrk) {
 
 installExitHooks()
 const workDir = mkdtempSync(path.join(os.tmpdir(), 'jobsnap-dist-load-'))
+if (values.compare) {
+  await compare(path.resolve(values.compare))
+  rmSync(workDir, { recursive: true, force: true })
+  killAll()
+  process.exit(0)
+}
 const server = await startJobsnap(path.resolve(import.meta.dirname, '..'), distDir, 900_000, workers)
 const facts = clusterFacts(server.child)
 console.log(
@@ -77,3 +90,43 @@ await stopChild(server.child)
 rmSync(workDir, { recursive: true, force: true })
 killAll()
 process.exit(0)
+
+/** The scenarios on this checkout's server and on `otherDir`'s, taking turns; prints each and the ratio. */
+async function compare(otherDir: string): Promise<void> {
+  const here = path.resolve(import.meta.dirname, '..')
+  const servers = [
+    { name: 'this checkout', server: await startJobsnap(here, distDir, 900_000, workers) },
+    { name: `compare (${otherDir})`, server: await startJobsnap(otherDir, distDir, 900_000, workers) },
+  ]
+  for (const { name, server } of servers)
+    console.log(
+      `${name}: ready ${(server.readyMs / 1000).toFixed(2)} s after spawn, RSS ${rssOf(server)?.rssMb.toFixed(0)} MB`,
+    )
+  const vocabulary = loadVocabulary(realpathSync(path.join(distDir, 'current')))
+  const random = prng(11)
+  const scenarios: [string, () => string, number][] = [
+    ['single job by slug, 8 connections', () => `/api/v2/jobs/${pick(random, vocabulary.slugs)}`, 8],
+    ['v1 page (25 jobs), 8 connections', () => `/api/v1?page=${1 + Math.floor(random() * vocabulary.v1Pages)}`, 8],
+    ['v2 uncached random mix, 8 connections', () => jobsnapListPath(randomListQuery(random, vocabulary)), 8],
+  ]
+  for (const [scenario, next, connections] of scenarios) {
+    const runs: { rps: number; p99: number }[][] = [[], []]
+    for (let round = 0; round < 2; round++) {
+      for (const [i, { server }] of servers.entries()) {
+        // Fresh paths each run: an uncached list stays uncached.
+        const paths = (length: number) => Array.from({ length }, next)
+        await runWrk({ wrk: wrk!, port: server.port, paths: paths(3000), connections, seconds: 2, workDir })
+        const r = await runWrk({ wrk: wrk!, port: server.port, paths: paths(40_000), connections, seconds: 5, workDir })
+        runs[i]!.push({ rps: r.rps, p99: r.p99 })
+      }
+    }
+    const mean = (list: { rps: number }[]) => list.reduce((sum, r) => sum + r.rps, 0) / list.length
+    const [mine, theirs] = [mean(runs[0]!), mean(runs[1]!)]
+    const show = (list: { rps: number; p99: number }[]) =>
+      list.map((r) => `${Math.round(r.rps)} req/s p99 ${formatMs(r.p99)} ms`).join(', ')
+    console.log(
+      `${scenario}: this checkout ${show(runs[0]!)}; compare ${show(runs[1]!)}; mean ratio ${(mine / theirs).toFixed(3)}`,
+    )
+  }
+  for (const { server } of servers) await stopChild(server.child)
+}

@@ -241,6 +241,26 @@ export function memoryOf(pid: number): { rssMb: number; peakMb: number } | undef
   }
 }
 
+/**
+ * One process's memory split as /proc/<pid>/smaps_rollup counts it, in
+ * megabytes: `own` is what no other process can share (RSS minus the file
+ * pages mapped: the anonymous heap, buffers and the like), `file` the file
+ * pages it maps (the node binary, libraries), which every process running
+ * the same binary shares with the others. Pages a process only reads with
+ * read(2) (the packed bodies) are in the page cache, in no process's RSS.
+ */
+export function smapsOf(pid: number): { rssMb: number; ownMb: number; fileMb: number } | undefined {
+  try {
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? 0) / 1024
+    const rssMb = field('Rss')
+    const ownMb = field('Anonymous') + field('Shmem')
+    return { rssMb, ownMb, fileMb: rssMb - ownMb }
+  } catch {
+    return undefined
+  }
+}
+
 const CLOCK_TICKS_PER_SECOND = 100
 
 /** User + system CPU seconds of a process and its descendants (nginx's worker is its master's child); 0 where /proc is missing. */

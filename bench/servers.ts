@@ -20,14 +20,16 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
   writeSync,
 } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { cliArgs } from './datasets.ts'
+import { snapshotPaths } from '../core/index.ts'
 import { freePort, LOOPBACK } from '../support/processes.ts'
-import { memoryOf, startChild, waitForHttp, type Child } from './procs.ts'
+import { memoryOf, smapsOf, startChild, waitForHttp, type Child } from './procs.ts'
 
 export interface RunningServer {
   name: string
@@ -100,6 +102,58 @@ export function clusterFacts(child: Child): { readyMsMax: number; rssMbTotal: nu
   if (!line) return undefined
   const fields = JSON.parse(line) as { ready_ms_max: number; rss_mb_total: number }
   return { readyMsMax: fields.ready_ms_max, rssMbTotal: fields.rss_mb_total }
+}
+
+/**
+ * A running jobsnap's memory as the targets count it: per process (the
+ * primary first, then each worker) its own memory, RSS minus the file pages
+ * it maps (smapsOf), and a total that counts shared pages once: every
+ * process's own memory, the largest file-mapped share (the same binary and
+ * libraries in each), and what the page cache holds of the snapshot's
+ * packed body files (util-linux `fincore`; their whole size without it),
+ * once for every process.
+ */
+export function memoryFigures(
+  server: RunningServer,
+  distDir: string,
+): {
+  processes: { role: string; rssMb: number; ownMb: number; fileMb: number }[]
+  pageCacheMb: number
+  totalMb: number
+} {
+  const workerPids = [...server.child.output().matchAll(/\{[^\n]*"message":"worker ready"[^\n]*\}/g)].map(
+    (match) => (JSON.parse(match[0]) as { pid: number }).pid,
+  )
+  const pids = [server.child.pid, ...workerPids]
+  const processes = pids.map((pid, i) => ({
+    role: workerPids.length === 0 ? 'server' : i === 0 ? 'primary' : 'worker',
+    ...(smapsOf(pid) ?? { rssMb: Number.NaN, ownMb: Number.NaN, fileMb: Number.NaN }),
+  }))
+  const current = path.join(distDir, 'current')
+  const files = [snapshotPaths.v2Bodies.bodies, snapshotPaths.v1Bodies.bodies]
+    .map((file) => path.join(current, file))
+    .filter((file) => existsSync(file))
+  // What the page cache holds of them now (util-linux fincore), else their whole size.
+  const fincore = spawnSync('fincore', ['--bytes', '--noheadings', '--output', 'RES', ...files], { encoding: 'utf8' })
+  const resident = fincore.status === 0 ? fincore.stdout.split('\n').filter((line) => line.trim() !== '') : []
+  const pageCacheMb =
+    (resident.length === files.length
+      ? resident.reduce((sum, line) => sum + Number(line.trim()), 0)
+      : files.reduce((sum, file) => sum + statSync(file).size, 0)) /
+    2 ** 20
+  const own = processes.reduce((sum, p) => sum + p.ownMb, 0)
+  const file = Math.max(...processes.map((p) => p.fileMb))
+  return { processes, pageCacheMb, totalMb: own + file + pageCacheMb }
+}
+
+/** memoryFigures in one line. */
+export function describeMemory(figures: ReturnType<typeof memoryFigures>): string {
+  const each = figures.processes
+    .map(
+      (p) => `${p.role} RSS ${p.rssMb.toFixed(0)} MB (own ${p.ownMb.toFixed(0)}, file-mapped ${p.fileMb.toFixed(0)})`,
+    )
+    .join('; ')
+  return `${each}; total counting shared pages once ${figures.totalMb.toFixed(0)} MB (own memory of each, the largest file-mapped share, and the ${figures.pageCacheMb.toFixed(0)} MB of the packed body files the page cache holds, by fincore)`
 }
 
 /** The floor references: bench/bare-server.ts on bare node:http or h3, returning `file`'s bytes to every request. */

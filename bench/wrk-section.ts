@@ -16,7 +16,15 @@ import { runMcpLoad } from './mcp-load.ts'
 import { LOOPBACK } from '../support/processes.ts'
 import { cpuSecondsOf, probe, responseHeaderFields, stopChild } from './procs.ts'
 import { atLeast, atMost, formatMs, type ScenarioRow, type Target } from './report.ts'
-import { clusterFacts, startBareServer, startJobsnap, startNginx, type RunningServer } from './servers.ts'
+import {
+  clusterFacts,
+  describeMemory,
+  memoryFigures,
+  startBareServer,
+  startJobsnap,
+  startNginx,
+  type RunningServer,
+} from './servers.ts'
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
 import { runWrk, runWrkMcp } from './wrk.ts'
 import {
@@ -404,6 +412,11 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
     const ready = atMost(facts && facts.readyMsMax / 1000, at1m ? 30 : 3, `≤ ${at1m ? 30 : 3} s per worker`)
     lines.push(
       `jobsnap --workers 2: all workers ready ${(cluster.readyMs / 1000).toFixed(2)} s after spawn; slowest worker ${facts ? (facts.readyMsMax / 1000).toFixed(2) : '?'} s from its own start (${ready.met === undefined ? ready.text : `${ready.text}: ${ready.met ? 'met' : 'MISSED'}`}); RSS of the primary and both workers together ${facts?.rssMbTotal ?? '?'} MB when ready.`,
+    )
+    const memory = memoryFigures(cluster, o.distDir)
+    const total = atMost(memory.totalMb, 1536, 'target ≤ 1.5 GB')
+    lines.push(
+      `jobsnap --workers 2 memory when ready: ${describeMemory(memory)}; ${at1m ? `${total.text}: ${total.met ? 'met' : 'MISSED'}` : 'target (≤ 1.5 GB) is for 1M'}.`,
     )
     const both = await run('v2 uncached random mix', cluster, mix, { seed: mixSeed })
     rows.push(

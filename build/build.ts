@@ -26,6 +26,7 @@ import type { DatasetCompany } from '../core/schema/dataset.ts'
 import { toV2CompanyProfile } from '../core/company.ts'
 import { SerializedTerms } from '../core/search.ts'
 import { indexFileHash } from '../core/content-hash.ts'
+import { JobIndexFileWriter } from '../core/job-index-file.ts'
 import {
   CURRENT_LINK,
   PRECOMPUTED_V1_LIMITS,
@@ -37,6 +38,7 @@ import {
   v1PageFrame,
   v1UsageNotice,
   type IndexedCompany,
+  type IndexedJob,
   type SnapshotManifest,
 } from '../core/snapshot.ts'
 import { BufferedFileWriter } from './buffered-file.ts'
@@ -289,15 +291,15 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       () => cacheFile.close(),
     )
     const v1Pages = new V1PageWriter(writer, v1UsageNotice(options.siteUrl), live.length)
+    const jobIndexBin = new JobIndexFileWriter(live.length)
     const textIndex = new TermPostingsBuilder()
     // Jobs republished unchanged keep their terms: their lists come forward from the previous snapshot's.
     const postingsCarried = cache && previous ? carryForwardPostings(textIndex, previous.dir, live, records) : false
     const liveByCompany = new Uint32Array(companies.length)
     let newest: { v2: V2Job; v1: V1Job; company: number } | undefined
 
-    jobIndexFile.write(
-      `{"salary_order":${JSON.stringify(salaryOrder(live.map((ordinal) => records.salaryHigh[ordinal])))},"jobs":${live.length === 0 ? '[]' : '[\n'}`,
-    )
+    const bySalary = salaryOrder(live.map((ordinal) => records.salaryHigh[ordinal]))
+    jobIndexFile.write(`{"salary_order":${JSON.stringify(bySalary)},"jobs":${live.length === 0 ? '[]' : '[\n'}`)
     cacheFile.write(cacheHeader(contextHash!))
     for (const [position, ordinal] of live.entries()) {
       const { v2, v1, entry } = records.outputsOf(ordinal, cache, previousBodies, pool)
@@ -320,6 +322,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       await v1Pages.add(v1)
       if (position > 0) jobIndexFile.write(',\n')
       jobIndexFile.write(entry.indexedJson)
+      jobIndexBin.add(JSON.parse(entry.indexedJson.toString()) as IndexedJob)
       if (!(postingsCarried && entry.reused)) textIndex.add(position, entry.terms())
       const company = records.company[ordinal]!
       liveByCompany[company]!++
@@ -370,6 +373,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       await writer.writePrivate(relativePath, body)
     }
     indexHashes[snapshotPaths.jobIndex] = await jobIndexFile.finish()
+    await writeIndexFile(snapshotPaths.jobIndexBinary, Buffer.concat(jobIndexBin.finish(bySalary)))
     await cacheFile.finish()
     progress.log('writing search index')
     const { terms, postings } = textIndex.serialize()

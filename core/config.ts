@@ -83,6 +83,13 @@ const ConfigSchema = z.object({
    * for a few syscalls; 0 turns it off.
    */
   JOBSNAP_FILE_CACHE_MB: intFromEnv(0).default(64),
+  /**
+   * A snapshot's packed v2 bodies up to this size, megabytes, are held in
+   * each process's memory (a list page is then copies, no system call per
+   * job); larger ones are read by position from the page cache, which holds
+   * one copy for every worker (1.6 GB at 1M jobs). 0: always from the page cache.
+   */
+  JOBSNAP_BODIES_MEMORY_MB: intFromEnv(0).default(256),
   /** Most clients the rate limiters remember at once (memory bound). */
   JOBSNAP_MAX_CLIENTS: intFromEnv(1000).default(100_000),
   /** Slow clients: the request headers must arrive within this many milliseconds (else 408). */

@@ -8,12 +8,14 @@
  *   v2/jobs/<slug>.json(...)    one v2 job each, exact response bytes
  *   index/jobs.json             SnapshotJobIndex: compact filter/sort data, date order,
  *                               one job per line (see serializeJobIndex)
+ *   index/jobs.bin              the same index laid out as the server holds it (typed
+ *                               arrays; core/job-index-file.ts): what a server loads
  *   index/companies.json        full company profiles for the MCP tools
  *   index/terms.json            full-text vocabulary and posting counts (core/search.ts)
  *   index/postings.bin          full-text posting lists, little-endian uint32
  *   index/v2-jobs.bin           every v2 job body again, date order, joined by commas,
  *   index/v2-jobs.len           with its byte lengths (little-endian uint32): the server
- *                               holds it in memory and stitches list pages from it
+ *                               reads bodies from it by position and stitches list pages
  *   index/v1-jobs.bin / .len    the same for v1 jobs: a v1 page is one contiguous range,
  *                               read with one positional read
  *   exports/jobs.ndjson.gz      the bulk exports (core/exports.ts): every live job's v2 body,
@@ -188,19 +190,44 @@ function* entriesInSlices<T>(
   end: number,
   brackets: '[]' | '{}',
   perSlice = 1000,
+  skipLinesStarting?: Buffer,
 ): Generator<T> {
   let from = start
   while (from < end) {
     let to = from
+    let text = ''
     for (let lines = 0; lines < perSlice && to < end; lines++) {
       const newline = bytes.indexOf(0x0a, to)
-      to = newline < 0 || newline >= end ? end : newline + 1
+      const next = newline < 0 || newline >= end ? end : newline + 1
+      // A skipped line is never decoded (at 1M jobs, a million of the manifest's entries), only checked
+      // for the shape of a `"name": "value"` entry, so a damaged one is still refused.
+      if (
+        skipLinesStarting &&
+        bytes.compare(skipLinesStarting, 0, skipLinesStarting.length, to, to + skipLinesStarting.length) === 0
+      ) {
+        checkSkippedEntry(bytes, to, next)
+        text += bytes.toString('utf8', from, to)
+        from = next
+      }
+      to = next
     }
-    let text = bytes.toString('utf8', from, to).trim()
+    text = (text + bytes.toString('utf8', from, to)).trim()
     if (text.endsWith(',')) text = text.slice(0, -1)
     if (text) yield JSON.parse(brackets[0] + text + brackets[1]) as T
     from = to
   }
+}
+
+const ENTRY_SEPARATOR = Buffer.from('": "')
+
+/** Bytes [start, end) are one line of a file map: indent, `"name": "value"`, maybe a comma, a newline. */
+function checkSkippedEntry(bytes: Buffer, start: number, end: number): void {
+  let last = end - 1
+  if (bytes[last] === 0x0a) last--
+  if (bytes[last] === 0x2c) last--
+  const separator = bytes.indexOf(ENTRY_SEPARATOR, start)
+  if (separator < 0 || separator >= last || bytes[last] !== 0x22)
+    throw new SyntaxError(`the line at byte ${start} is not a "name": "value" entry`)
 }
 
 /**
@@ -267,6 +294,8 @@ const MANIFEST_FILES_CLOSE = '\n }'
 export function readManifestInSlices(
   bytes: Buffer,
   entriesPerSlice = 5000,
+  /** Entries whose path starts with this are left out, unparsed. */
+  skipFilesUnder?: string,
 ): { head: unknown; files: Iterable<Record<string, unknown>> } | undefined {
   const open = bytes.indexOf(MANIFEST_FILES_OPEN)
   if (open < 0) return undefined
@@ -277,7 +306,14 @@ export function readManifestInSlices(
   const head: unknown = JSON.parse(bytes.toString('utf8', 0, entriesStart - 1) + bytes.toString('utf8', close))
   return {
     head,
-    files: entriesInSlices<Record<string, unknown>>(bytes, entriesStart, close + 1, '{}', entriesPerSlice),
+    files: entriesInSlices<Record<string, unknown>>(
+      bytes,
+      entriesStart,
+      close + 1,
+      '{}',
+      entriesPerSlice,
+      skipFilesUnder === undefined ? undefined : Buffer.from(`  ${JSON.stringify(skipFilesUnder).slice(0, -1)}`),
+    ),
   }
 }
 
@@ -313,6 +349,8 @@ export const snapshotPaths = {
   manifest: 'manifest.json',
   openapi: 'openapi.yaml',
   jobIndex: 'index/jobs.json',
+  /** The same index as typed arrays, which a server loads without parsing (core/job-index-file.ts). */
+  jobIndexBinary: 'index/jobs.bin',
   companies: 'index/companies.json',
   searchTerms: 'index/terms.json',
   searchPostings: 'index/postings.bin',

@@ -9,6 +9,7 @@
  * garbage collector walks, not tens of millions.
  */
 import { type CountryCode, resolveCountry } from '../../core/geo.ts'
+import { type JobIndexFile, VALUE_FACETS, type ValueFacet } from '../../core/job-index-file.ts'
 import type { IndexedJob, SnapshotJobIndex } from '../../core/snapshot.ts'
 import { BitsetCache, bitsWhere, countBits } from './intersect.ts'
 import { SlugTable } from './slug-table.ts'
@@ -27,8 +28,7 @@ export interface RangeColumns {
 }
 
 /** Single-valued facets whose value per position the handlers read (MCP company and market figures). */
-export type ValueFacet = 'category' | 'level' | 'work_arrangement' | 'company'
-const VALUE_FACETS: readonly ValueFacet[] = ['category', 'level', 'work_arrangement', 'company']
+export type { ValueFacet }
 
 /** One single-valued facet per position: a code each (0: no value) and the distinct values. */
 class ValueColumn {
@@ -36,6 +36,13 @@ class ValueColumn {
   private readonly codeOf = new Map<string, number>()
 
   constructor(readonly codes: Uint32Array) {}
+
+  /** A column as index/jobs.bin holds it: codes per position and the values by code - 1. */
+  static of(codes: Uint32Array, values: readonly string[]): ValueColumn {
+    const column = new ValueColumn(codes)
+    column.values.push(...values)
+    return column
+  }
 
   set(position: number, value: string | undefined): void {
     if (value === undefined) return
@@ -83,6 +90,8 @@ interface JobIndexParts {
   columns: RangeColumns
   salaryOrder: Uint32Array
   salaryRank: Uint32Array
+  /** salaryLowOrder's order, when the build worked it out (index/jobs.bin). */
+  salaryLowOrder?: Uint32Array
   /** `facet:lowercased value` -> ascending positions. */
   postings: Map<string, Uint32Array>
   slugs: SlugTable
@@ -129,8 +138,46 @@ export class JobIndex implements RangeColumns {
     return builder.finish()
   }
 
-  /** Made by JobIndex.from or JobIndexBuilder.finish. */
-  constructor({ size, hashes, ids, values, columns, salaryOrder, salaryRank, postings, slugs }: JobIndexParts) {
+  /**
+   * The index as index/jobs.bin holds it: its arrays used as they are (views
+   * on the file's bytes), nothing parsed, nothing sorted.
+   */
+  static fromFile(file: JobIndexFile): JobIndex {
+    const n = file.size
+    return new JobIndex({
+      size: n,
+      hashes: new PackedStrings(file.hashes.joined, file.hashes.offsets),
+      ids: new PackedStrings(file.ids.joined, file.ids.offsets),
+      values: Object.fromEntries(
+        VALUE_FACETS.map((facet) => [facet, ValueColumn.of(file.codes[facet], file.values[facet])]),
+      ) as Record<ValueFacet, ValueColumn>,
+      columns: {
+        postedAt: file.postedAt,
+        expiresAt: file.expiresAt,
+        salaryLow: file.salaryLow,
+        salaryHigh: file.salaryHigh,
+      },
+      salaryOrder: file.salaryOrder,
+      salaryRank: salaryRankOf(file.salaryOrder),
+      salaryLowOrder: file.salaryLowOrder,
+      postings: file.postings,
+      slugs: new SlugTable(file.slugs),
+    })
+  }
+
+  /** Made by JobIndex.from, JobIndex.fromFile or JobIndexBuilder.finish. */
+  constructor({
+    size,
+    hashes,
+    ids,
+    values,
+    columns,
+    salaryOrder,
+    salaryRank,
+    salaryLowOrder,
+    postings,
+    slugs,
+  }: JobIndexParts) {
     const n = size
     this.size = n
     this.hashes = hashes
@@ -167,6 +214,15 @@ export class JobIndex implements RangeColumns {
     }
     this.expiries = this.expiresAt.filter((t) => Number.isFinite(t)).sort()
     this.firstExpiry = this.expiries[0] ?? Infinity
+    if (salaryLowOrder) {
+      if (salaryLowOrder.length !== n) throw new Error(`index: salary-low order has ${salaryLowOrder.length} of ${n}`)
+      const lows = new Float64Array(n)
+      for (let rank = 0; rank < n; rank++) {
+        const low = this.salaryLow[salaryLowOrder[rank]!]!
+        lows[rank] = Number.isNaN(low) ? Infinity : low
+      }
+      this.byLowestSalary = { order: salaryLowOrder, lows }
+    }
   }
 
   /** Positions holding `value` for `facet` (case-insensitive), ascending. */
@@ -328,13 +384,7 @@ export class JobIndexBuilder {
     this.values = Object.fromEntries(
       VALUE_FACETS.map((facet) => [facet, new ValueColumn(new Uint32Array(n))]),
     ) as Record<ValueFacet, ValueColumn>
-    // salary_order must be a permutation of the positions: queries walk it and sort by its inverse.
-    this.salaryRank = new Uint32Array(n).fill(n)
-    for (let rank = 0; rank < n; rank++) {
-      const p = this.salaryOrder[rank]!
-      if (p >= n || this.salaryRank[p] !== n) throw new Error(`index: salary_order repeats or exceeds position ${p}`)
-      this.salaryRank[p] = rank
-    }
+    this.salaryRank = salaryRankOf(this.salaryOrder)
   }
 
   /** Appends the next jobs in date order. */
@@ -405,4 +455,16 @@ export class JobIndexBuilder {
     }
     if (list.length === 0 || list[list.length - 1] !== position) list.push(position)
   }
+}
+
+/** The inverse of the salary order; it must be a permutation of the positions: queries walk it and sort by its inverse. */
+function salaryRankOf(salaryOrder: Uint32Array): Uint32Array {
+  const n = salaryOrder.length
+  const salaryRank = new Uint32Array(n).fill(n)
+  for (let rank = 0; rank < n; rank++) {
+    const p = salaryOrder[rank]!
+    if (p >= n || salaryRank[p] !== n) throw new Error(`index: salary_order repeats or exceeds position ${p}`)
+    salaryRank[p] = rank
+  }
+  return salaryRank
 }

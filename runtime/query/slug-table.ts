@@ -12,20 +12,28 @@ export class SlugTable {
   private readonly slots: Int32Array
   private readonly mask: number
 
-  /** `slugs` by position; a slug given twice names the later position (as Map.set would). */
-  constructor(slugs: readonly string[]) {
-    const offsets = new Uint32Array(slugs.length + 1)
-    for (let p = 0; p < slugs.length; p++) offsets[p + 1] = offsets[p]! + slugs[p]!.length
-    this.offsets = offsets
-    this.joined = slugs.join('')
+  /**
+   * `slugs` by position, as strings or already joined with offsets (UTF-16
+   * code units) per position (index/jobs.bin: then no string per slug is
+   * made); a slug given twice names the later position (as Map.set would).
+   */
+  constructor(slugs: readonly string[] | { joined: string; offsets: Uint32Array }) {
+    if (Array.isArray(slugs)) {
+      const offsets = new Uint32Array(slugs.length + 1)
+      for (let p = 0; p < slugs.length; p++) offsets[p + 1] = offsets[p]! + slugs[p]!.length
+      this.offsets = offsets
+      this.joined = slugs.join('')
+    } else {
+      const packed = slugs as { joined: string; offsets: Uint32Array }
+      this.offsets = packed.offsets
+      this.joined = packed.joined
+    }
+    const n = this.offsets.length - 1
     let capacity = 16
-    while (capacity < slugs.length * 2) capacity *= 2
+    while (capacity < n * 2) capacity *= 2
     this.slots = new Int32Array(capacity)
     this.mask = capacity - 1
-    for (let p = 0; p < slugs.length; p++) {
-      const slot = this.slotOf(slugs[p]!)
-      this.slots[slot] = p + 1
-    }
+    for (let p = 0; p < n; p++) this.slots[this.slotAt(p)] = p + 1
   }
 
   get size(): number {
@@ -40,6 +48,28 @@ export class SlugTable {
   positionOf(slug: string): number | undefined {
     const held = this.slots[this.slotOf(slug)]!
     return held === 0 ? undefined : held - 1
+  }
+
+  /** The slot holding position p's slug (an earlier position's when they are equal), or the empty slot where it goes. */
+  private slotAt(p: number): number {
+    const start = this.offsets[p]!
+    const end = this.offsets[p + 1]!
+    let hash = 0x811c9dc5
+    for (let i = start; i < end; i++) hash = Math.imul(hash ^ this.joined.charCodeAt(i), 0x01000193)
+    let slot = (hash >>> 0) & this.mask
+    for (;;) {
+      const held = this.slots[slot]!
+      if (held === 0 || this.holdsRange(held - 1, start, end)) return slot
+      slot = (slot + 1) & this.mask
+    }
+  }
+
+  private holdsRange(position: number, start: number, end: number): boolean {
+    const at = this.offsets[position]!
+    if (this.offsets[position + 1]! - at !== end - start) return false
+    for (let i = 0; i < end - start; i++)
+      if (this.joined.charCodeAt(at + i) !== this.joined.charCodeAt(start + i)) return false
+    return true
   }
 
   /** The slot holding `slug`, or the empty slot where it would go. */

@@ -27,14 +27,16 @@ const COLLECT_AFTER_MS = 2_000 + (cluster.worker?.id ?? 0) * 300
 export class SnapshotHolder {
   private served: LoadedSnapshot | undefined
 
+  /** `bodiesInMemoryBytes`: see loadSnapshot. */
   constructor(
     private readonly distDir: string,
     private readonly fileCache: FileCache,
+    private readonly bodiesInMemoryBytes?: number,
   ) {}
 
   /** A holder with `current` already loaded. */
-  static async open(distDir: string, fileCache: FileCache): Promise<SnapshotHolder> {
-    const holder = new SnapshotHolder(distDir, fileCache)
+  static async open(distDir: string, fileCache: FileCache, bodiesInMemoryBytes?: number): Promise<SnapshotHolder> {
+    const holder = new SnapshotHolder(distDir, fileCache, bodiesInMemoryBytes)
     await holder.reload()
     return holder
   }
@@ -66,7 +68,7 @@ export class SnapshotHolder {
     for (;;) {
       const previous = this.served
       if (dir === previous?.dir) return { changed: false, id: previous.id }
-      const next = await loadSnapshot(dir, this.fileCache)
+      const next = await loadSnapshot(dir, this.fileCache, this.bodiesInMemoryBytes)
       const named = await resolveCurrentSnapshot(this.distDir)
       if (named !== dir) {
         next.close()

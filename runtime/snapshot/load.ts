@@ -1,18 +1,19 @@
 /**
  * Loading a published snapshot into memory: the manifest checked against its
  * schema, the index files against the content hashes the build recorded in
- * it (or their schemas, for older snapshots), the full-text postings
- * loaded as one typed array (never re-indexed), public files read on demand
- * through a bounded cache.
+ * it (or their schemas, for older snapshots), the job index used as the
+ * typed arrays index/jobs.bin holds, the full-text postings loaded as one
+ * typed array (never re-indexed), large packed bodies left in the page cache
+ * and read by position, public files read on demand through a bounded cache.
  */
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { open, readFile, realpath, stat, type FileHandle } from 'node:fs/promises'
 import { exportPath } from '../../core/exports.ts'
-import { constants } from 'node:buffer'
 import path from 'node:path'
 import { LRUCache } from 'lru-cache'
 import { SerializedTerms } from '../../core/search.ts'
+import { DEFAULTS } from '../../core/config.ts'
 import { indexFileHash } from '../../core/content-hash.ts'
 import {
   arrayInSlices,
@@ -30,6 +31,7 @@ import {
   type IndexedCompany,
   type PackedBodiesPaths,
 } from '../../core/snapshot.ts'
+import { readJobIndexFile } from '../../core/job-index-file.ts'
 import { PackedBodies, uint32View } from '../../core/packed-bodies.ts'
 import { JobIndex, JobIndexBuilder } from '../query/job-index.ts'
 import type { QueryContext } from '../query/run-query.ts'
@@ -49,7 +51,7 @@ export interface LoadedSnapshot {
   companies: IndexedCompany[]
   companyById: Map<string, IndexedCompany>
   companyBySlug: Map<string, IndexedCompany>
-  /** Every v2 job body by date position, in memory: list pages, single jobs and tool results come from here. */
+  /** Every v2 job body by date position, held or read by position (loadSnapshot): list pages, single jobs, tool results. */
   v2Bodies: PackedBodies
   /** Every v1 job body by date position, read from the packed file one range per page. */
   v1Bodies: PackedBodies
@@ -77,37 +79,6 @@ async function readBytes(dir: string, file: string): Promise<Buffer> {
     return await readFile(path.join(dir, file))
   } catch (error) {
     throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
-  }
-}
-
-/** Bytes read per call when loading a large file: between reads, requests run. */
-const LARGE_READ_CHUNK = 64 << 20
-
-/**
- * A whole file of any size up to a Buffer's limit (4 GiB), read in chunks:
- * fs.readFile refuses files over 2 GiB, which the packed v2 bodies pass at
- * about 1.2M jobs.
- */
-async function readLargeFile(dir: string, file: string): Promise<Buffer> {
-  const full = path.join(dir, file)
-  let handle: FileHandle | undefined
-  try {
-    handle = await open(full, 'r')
-    const { size } = await handle.stat()
-    if (size > constants.MAX_LENGTH)
-      throw new Error(`${size} bytes is more than a Buffer holds (${constants.MAX_LENGTH})`)
-    const bytes = Buffer.allocUnsafeSlow(size)
-    let done = 0
-    while (done < size) {
-      const { bytesRead } = await handle.read(bytes, done, Math.min(LARGE_READ_CHUNK, size - done), done)
-      if (bytesRead === 0) throw new Error(`file ended at byte ${done} of ${size}`)
-      done += bytesRead
-    }
-    return bytes
-  } catch (error) {
-    throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
-  } finally {
-    await handle?.close()
   }
 }
 
@@ -188,7 +159,8 @@ function checkedFileMap(files: unknown, what: string, into: Record<string, strin
 
 /** The manifest, checked with zod except its file map (100k entries at 100k jobs), which a loop checks a slice at a time. */
 async function loadManifest(bytes: Buffer, what: string): Promise<SnapshotManifest> {
-  const sliced = parsing(what, () => readManifestInSlices(bytes))
+  // The per-job entries are skipped unparsed (checkedFileMap would drop them anyway).
+  const sliced = parsing(what, () => readManifestInSlices(bytes, undefined, JOB_FILES))
   const raw = sliced ? sliced.head : parseJson(bytes, what)
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
     throw new Error(`${what} is invalid at (root): expected an object`)
@@ -232,20 +204,43 @@ function verifiedIndex<T>(
 
 /** The file's little-endian uint32s, as a view on the bytes read (no copy) where the machine is little-endian. */
 
-/** Checks `bytes` against the hash the build recorded, hashing a slice at a time so a hot swap does not stall requests. */
-async function checkRecordedHashInSlices(
-  manifest: SnapshotManifest,
-  file: string,
-  bytes: Buffer,
-  what: string,
-): Promise<void> {
+/** fs.readFile's limit (2 GiB): a larger file is read by position whatever the setting. */
+const MAX_READ_FILE_BYTES = 2 ** 31 - 1
+
+/** The hash the build recorded for an index file; a snapshot without one is refused. */
+function recordedHash(manifest: SnapshotManifest, file: string, what: string): string {
   const expected = manifest.index_hashes?.[file]
   if (expected === undefined) throw new Error(`${what}: the manifest records no hash for it`)
+  return expected
+}
+
+/** Bytes hashed per read when checking a large file: between reads, requests run. */
+const HASH_CHUNK = 16 << 20
+
+/**
+ * Checks the file against the hash the build recorded, read a chunk at a time
+ * into one buffer (nothing of it kept: the server reads it by position later),
+ * so a hot swap does not stall requests and memory does not grow with it.
+ */
+async function checkRecordedFileHash(manifest: SnapshotManifest, dir: string, file: string): Promise<void> {
+  const what = `${dir}/${file}`
+  const expected = recordedHash(manifest, file, what)
   const hash = createHash('sha256')
-  const SLICE = 16 << 20
-  for (let start = 0; start < bytes.length; start += SLICE) {
-    hash.update(bytes.subarray(start, start + SLICE))
-    await yieldToRequests()
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(path.join(dir, file), 'r')
+    const chunk = Buffer.allocUnsafeSlow(HASH_CHUNK)
+    for (let at = 0; ; ) {
+      const { bytesRead } = await handle.read(chunk, 0, HASH_CHUNK, at)
+      if (bytesRead === 0) break
+      hash.update(chunk.subarray(0, bytesRead))
+      at += bytesRead
+      await yieldToRequests()
+    }
+  } catch (error) {
+    throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
+  } finally {
+    await handle?.close()
   }
   if (hash.digest('base64url') !== expected)
     throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
@@ -285,8 +280,21 @@ export async function resolveCurrentSnapshot(distDir: string): Promise<string> {
   }
 }
 
-/** The job index, built a slice of jobs at a time when its hash was recorded and it has the sliced layout. */
-async function loadJobIndex(manifest: SnapshotManifest, bytes: Buffer, what: string): Promise<JobIndex> {
+/**
+ * The job index: from index/jobs.bin when the manifest records its hash (its
+ * arrays used as read, checked by that hash), else built from
+ * index/jobs.json a slice of jobs at a time (older snapshots).
+ */
+async function loadJobIndex(manifest: SnapshotManifest, dir: string): Promise<JobIndex> {
+  const binaryHash = manifest.index_hashes?.[snapshotPaths.jobIndexBinary]
+  if (binaryHash !== undefined) {
+    const what = `${dir}/${snapshotPaths.jobIndexBinary}`
+    const bytes = await readBytes(dir, snapshotPaths.jobIndexBinary)
+    await checkHashInSlices(bytes, binaryHash, what)
+    return JobIndex.fromFile(readJobIndexFile(bytes, what))
+  }
+  const what = `${dir}/${snapshotPaths.jobIndex}`
+  const bytes = await readBytes(dir, snapshotPaths.jobIndex)
   if (!matchesRecordedHash(manifest, snapshotPaths.jobIndex, bytes, what))
     return JobIndex.from(verified(SnapshotJobIndex, parseJson(bytes, what), what))
   const sliced = parsing(what, () => readJobIndexInSlices(bytes))
@@ -294,6 +302,17 @@ async function loadJobIndex(manifest: SnapshotManifest, bytes: Buffer, what: str
   const builder = new JobIndexBuilder(sliced.salaryOrder)
   await eachSlice(sliced.slices, what, (slice) => builder.add(slice))
   return builder.finish()
+}
+
+/** Checks bytes in memory against a recorded hash, a slice at a time so a hot swap does not stall requests. */
+async function checkHashInSlices(bytes: Buffer, expected: string, what: string): Promise<void> {
+  const hash = createHash('sha256')
+  for (let start = 0; start < bytes.length; start += HASH_CHUNK) {
+    hash.update(bytes.subarray(start, start + HASH_CHUNK))
+    await yieldToRequests()
+  }
+  if (hash.digest('base64url') !== expected)
+    throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
 }
 
 /** The companies, parsed a slice at a time when their hash was recorded and they have the sliced layout. */
@@ -307,17 +326,25 @@ async function loadCompanies(manifest: SnapshotManifest, bytes: Buffer, what: st
   return companies
 }
 
-/** Loads and verifies a snapshot folder fully before anything serves from it. */
-export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<LoadedSnapshot> {
+/**
+ * Loads and verifies a snapshot folder fully before anything serves from it.
+ * Packed v2 bodies up to `bodiesInMemoryBytes` are held in memory, larger
+ * ones read by position from the file (JOBSNAP_BODIES_MEMORY_MB).
+ */
+export async function loadSnapshot(
+  dir: string,
+  fileCache: FileCache,
+  bodiesInMemoryBytes = DEFAULTS.JOBSNAP_BODIES_MEMORY_MB * 1024 * 1024,
+): Promise<LoadedSnapshot> {
   const manifestPath = `${dir}/${snapshotPaths.manifest}`
   const manifest = await loadManifest(await readBytes(dir, snapshotPaths.manifest), manifestPath)
   await yieldToRequests()
-  const [jobIndexBytes, companiesBytes, termsBytes, postingsBytes] = await Promise.all(
-    [snapshotPaths.jobIndex, snapshotPaths.companies, snapshotPaths.searchTerms, snapshotPaths.searchPostings].map(
-      (file) => readBytes(dir, file),
+  const [companiesBytes, termsBytes, postingsBytes] = await Promise.all(
+    [snapshotPaths.companies, snapshotPaths.searchTerms, snapshotPaths.searchPostings].map((file) =>
+      readBytes(dir, file),
     ),
   )
-  const jobs = await loadJobIndex(manifest, jobIndexBytes!, `${dir}/${snapshotPaths.jobIndex}`)
+  const jobs = await loadJobIndex(manifest, dir)
   if (jobs.size !== manifest.counts.live_jobs) {
     throw new Error(`${dir}: index has ${jobs.size} jobs, manifest says ${manifest.counts.live_jobs}`)
   }
@@ -342,19 +369,33 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
   }
   const text = new TextIndex(terms, postings, jobs.size)
 
-  const v2Lengths = packedLengths(manifest, dir, snapshotPaths.v2Bodies)
+  // The v2 bodies are checked against their recorded hash (the v1 bodies by size against their lengths), then
+  // held in memory when small enough, else read by position like the v1 bodies: the page cache holds one copy
+  // for every process. A body from memory is a slice; from the page cache it is a system call (~2 us), which
+  // made 100k's uncached list pages (a call per job) measurably slower.
+  const onDisk = (paths: PackedBodiesPaths) =>
+    PackedBodies.inFile(path.join(dir, paths.bodies), packedLengths(manifest, dir, paths), `${dir}/${paths.bodies}`)
   const v2Path = `${dir}/${snapshotPaths.v2Bodies.bodies}`
-  const v2Bytes = await readLargeFile(dir, snapshotPaths.v2Bodies.bodies)
-  await checkRecordedHashInSlices(manifest, snapshotPaths.v2Bodies.bodies, v2Bytes, v2Path)
-  const v2Bodies = PackedBodies.inMemory(v2Bytes, v2Lengths, v2Path)
-  // The v1 bodies stay on disk, checked by size against their lengths: like the public files, they are served as they are.
-  const v1Bodies = PackedBodies.inFile(
-    path.join(dir, snapshotPaths.v1Bodies.bodies),
-    packedLengths(manifest, dir, snapshotPaths.v1Bodies),
-    `${dir}/${snapshotPaths.v1Bodies.bodies}`,
-  )
+  const v2Size = (await stat(path.join(dir, snapshotPaths.v2Bodies.bodies)).catch(() => undefined))?.size ?? 0
+  let v2Bodies: PackedBodies
+  if (v2Size <= Math.min(bodiesInMemoryBytes, MAX_READ_FILE_BYTES)) {
+    const v2Bytes = await readBytes(dir, snapshotPaths.v2Bodies.bodies)
+    await checkHashInSlices(v2Bytes, recordedHash(manifest, snapshotPaths.v2Bodies.bodies, v2Path), v2Path)
+    v2Bodies = PackedBodies.inMemory(v2Bytes, packedLengths(manifest, dir, snapshotPaths.v2Bodies), v2Path)
+  } else {
+    await checkRecordedFileHash(manifest, dir, snapshotPaths.v2Bodies.bodies)
+    v2Bodies = onDisk(snapshotPaths.v2Bodies)
+  }
+  let v1Bodies: PackedBodies
+  try {
+    v1Bodies = onDisk(snapshotPaths.v1Bodies)
+  } catch (error) {
+    v2Bodies.close()
+    throw error
+  }
   for (const packed of [v2Bodies, v1Bodies]) {
     if (packed.size !== jobs.size) {
+      v2Bodies.close()
       v1Bodies.close()
       throw new Error(`${dir}: packed bodies hold ${packed.size} jobs, the index ${jobs.size}`)
     }
@@ -390,7 +431,10 @@ export async function loadSnapshot(dir: string, fileCache: FileCache): Promise<L
     companyBySlug: new Map(companies.map((c) => [c.slug, c])),
     v2Bodies,
     v1Bodies,
-    close: () => v1Bodies.close(),
+    close: () => {
+      v2Bodies.close()
+      v1Bodies.close()
+    },
     readPublic,
   }
 }

@@ -142,6 +142,21 @@ describe('manifest.json, one file hash per line', () => {
     expect(Object.keys(read)).toEqual(Object.keys(files))
   })
 
+  it('leaves out, unparsed, the entries under a folder it is told to skip', () => {
+    const files: Record<string, string> = {}
+    for (let i = 0; i < 5_000; i++) {
+      // Kept and skipped entries interleaved, runs of each longer than a slice, the last one skipped.
+      const skipped = Math.floor(i / 700) % 2 === 0 || i % 3 === 0
+      files[skipped ? `v2/jobs/${AWKWARD[i % AWKWARD.length]}-${i}.json` : `v1/25/${i}.json`] = `hash-${i}`
+    }
+    files['v2/jobs/last.json'] = 'hash-last'
+    const sliced = readManifestInSlices(Buffer.from(serializeManifest(manifest(files))), 1000, 'v2/jobs/')!
+    const read = Object.assign({}, ...sliced.files) as Record<string, string>
+    const kept = Object.fromEntries(Object.entries(files).filter(([file]) => !file.startsWith('v2/jobs/')))
+    expect(Object.keys(kept).length).toBeGreaterThan(1000)
+    expect(read).toEqual(kept)
+  })
+
   it('recognises a compact or empty file map as another layout', () => {
     expect(readManifestInSlices(Buffer.from(JSON.stringify(manifest({ 'a.json': 'h' }))))).toBeUndefined()
     expect(readManifestInSlices(Buffer.from(serializeManifest(manifest({}))))).toBeUndefined()
@@ -197,6 +212,12 @@ describe('a server loading a real snapshot in slices', () => {
       }
       for (const j of whole.jobs.slice(0, 50)) expect(loaded.positionOf(j.slug)).toBe(expected.positionOf(j.slug))
     }
+    // From index/jobs.bin first, then as a snapshot built before it existed: from index/jobs.json, in slices.
+    sameIndex((await loadSnapshot(dir, createFileCache(0))).jobs)
+    await rm(path.join(dir, snapshotPaths.jobIndexBinary))
+    const withBinary = JSON.parse(await readFile(path.join(dir, snapshotPaths.manifest), 'utf8')) as SnapshotManifest
+    delete withBinary.index_hashes![snapshotPaths.jobIndexBinary]
+    await writeFile(path.join(dir, snapshotPaths.manifest), serializeManifest(withBinary))
     const sliced = await loadSnapshot(dir, createFileCache(0))
     sameIndex(sliced.jobs)
     const companiesWhole = JSON.parse(await readFile(path.join(dir, snapshotPaths.companies), 'utf8')) as unknown[]

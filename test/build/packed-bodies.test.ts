@@ -141,6 +141,23 @@ describe('a built snapshot', () => {
     }
   })
 
+  it('a server loads the same bodies whether it holds them in memory or reads them by position', async () => {
+    const [held, read] = [
+      await loadSnapshot(snapshotDir, createFileCache(0)),
+      await loadSnapshot(snapshotDir, createFileCache(0), 0),
+    ]
+    try {
+      expect(held.v2Bodies.size).toBeGreaterThan(300)
+      for (let p = 0; p < held.v2Bodies.size; p++)
+        expect(read.v2Bodies.body(p).equals(held.v2Bodies.body(p))).toBe(true)
+      const positions = [5, 300, 0, 42, 43, 44, held.v2Bodies.size - 1]
+      expect(read.v2Bodies.join(positions).equals(held.v2Bodies.join(positions))).toBe(true)
+    } finally {
+      held.close()
+      read.close()
+    }
+  })
+
   it('a server refuses the snapshot once a byte of its v2 bodies changed (last: it damages the fixture)', async () => {
     const loaded = await loadSnapshot(snapshotDir, createFileCache(0))
     loaded.close()
@@ -149,5 +166,9 @@ describe('a built snapshot', () => {
     bytes[100] = bytes[100] === 0x41 ? 0x42 : 0x41
     await writeFile(file, bytes)
     await expect(loadSnapshot(snapshotDir, createFileCache(0))).rejects.toThrow(/v2-jobs\.bin does not match the hash/)
+    // Also when the bodies are to be read by position rather than held in memory (JOBSNAP_BODIES_MEMORY_MB=0).
+    await expect(loadSnapshot(snapshotDir, createFileCache(0), 0)).rejects.toThrow(
+      /v2-jobs\.bin does not match the hash/,
+    )
   })
 })

@@ -1,0 +1,328 @@
+/**
+ * index/jobs.bin: the job index as the server holds it in memory, written
+ * once by the build so that a server loads it as typed arrays over the bytes
+ * read (no JSON parsing, no object per job, no sorting): at 1M jobs parsing
+ * index/jobs.json took most of a worker's 12-18 s start and left hundreds of
+ * megabytes of garbage behind. index/jobs.json stays, for other readers and
+ * for older servers.
+ *
+ * Layout (little-endian): the 8 bytes `JOBSNAPI`, a uint32 length, that many
+ * bytes of JSON (JobIndexFileHead: counts, the value vocabularies, the
+ * posting-list keys and where each section starts), zero bytes to a multiple
+ * of 8, then the sections, each starting at a multiple of 8.
+ */
+import { endianness } from 'node:os'
+import type { IndexedJob } from './snapshot.ts'
+
+const MAGIC = 'JOBSNAPI'
+
+/** Single-valued facets kept per job as a code (0: none, else 1 + index into the vocabulary). */
+export const VALUE_FACETS = ['category', 'level', 'work_arrangement', 'company'] as const
+export type ValueFacet = (typeof VALUE_FACETS)[number]
+
+const FLOAT_SECTIONS = ['postedAt', 'expiresAt', 'salaryLow', 'salaryHigh'] as const
+const UINT_SECTIONS = [
+  'salaryOrder',
+  'salaryLowOrder',
+  'category',
+  'level',
+  'work_arrangement',
+  'company',
+  'postingCounts',
+  'postings',
+  'hashOffsets',
+  'slugOffsets',
+  'idOffsets',
+] as const
+const TEXT_SECTIONS = ['hashes', 'slugs', 'ids'] as const
+type Section = (typeof FLOAT_SECTIONS)[number] | (typeof UINT_SECTIONS)[number] | (typeof TEXT_SECTIONS)[number]
+
+interface JobIndexFileHead {
+  jobs: number
+  /** Per value facet, the values as the dataset spells them, by code - 1. */
+  values: Record<ValueFacet, string[]>
+  /** Posting-list keys (`facet:lowercased value`), in the order of postingCounts. */
+  keys: string[]
+  /** Section -> [byte offset from the file's start, byte length]. */
+  sections: Record<Section, [number, number]>
+}
+
+/** What a server builds its job index from: views on the file's bytes wherever they can be. */
+export interface JobIndexFile {
+  size: number
+  /** Epoch ms; expiresAt +Infinity for never, salaries NaN for none (annualised USD). */
+  postedAt: Float64Array
+  expiresAt: Float64Array
+  salaryLow: Float64Array
+  salaryHigh: Float64Array
+  /** Positions, highest salary first (see salaryOrder in build/index-jobs.ts). */
+  salaryOrder: Uint32Array
+  /** Positions by bottom of salary range, lowest first, no salary last, ties by position. */
+  salaryLowOrder: Uint32Array
+  codes: Record<ValueFacet, Uint32Array>
+  values: Record<ValueFacet, string[]>
+  /** `facet:lowercased value` -> ascending positions. */
+  postings: Map<string, Uint32Array>
+  /** Every job's hash, joined, with offsets (UTF-16 code units) per position. */
+  hashes: { joined: string; offsets: Uint32Array }
+  slugs: { joined: string; offsets: Uint32Array }
+  /** Job ids (the date order's tie-break, which cursors carry), likewise. */
+  ids: { joined: string; offsets: Uint32Array }
+}
+
+type PostingFacet = 'category' | 'level' | 'schedule' | 'work_arrangement' | 'tag' | 'place' | 'company'
+
+/**
+ * Collects the jobs in date order and writes index/jobs.bin; the posting
+ * lists and value codes are made as the server made them from
+ * index/jobs.json (runtime/query/job-index.ts), so both give one index.
+ */
+export class JobIndexFileWriter {
+  private count = 0
+  private readonly floats: Record<(typeof FLOAT_SECTIONS)[number], Float64Array>
+  private readonly codes: Record<ValueFacet, Uint32Array>
+  private readonly vocabularies = Object.fromEntries(VALUE_FACETS.map((f) => [f, new Map<string, number>()])) as Record<
+    ValueFacet,
+    Map<string, number>
+  >
+  private readonly lists = new Map<PostingFacet, Map<string, number[]>>()
+  private readonly hashes: string[] = []
+  private readonly slugs: string[] = []
+  private readonly ids: string[] = []
+
+  constructor(private readonly size: number) {
+    this.floats = Object.fromEntries(FLOAT_SECTIONS.map((s) => [s, new Float64Array(size)])) as typeof this.floats
+    this.codes = Object.fromEntries(VALUE_FACETS.map((f) => [f, new Uint32Array(size)])) as typeof this.codes
+  }
+
+  /** The next job in date order. */
+  add(job: IndexedJob): void {
+    const p = this.count++
+    if (p >= this.size) throw new Error(`job index: more than the ${this.size} jobs announced`)
+    this.hashes.push(job.hash)
+    this.slugs.push(job.slug)
+    this.ids.push(job.id)
+    this.floats.postedAt[p] = job.posted_at
+    this.floats.expiresAt[p] = job.expires_at ?? Infinity
+    this.floats.salaryLow[p] = job.salary_low ?? NaN
+    this.floats.salaryHigh[p] = job.salary_high ?? NaN
+    this.code('category', p, job.category)
+    this.code('level', p, job.level)
+    this.code('work_arrangement', p, job.work_arrangement)
+    this.code('company', p, job.company_id)
+    this.posting('category', job.category, p)
+    this.posting('level', job.level, p)
+    this.posting('schedule', job.schedule, p)
+    this.posting('work_arrangement', job.work_arrangement, p)
+    this.posting('company', job.company_id, p)
+    for (const tag of job.tags) this.posting('tag', tag, p)
+    for (const place of job.places) this.posting('place', place, p)
+  }
+
+  /** The file's bytes, in parts to write one after the other; `salaryOrder` as index/jobs.json has it. */
+  finish(salaryOrder: ArrayLike<number>): Buffer[] {
+    if (this.count !== this.size) throw new Error(`job index: ${this.count} jobs of the ${this.size} announced`)
+    const n = this.size
+    const postings = new Map<string, Uint32Array>()
+    for (const [facet, byValue] of this.lists) {
+      for (const [value, list] of byValue) {
+        const key = `${facet}:${value.toLowerCase()}`
+        const existing = postings.get(key)
+        // Two spellings of one value (case only) share a key: merge, keeping positions ascending.
+        postings.set(key, existing ? Uint32Array.from(new Set([...existing, ...list])).sort() : Uint32Array.from(list))
+      }
+    }
+    const keys = [...postings.keys()]
+    const lowKey = new Float64Array(n)
+    for (let p = 0; p < n; p++) {
+      const low = this.floats.salaryLow[p]!
+      lowKey[p] = Number.isNaN(low) ? Infinity : low
+    }
+    const salaryLowOrder = new Uint32Array(n)
+    for (let p = 0; p < n; p++) salaryLowOrder[p] = p
+    salaryLowOrder.sort((a, b) => lowKey[a]! - lowKey[b]! || a - b)
+    const postingCounts = Uint32Array.from(keys, (key) => postings.get(key)!.length)
+    const allPostings = new Uint32Array(postingCounts.reduce((sum, c) => sum + c, 0))
+    let at = 0
+    for (const key of keys) {
+      allPostings.set(postings.get(key)!, at)
+      at += postings.get(key)!.length
+    }
+    const packed = (strings: string[]) => {
+      const offsets = new Uint32Array(strings.length + 1)
+      for (let i = 0; i < strings.length; i++) offsets[i + 1] = offsets[i]! + strings[i]!.length
+      return { bytes: Buffer.from(strings.join(''), 'utf8'), offsets }
+    }
+    const hashes = packed(this.hashes)
+    const slugs = packed(this.slugs)
+    const ids = packed(this.ids)
+    const bodies: Record<Section, ArrayBufferView> = {
+      ...this.floats,
+      salaryOrder: Uint32Array.from(salaryOrder),
+      salaryLowOrder,
+      ...this.codes,
+      postingCounts,
+      postings: allPostings,
+      hashOffsets: hashes.offsets,
+      slugOffsets: slugs.offsets,
+      idOffsets: ids.offsets,
+      hashes: hashes.bytes,
+      slugs: slugs.bytes,
+      ids: ids.bytes,
+    }
+    const values = Object.fromEntries(VALUE_FACETS.map((f) => [f, [...this.vocabularies[f].keys()]])) as Record<
+      ValueFacet,
+      string[]
+    >
+    // The head holds the sections' offsets, which depend on its own length: lay out with a fixed-width placeholder.
+    const order = Object.keys(bodies) as Section[]
+    const lay = (headLength: number) => {
+      const sections = {} as Record<Section, [number, number]>
+      let offset = align8(MAGIC.length + 4 + headLength)
+      for (const name of order) {
+        sections[name] = [offset, bodies[name].byteLength]
+        offset = align8(offset + bodies[name].byteLength)
+      }
+      return sections
+    }
+    let headLength = 0
+    let head = ''
+    for (;;) {
+      head = JSON.stringify({ jobs: n, values, keys, sections: lay(headLength) } satisfies JobIndexFileHead)
+      const length = Buffer.byteLength(head)
+      if (length === headLength) break
+      headLength = length
+    }
+    const prefix = Buffer.alloc(align8(MAGIC.length + 4 + headLength))
+    prefix.write(MAGIC, 0, 'latin1')
+    prefix.writeUInt32LE(headLength, MAGIC.length)
+    prefix.write(head, MAGIC.length + 4, 'utf8')
+    const parts: Buffer[] = [prefix]
+    for (const name of order) {
+      const view = bodies[name]
+      const bytes = Buffer.from(view.buffer, view.byteOffset, view.byteLength)
+      parts.push(endianness() === 'LE' ? bytes : swapped(view))
+      const padding = align8(bytes.length) - bytes.length
+      if (padding > 0) parts.push(Buffer.alloc(padding))
+    }
+    return parts
+  }
+
+  private code(facet: ValueFacet, position: number, value: string | undefined): void {
+    if (value === undefined) return
+    const vocabulary = this.vocabularies[facet]
+    let code = vocabulary.get(value)
+    if (code === undefined) {
+      code = vocabulary.size + 1
+      vocabulary.set(value, code)
+    }
+    this.codes[facet][position] = code
+  }
+
+  private posting(facet: PostingFacet, value: string | undefined, position: number): void {
+    if (value === undefined) return
+    let byValue = this.lists.get(facet)
+    if (!byValue) {
+      byValue = new Map()
+      this.lists.set(facet, byValue)
+    }
+    let list = byValue.get(value)
+    if (!list) {
+      list = []
+      byValue.set(value, list)
+    }
+    if (list.length === 0 || list[list.length - 1] !== position) list.push(position)
+  }
+}
+
+function align8(n: number): number {
+  return (n + 7) & ~7
+}
+
+/** A typed array's bytes in little-endian order, on a big-endian machine. */
+function swapped(view: ArrayBufferView): Buffer {
+  const bytes = Buffer.from(view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength))
+  if (view instanceof Float64Array) bytes.swap64()
+  else if (view instanceof Uint32Array) bytes.swap32()
+  return bytes
+}
+
+/**
+ * Reads index/jobs.bin (its hash already checked against the manifest: the
+ * build made it from validated data), checking that its sections fit
+ * together; the arrays are views on one copy of its numeric part (copies
+ * each on a big-endian machine), so `bytes` need not be kept.
+ */
+export function readJobIndexFile(bytes: Buffer, what: string): JobIndexFile {
+  const fail = (why: string): never => {
+    throw new Error(`${what}: ${why}`)
+  }
+  if (bytes.length < MAGIC.length + 4 || bytes.toString('latin1', 0, MAGIC.length) !== MAGIC)
+    fail('not a job index file')
+  const headLength = bytes.readUInt32LE(MAGIC.length)
+  if (MAGIC.length + 4 + headLength > bytes.length) fail('its head runs past the end')
+  const head = JSON.parse(bytes.toString('utf8', MAGIC.length + 4, MAGIC.length + 4 + headLength)) as JobIndexFileHead
+  const n = head.jobs
+  if (!Number.isInteger(n) || n < 0) fail('no job count')
+  // The arrays are views on a copy of the bytes before the text sections (the last ones): the text becomes
+  // strings, and its bytes (hashes and slugs, ~65 MB at 1M jobs) are not kept twice.
+  const textStart = Math.min(...TEXT_SECTIONS.map((name) => head.sections?.[name]?.[0] ?? bytes.length))
+  const numeric = Buffer.from(bytes.subarray(0, textStart))
+  // Offsets from the file's start; the views are aligned where the copy's start is (a large copy always is).
+  const section = (from: Buffer, name: Section, unit: number, count?: number): [number, number] => {
+    const found = head.sections?.[name]
+    if (!found) return fail(`no ${name} section`)
+    const [offset, length] = found
+    if (offset + length > from.length || length % unit !== 0 || (count !== undefined && length / unit !== count))
+      fail(`its ${name} section does not fit`)
+    return [offset, length / unit]
+  }
+  const floats = (name: Section) => {
+    const [offset, count] = section(numeric, name, 8, n)
+    const at = numeric.byteOffset + offset
+    if (endianness() === 'LE' && at % 8 === 0) return new Float64Array(numeric.buffer, at, count)
+    const copy = new Float64Array(count)
+    for (let i = 0; i < count; i++) copy[i] = numeric.readDoubleLE(offset + i * 8)
+    return copy
+  }
+  const uints = (name: Section, count?: number) => {
+    const [offset, length] = section(numeric, name, 4, count)
+    const at = numeric.byteOffset + offset
+    if (endianness() === 'LE' && at % 4 === 0) return new Uint32Array(numeric.buffer, at, length)
+    const copy = new Uint32Array(length)
+    for (let i = 0; i < length; i++) copy[i] = numeric.readUInt32LE(offset + i * 4)
+    return copy
+  }
+  const text = (name: Section, offsetsName: Section) => {
+    const offsets = uints(offsetsName, n + 1)
+    const [offset, length] = section(bytes, name, 1)
+    const joined = bytes.toString('utf8', offset, offset + length)
+    if (offsets[n] !== joined.length) fail(`its ${name} offsets do not match the text`)
+    return { joined, offsets }
+  }
+  const keys = head.keys
+  const counts = uints('postingCounts', keys.length)
+  const all = uints('postings')
+  const postings = new Map<string, Uint32Array>()
+  let at = 0
+  for (let k = 0; k < keys.length; k++) {
+    postings.set(keys[k]!, all.subarray(at, at + counts[k]!))
+    at += counts[k]!
+  }
+  if (at !== all.length) fail('its posting counts do not add up to its postings')
+  return {
+    size: n,
+    postedAt: floats('postedAt'),
+    expiresAt: floats('expiresAt'),
+    salaryLow: floats('salaryLow'),
+    salaryHigh: floats('salaryHigh'),
+    salaryOrder: uints('salaryOrder', n),
+    salaryLowOrder: uints('salaryLowOrder', n),
+    codes: Object.fromEntries(VALUE_FACETS.map((f) => [f, uints(f, n)])) as Record<ValueFacet, Uint32Array>,
+    values: head.values,
+    postings,
+    hashes: text('hashes', 'hashOffsets'),
+    slugs: text('slugs', 'slugOffsets'),
+    ids: text('ids', 'idOffsets'),
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * index/jobs.bin: the job index the server loads as typed arrays is, value
+ * for value, the index it would build from index/jobs.json, and a changed
+ * byte makes the server refuse the snapshot.
+ */
+import { readFile, realpath, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CURRENT_LINK, readJobIndexFile, type SnapshotJobIndex, snapshotPaths, VALUE_FACETS } from '../../core/index.ts'
+import { createFileCache, JobIndex, loadSnapshot } from '../../runtime/index.ts'
+import { buildFixture, type FixtureSnapshot } from '../support/fixtures.ts'
+
+const FACETS = ['category', 'level', 'schedule', 'work_arrangement', 'tag', 'place', 'company'] as const
+
+describe('index/jobs.bin', () => {
+  let fixture: FixtureSnapshot
+  let snapshotDir: string
+
+  beforeAll(async () => {
+    fixture = await buildFixture({ jobs: 400, companies: 50, seed: 9 })
+    snapshotDir = await realpath(path.join(fixture.distDir, CURRENT_LINK))
+  })
+  afterAll(() => fixture?.cleanup())
+
+  const read = (file: string) => readFile(path.join(snapshotDir, file))
+
+  it('holds the same index as index/jobs.json', async () => {
+    const fromJson = JobIndex.from(JSON.parse((await read(snapshotPaths.jobIndex)).toString()) as SnapshotJobIndex)
+    const fromFile = JobIndex.fromFile(readJobIndexFile(await read(snapshotPaths.jobIndexBinary), 'jobs.bin'))
+    expect(fromFile.size).toBe(fromJson.size)
+    expect(fromJson.size).toBeGreaterThan(300)
+    for (const column of ['postedAt', 'expiresAt', 'salaryLow', 'salaryHigh', 'salaryOrder', 'salaryRank'] as const)
+      expect([...fromFile[column]], column).toEqual([...fromJson[column]])
+    expect(fromFile.bySalary).toEqual(fromJson.bySalary)
+    expect(fromFile.salaryLowOrder()).toEqual(fromJson.salaryLowOrder())
+    for (let p = 0; p < fromJson.size; p++) {
+      expect(fromFile.hashAt(p)).toBe(fromJson.hashAt(p))
+      for (const facet of VALUE_FACETS) expect(fromFile.valueAt(facet, p)).toBe(fromJson.valueAt(facet, p))
+    }
+    expect(fromFile.slugsInOrder()).toEqual(fromJson.slugsInOrder())
+    for (const slug of fromJson.slugsInOrder()) expect(fromFile.positionOf(slug)).toBe(fromJson.positionOf(slug))
+    expect(fromFile.positionOf('no-such-job')).toBeUndefined()
+    for (const facet of FACETS) {
+      const values = fromJson.valuesOf(facet)
+      expect(values.length, facet).toBeGreaterThan(0)
+      expect(fromFile.valuesOf(facet).sort()).toEqual([...values].sort())
+      for (const value of values)
+        expect([...fromFile.postingsFor(facet, value)!]).toEqual([...fromJson.postingsFor(facet, value)!])
+    }
+  })
+
+  it('is what the server loads, and a changed byte makes it refuse the snapshot (last: it damages the fixture)', async () => {
+    const loaded = await loadSnapshot(snapshotDir, createFileCache(0))
+    loaded.close()
+    const file = path.join(snapshotDir, snapshotPaths.jobIndexBinary)
+    const bytes = await readFile(file)
+    bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 1
+    await writeFile(file, bytes)
+    await expect(loadSnapshot(snapshotDir, createFileCache(0))).rejects.toThrow(/jobs\.bin does not match the hash/)
+  })
+})
