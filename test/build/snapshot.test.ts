@@ -244,6 +244,9 @@ describe('atomic publish', () => {
     await rm(root, { recursive: true, force: true })
   })
 
+  /** The pid a staging folder is named after (`.staging-<snapshot id>-<pid>`). */
+  const stagingPid = (name: string) => Number(name.split('-').at(-1))
+
   it('a build killed half way leaves current on the previous snapshot; the next build sweeps it and publishes', {
     timeout: 90_000,
   }, async () => {
@@ -285,7 +288,9 @@ describe('atomic publish', () => {
       const deadline = Date.now() + 45_000
       while (Date.now() < deadline && exitedEarly === undefined) {
         const entries = await readdir(path.join(distDir, 'snapshots')).catch(() => [] as string[])
-        staging = entries.find((e) => e.startsWith('.staging-'))
+        // The child's staging folder: named after its pid, never this process's (a folder this process left
+        // would make the kill below a SIGKILL of the test runner itself).
+        staging = entries.find((e) => e.startsWith('.staging-') && stagingPid(e) !== process.pid)
         if (staging) {
           writtenAtKill = (
             await readdir(path.join(distDir, 'snapshots', staging, 'v2/jobs')).catch(() => [] as string[])
@@ -300,7 +305,9 @@ describe('atomic publish', () => {
       expect(writtenAtKill).toBeGreaterThanOrEqual(3000)
       // SIGKILL the process doing the work: the staging folder is named after its pid. Its parent
       // (tsx) reaps it and exits, so no zombie is left for the next build's liveness check.
-      process.kill(Number(staging!.split('-').at(-1)), 'SIGKILL')
+      const pid = stagingPid(staging!)
+      expect(pid > 1 && pid !== process.pid, `staging folder ${staging} names pid ${pid}`).toBe(true)
+      process.kill(pid, 'SIGKILL')
       const result = await Promise.race([
         exited,
         new Promise<undefined>((resolve) => setTimeout(resolve, 10_000, undefined)),
