@@ -12,6 +12,7 @@
  * of 8, then the sections, each starting at a multiple of 8.
  */
 import { endianness } from 'node:os'
+import { addPosting } from './posting-lists.ts'
 import type { IndexedJob } from './snapshot.ts'
 
 const MAGIC = 'JOBSNAPI'
@@ -220,18 +221,7 @@ export class JobIndexFileWriter {
   }
 
   private posting(facet: PostingFacet, value: string | undefined, position: number): void {
-    if (value === undefined) return
-    let byValue = this.lists.get(facet)
-    if (!byValue) {
-      byValue = new Map()
-      this.lists.set(facet, byValue)
-    }
-    let list = byValue.get(value)
-    if (!list) {
-      list = []
-      byValue.set(value, list)
-    }
-    if (list.length === 0 || list[list.length - 1] !== position) list.push(position)
+    addPosting(this.lists, facet, value, position)
   }
 }
 

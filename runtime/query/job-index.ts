@@ -8,6 +8,7 @@
  * string, so a million jobs add a handful of objects to the heap the
  * garbage collector walks, not tens of millions.
  */
+import { addPosting } from '../../core/posting-lists.ts'
 import { type CountryCode, resolveCountry } from '../../core/geo.ts'
 import { type JobIndexFile, VALUE_FACETS, type ValueFacet } from '../../core/job-index-file.ts'
 import type { IndexedJob, SnapshotJobIndex } from '../../core/snapshot.ts'
@@ -442,18 +443,7 @@ export class JobIndexBuilder {
   }
 
   private addPosting(facet: Facet, value: string | undefined, position: number): void {
-    if (value === undefined) return
-    let byValue = this.lists.get(facet)
-    if (!byValue) {
-      byValue = new Map()
-      this.lists.set(facet, byValue)
-    }
-    let list = byValue.get(value)
-    if (!list) {
-      list = []
-      byValue.set(value, list)
-    }
-    if (list.length === 0 || list[list.length - 1] !== position) list.push(position)
+    addPosting(this.lists, facet, value, position)
   }
 }
 

@@ -19,7 +19,7 @@ import {
   type Step,
 } from './intersect.ts'
 import type { Facet, JobIndex } from './job-index.ts'
-import { dateStart, salaryStart } from './seek.ts'
+import { dateStart, firstFailing, salaryStart } from './seek.ts'
 import type { TextIndex } from './text-index.ts'
 
 const DAY_MS = 86_400_000
@@ -159,18 +159,6 @@ function keepSalaries(index: JobIndex, bits: Uint32Array, salary: { min: number;
     }
     bits[w] = kept
   }
-}
-
-/** The first index in [0, size) where `holds` turns false (it holds on a prefix only). */
-function firstFailing(size: number, holds: (i: number) => boolean): number {
-  let low = 0
-  let high = size
-  while (low < high) {
-    const mid = (low + high) >>> 1
-    if (holds(mid)) low = mid + 1
-    else high = mid
-  }
-  return low
 }
 
 /**

@@ -10,8 +10,8 @@ import type { JobIndex } from './job-index.ts'
 /** -1, 0 or 1: a before, equal to or after b in code-unit order (the build's tie-break). */
 const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
-/** The first index in [0, size) where `holds` turns false (it holds on a prefix only). */
-function firstFailing(size: number, holds: (i: number) => boolean): number {
+/** The first index in [0, size) where `holds` turns false (it holds on a prefix only): a binary search. */
+export function firstFailing(size: number, holds: (i: number) => boolean): number {
   let low = 0
   let high = size
   while (low < high) {
