@@ -343,20 +343,26 @@ async function runMode(
     log(`  purged ${purgedTags.length} tags in ${purgeSeconds.toFixed(2)} s`)
   }
 
-  // Every changed job asked for until the edge answers its new title.
+  // Every changed job asked for until the edge answers its new title: a sweep over those still stale, several
+  // in flight at once (one at a time, the probe's own round trips would be most of what it measures).
   const fresh = async (limitMs: number): Promise<number | undefined> => {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 4 })
+    const inFlight = 16
+    const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight })
     const pending = new Set(changed.slugs)
     const deadline = performance.now() + limitMs
+    const ask = async (slug: string) => {
+      const result = await fetchOnce(agent, edge.port, `/api/v2/jobs/${slug}`).catch(() => undefined)
+      if (result?.status !== 200) return
+      const body = result.body[0] === 0x1f ? gunzipSync(result.body) : result.body
+      if ((JSON.parse(body.toString('utf8')) as { title: string }).title.endsWith(changed.marker)) pending.delete(slug)
+    }
     while (pending.size > 0 && performance.now() < deadline) {
-      for (const slug of [...pending]) {
-        const result = await fetchOnce(agent, edge.port, `/api/v2/jobs/${slug}`).catch(() => undefined)
-        if (result?.status === 200) {
-          const body = result.body[0] === 0x1f ? gunzipSync(result.body) : result.body
-          if ((JSON.parse(body.toString('utf8')) as { title: string }).title.endsWith(changed.marker))
-            pending.delete(slug)
-        }
-      }
+      const sweep = [...pending]
+      await Promise.all(
+        Array.from({ length: inFlight }, async (_, lane) => {
+          for (let i = lane; i < sweep.length; i += inFlight) await ask(sweep[i]!)
+        }),
+      )
       if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 100))
     }
     agent.destroy()

@@ -13,6 +13,7 @@
  *    the per-job files, the packed bodies, the v1 pages, the job index, the
  *    text index and the next build's cache.
  */
+import { CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './changed-files.ts'
 import { DEFAULTS } from '../core/config.ts'
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
@@ -101,10 +102,6 @@ export interface BuildResult {
   /** What writing the bulk exports added to the build's wall time (ExportsStats.busyMs). */
   exportsMs: number
 }
-
-export const CHANGED_PATHS_FILE = 'changed-paths.txt'
-/** Beside it: the cache tags the publish made stale, one a line (what `jobsnap purge` sends). */
-export const CHANGED_TAGS_FILE = 'changed-tags.txt'
 
 /** One entry a line, each ended by a newline; nothing at all for none. */
 const linesOf = (entries: readonly string[]): string => entries.map((entry) => `${entry}\n`).join('')

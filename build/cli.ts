@@ -1,8 +1,7 @@
 /** Command-line front of the build and the generator: exit codes and readable reports. */
 import type { Config } from '../core/config.ts'
 import path from 'node:path'
-import { buildSnapshot, CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './build.ts'
-import { rollbackSnapshot } from './publish.ts'
+import { CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './changed-files.ts'
 import { type PurgeRequest, runPurge } from './purge.ts'
 import type { GenerateOptions } from './generate.ts'
 import { DatasetInvalidError, formatIssue } from './issues.ts'
@@ -10,6 +9,8 @@ import { createProgress } from './progress.ts'
 
 export async function runBuildCommand(config: Config, options: { now?: Date; quiet?: boolean }): Promise<number> {
   const progress = createProgress(process.stderr, options.quiet === true)
+  // Loaded here, not at the top: `jobsnap purge` and `rollback` start without the whole build.
+  const { buildSnapshot } = await import('./build.ts')
   try {
     const result = await buildSnapshot({
       dataDir: config.JOBSNAP_DATA,
@@ -67,6 +68,7 @@ export async function runGenerateCommand(options: GenerateOptions): Promise<numb
 
 export async function runRollbackCommand(config: Config): Promise<number> {
   try {
+    const { rollbackSnapshot } = await import('./publish.ts')
     const { from, to } = await rollbackSnapshot(config.JOBSNAP_DIST)
     console.log(
       `rolled back ${config.JOBSNAP_DIST}/current from ${from ?? '(none)'} to ${to}; running servers follow it (or send SIGHUP).`,

@@ -4,7 +4,8 @@
  * (build/cli.ts) is composed by the top-level cli.ts; tests, the benchmark
  * and support helpers import the build from here only.
  */
-export { type BuildResult, buildSnapshot, CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './build.ts'
+export { type BuildResult, buildSnapshot } from './build.ts'
+export { CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './changed-files.ts'
 export { runPurge } from './purge.ts'
 export { diffSnapshots } from './changes.ts'
 export { generateDataset } from './generate.ts'

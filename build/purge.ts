@@ -12,7 +12,7 @@ import path from 'node:path'
 import { ALL_TAG, isTag } from '../core/cache-tags.ts'
 import type { Config } from '../core/config.ts'
 import { CURRENT_LINK, publishedSnapshotId } from '../core/snapshot.ts'
-import { CHANGED_TAGS_FILE } from './build.ts'
+import { CHANGED_TAGS_FILE } from './changed-files.ts'
 import { waitForOrigin } from './wait-for-origin.ts'
 
 /** One shared cache to purge. */

@@ -12,12 +12,14 @@ import https from 'node:https'
 export interface OriginWait {
   /** Give up after this long (the purge then sends nothing). */
   timeoutMs: number
-  /** Between two asks. */
+  /** Between two asks while the origin does not name the snapshot yet (default 100 ms). */
   intervalMs?: number
 }
 
 /** Answers in a row that must name the snapshot, besides every process's latest. */
 const CONFIRMATIONS = 3
+/** Between two confirmations: long enough for a fresh connection to land on another worker process. */
+const CONFIRMATION_INTERVAL_MS = 20
 
 /** `/ready`'s answer: which snapshot the answering process serves, and which process it is. */
 function askReady(origin: string): Promise<{ snapshotId?: string; pid?: number }> {
@@ -65,6 +67,8 @@ export async function waitForOrigin(
     if (inARow >= CONFIRMATIONS && [...latestByProcess.values()].every((id) => id === snapshotId))
       return { ready: true, lastSeen }
     if (Date.now() >= deadline) return { ready: false, lastSeen }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 200))
+    // Confirmations follow each other quickly; an origin still loading is asked less often.
+    const pause = serving === snapshotId ? CONFIRMATION_INTERVAL_MS : (options.intervalMs ?? 100)
+    await new Promise((resolve) => setTimeout(resolve, pause))
   }
 }
