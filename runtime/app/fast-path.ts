@@ -63,7 +63,13 @@ export function fastPath(
       isTrusted,
     )
     try {
-      const reply = restReply(version, handler, { request: { method, headers: nodeHeaders(request) }, url, client })
+      // A plain slug under /api/v2/jobs/, or /api/v1 itself: the canonical spelling, by the tests above.
+      const reply = restReply(version, handler, {
+        request: { method, headers: nodeHeaders(request) },
+        url,
+        client,
+        canonical: true,
+      })
       return reply instanceof Promise
         ? reply.catch((error: unknown) => replyForError(method, url.pathname, error))
         : reply
