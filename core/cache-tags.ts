@@ -62,7 +62,33 @@ export function fittingTags(tags: readonly string[]): string[] {
   return kept
 }
 
+/**
+ * The header values of `tags` as they fit (fittingTags): space-separated
+ * (Surrogate-Key, xkey) and comma-separated (Cache-Tag).
+ */
+export function tagHeaderValues(tags: readonly string[]): { spaced: string; commas: string } {
+  const only = tags.length === 1 ? tags[0]! : undefined
+  // One tag that fits (a single job, a v1 page), as fittingTags would keep it, `<tag> all`, without its arrays.
+  if (only !== undefined && only !== ALL_TAG && only.length <= MAX_TAG_BYTES && isTag(only))
+    return { spaced: `${only} ${ALL_TAG}`, commas: `${only},${ALL_TAG}` }
+  const fitting = fittingTags(tags)
+  // Joined by hand, once per separator: Array#join cost ~0.2 us a header on the single-job path.
+  let spaced = fitting[0]!
+  let commas = spaced
+  for (let i = 1; i < fitting.length; i++) {
+    spaced += ` ${fitting[i]}`
+    commas += `,${fitting[i]}`
+  }
+  return { spaced, commas }
+}
+
 /** A tag is visible ASCII without commas or spaces: a comma or a space would split it in one of the three headers. */
 export function isTag(text: string): boolean {
-  return /^[\x21-\x2b\x2d-\x7e]+$/.test(text)
+  // A loop rather than /^[\x21-\x2b\x2d-\x7e]+$/: the same test, at a third of the cost on every tagged answer.
+  if (text.length === 0) return false
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x21 || code > 0x7e || code === 0x2c) return false
+  }
+  return true
 }

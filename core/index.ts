@@ -5,7 +5,7 @@
  * and runtime import core's modules directly; everything outside the three
  * layers (tests, the benchmark, support helpers) imports from here only.
  */
-export { ALL_TAG, fittingTags, isTag, MAX_TAG_BYTES, MAX_TAG_HEADER_BYTES } from './cache-tags.ts'
+export { ALL_TAG, fittingTags, isTag, MAX_TAG_BYTES, MAX_TAG_HEADER_BYTES, tagHeaderValues } from './cache-tags.ts'
 export { type Config, type ConfigInput, DEFAULTS, loadConfig } from './config.ts'
 export { contentHash, indexFileHash } from './content-hash.ts'
 export { V2ExportsResponse } from './exports.ts'

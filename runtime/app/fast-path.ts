@@ -20,7 +20,7 @@ const V2_JOB_PREFIX = '/api/v2/jobs/'
 
 /** A single job, its slug read from the path (the fast path takes only plain slugs, so the path is as sent). */
 const handleV2JobAtPath = (ctx: RestContext): MaybePromise<Reply> =>
-  handleV2Job(ctx, ctx.url.pathname.slice(V2_JOB_PREFIX.length))
+  handleV2Job(ctx, ctx.url.pathname.slice(V2_JOB_PREFIX.length), true)
 
 /** A Node request's headers as a web Request's `headers.get` reads them (repeated fields joined, as fetch joins them). */
 function nodeHeaders(request: IncomingMessage): RequestLike['headers'] {
@@ -63,7 +63,13 @@ export function fastPath(
       isTrusted,
     )
     try {
-      const reply = restReply(version, handler, { request: { method, headers: nodeHeaders(request) }, url, client })
+      // A plain slug under /api/v2/jobs/, or /api/v1 itself: the canonical spelling, by the tests above.
+      const reply = restReply(version, handler, {
+        request: { method, headers: nodeHeaders(request) },
+        url,
+        client,
+        canonical: true,
+      })
       return reply instanceof Promise
         ? reply.catch((error: unknown) => replyForError(method, url.pathname, error))
         : reply

@@ -35,6 +35,8 @@ interface RestRequest {
   client: string
   /** The path as the client spelled it, when that may differ from `url`'s (h3 decodes escapes and dot segments). */
   spelledPath?: string
+  /** True when the path is known to be its canonical spelling (the fast path takes no other): not checked again. */
+  canonical?: boolean
 }
 
 export interface EnvelopeDependencies {
@@ -140,7 +142,7 @@ export function restEnvelope(deps: EnvelopeDependencies): RestEnvelope {
   const afterLimit = (
     version: ApiVersion,
     handler: (ctx: RestContext) => MaybePromise<Reply>,
-    { request, url, spelledPath }: RestRequest,
+    { request, url, spelledPath, canonical: known }: RestRequest,
     now: number,
     decision: RateDecision,
   ): MaybePromise<Reply> => {
@@ -153,7 +155,7 @@ export function restEnvelope(deps: EnvelopeDependencies): RestEnvelope {
       })
     }
     // One spelling per resource: another (a trailing slash, say) is redirected to the canonical path, query kept.
-    const canonical = decision.allowed ? canonicalPath(spelledPath ?? url.pathname) : undefined
+    const canonical = decision.allowed && !known ? canonicalPath(spelledPath ?? url.pathname) : undefined
     if (canonical) {
       headers.push(['location', canonical.path + url.search])
       return { status: 308, headers: withCommonHeaders(headers, [['cache-control', 'no-store']]), body: null }

@@ -54,14 +54,25 @@ function clientKey(address: ipaddr.IPv4 | ipaddr.IPv6): string {
   return `${parts.map((p) => p.toString(16)).join(':')}::/64`
 }
 
+/** The last peer address found to be plain IPv4. */
+let lastIPv4Peer: string | undefined
+
 /** Resolves the client key from the socket peer and the X-Forwarded-For header. */
 export function resolveClient(
   peer: string | undefined,
   forwardedFor: string | null,
   isTrusted: TrustedProxies,
 ): string {
-  // The common case, skipping ipaddr's parse: a plain IPv4 peer is already its own key.
-  if (peer !== undefined && isIPv4(peer) && (forwardedFor === null || isTrusted === NO_PROXIES)) return peer
+  // The common case, skipping ipaddr's parse: a plain IPv4 peer is already its own key (and the peer of
+  // the request before is tested once: a keep-alive connection or a proxy sends many).
+  if (
+    peer !== undefined &&
+    (peer === lastIPv4Peer || isIPv4(peer)) &&
+    (forwardedFor === null || isTrusted === NO_PROXIES)
+  ) {
+    lastIPv4Peer = peer
+    return peer
+  }
   let client = parse(peer)
   if (!client) return 'unknown'
   if (forwardedFor && isTrusted(client)) {

@@ -205,11 +205,29 @@ export function limitersFor(config: Config): { rest: SlidingWindowLimiter; mcp: 
 
 /** X-RateLimit-* and the IETF RateLimit fields for one decision. */
 export function rateLimitHeaders(policy: 'rest' | 'mcp', decision: RateDecision, windowSeconds: number): HeaderList {
+  // The limit and the policy are the same answer after answer: their pairs are made once per policy and limit.
+  let fixed = fixedPairs[policy]
+  if (fixed === undefined || fixed.limit !== decision.limit || fixed.windowSeconds !== windowSeconds) {
+    fixed = {
+      limit: decision.limit,
+      windowSeconds,
+      limitPair: ['x-ratelimit-limit', String(decision.limit)],
+      policyPair: ['ratelimit-policy', `"${policy}";q=${decision.limit};w=${windowSeconds}`],
+    }
+    fixedPairs[policy] = fixed
+  }
   return [
-    ['x-ratelimit-limit', String(decision.limit)],
+    fixed.limitPair,
     ['x-ratelimit-remaining', String(decision.remaining)],
     ['x-ratelimit-reset', String(decision.resetSeconds)],
-    ['ratelimit-policy', `"${policy}";q=${decision.limit};w=${windowSeconds}`],
+    fixed.policyPair,
     ['ratelimit', `"${policy}";r=${decision.remaining};t=${decision.resetSeconds}`],
   ]
 }
+
+const fixedPairs: Partial<
+  Record<
+    'rest' | 'mcp',
+    { limit: number; windowSeconds: number; limitPair: [string, string]; policyPair: [string, string] }
+  >
+> = {}

@@ -39,11 +39,32 @@ const COMMON_HEADERS: HeaderList = [
 /** COMMON_HEADERS, then `headers`, in that order, as one new list. */
 export function withCommonHeaders(...lists: HeaderList[]): HeaderList {
   const out: HeaderList = COMMON_HEADERS.slice()
-  for (const list of lists) for (let i = 0; i < list.length; i++) out.push(list[i]!)
+  for (const list of lists) appendHeaders(out, list)
   return out
 }
 
+function appendHeaders(to: HeaderList, list: HeaderList): void {
+  for (let i = 0; i < list.length; i++) to.push(list[i]!)
+}
+
+/*
+ * Pairs every answer of a kind shares, made once: nothing changes a pair once it is in a list (lists get
+ * pairs added, never edited), and each one made per request was an allocation on the single-job path.
+ */
 const JSON_TYPE = 'application/json; charset=utf-8'
+const JSON_TYPE_PAIR: [string, string] = ['content-type', JSON_TYPE]
+const VARY_PAIR: [string, string] = ['vary', 'Accept-Encoding']
+const X_CACHE_PAIRS: Record<CacheStatus, [string, string]> = {
+  HIT: ['x-cache', 'HIT'],
+  MISS: ['x-cache', 'MISS'],
+  BYPASS: ['x-cache', 'BYPASS'],
+}
+let cacheControl: [string, string] = ['cache-control', 'public, max-age=60']
+function cacheControlPair(maxAgeSeconds: number): [string, string] {
+  const value = `public, max-age=${maxAgeSeconds}`
+  if (cacheControl[1] !== value) cacheControl = ['cache-control', value]
+  return cacheControl
+}
 const ETAG_SUFFIX = Object.fromEntries(ENCODINGS.map(({ name, etagSuffix }) => [name, etagSuffix])) as Record<
   Encoding,
   string
@@ -140,12 +161,13 @@ export interface SendOptions {
   lastModified?: number
 }
 
-/** The last HTTP date formatted, by its epoch second: a snapshot's answers share one. */
-let lastHttpDate = { second: Number.NaN, text: '' }
-function httpDate(ms: number): string {
+/** The last Last-Modified pair made, by its epoch second: a snapshot's answers share one. */
+let lastModified = { second: Number.NaN, pair: ['last-modified', ''] as [string, string] }
+function lastModifiedPair(ms: number): [string, string] {
   const second = Math.floor(ms / 1000)
-  if (lastHttpDate.second !== second) lastHttpDate = { second, text: new Date(second * 1000).toUTCString() }
-  return lastHttpDate.text
+  if (lastModified.second !== second)
+    lastModified = { second, pair: ['last-modified', new Date(second * 1000).toUTCString()] }
+  return lastModified.pair
 }
 
 /**
@@ -156,7 +178,9 @@ function notModified(request: RequestLike, etag: string, lastModified: number | 
   const ifNoneMatch = request.headers.get('if-none-match')
   if (ifNoneMatch) return matchesIfNoneMatch(ifNoneMatch, etag)
   if (lastModified === undefined || (request.method !== 'GET' && request.method !== 'HEAD')) return false
-  const since = Date.parse(request.headers.get('if-modified-since') ?? '')
+  const ifModifiedSince = request.headers.get('if-modified-since')
+  if (!ifModifiedSince) return false
+  const since = Date.parse(ifModifiedSince)
   return !Number.isNaN(since) && Math.floor(lastModified / 1000) * 1000 <= since
 }
 
@@ -190,24 +214,19 @@ function replyWith(
   const usedEncoding = encodedBody ? encoding : undefined
   const etag = etagFor(payload.hash, usedEncoding)
   const unchanged = notModified(request, etag, options.lastModified)
-  const headers = withCommonHeaders(
-    [
-      ['cache-control', `public, max-age=${options.maxAgeSeconds}`],
-      ['etag', etag],
-      ['vary', 'Accept-Encoding'],
-      ['x-cache', options.cacheStatus],
-    ],
-    options.headers ?? [],
-    options.edge ?? [],
-  )
-  if (options.lastModified !== undefined) headers.push(['last-modified', httpDate(options.lastModified)])
+  // One list, filled in order; the pairs that are the same for every answer are shared, not made again.
+  const headers = COMMON_HEADERS.slice()
+  headers.push(cacheControlPair(options.maxAgeSeconds), ['etag', etag], VARY_PAIR, X_CACHE_PAIRS[options.cacheStatus])
+  if (options.headers) appendHeaders(headers, options.headers)
+  if (options.edge) appendHeaders(headers, options.edge)
+  if (options.lastModified !== undefined) headers.push(lastModifiedPair(options.lastModified))
   const body = encodedBody ?? payload.body
   const sent = unchanged || request.method === 'HEAD' ? null : body
   // The body or its compressed copy stays on loan until sent; no body at all frees it now.
   const release = sent === null ? undefined : options.release
   if (release === undefined) options.release?.()
   if (unchanged) return { status: 304, headers, body: null }
-  headers.push(['content-type', payload.contentType ?? JSON_TYPE])
+  headers.push(payload.contentType === undefined ? JSON_TYPE_PAIR : ['content-type', payload.contentType])
   if (usedEncoding) headers.push(['content-encoding', usedEncoding])
   headers.push(['content-length', String(body.length)])
   return release ? { status: 200, headers, body: sent, release } : { status: 200, headers, body: sent }

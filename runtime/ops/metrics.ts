@@ -130,15 +130,19 @@ function talliedCounter<L extends string>(
   })
 }
 
-/** Adds one to the tally of `labels`, whose values joined make `key`. */
+/** Adds one to the tally of `labels`, whose values joined make `key`; gives back the entry counted in. */
 function count<L extends string>(
   tally: Map<string, { labels: Record<L, string>; n: number }>,
   key: string,
   labels: () => Record<L, string>,
-): void {
-  const entry = tally.get(key)
+): { labels: Record<L, string>; n: number } {
+  let entry = tally.get(key)
   if (entry) entry.n++
-  else tally.set(key, { labels: labels(), n: 1 })
+  else {
+    entry = { labels: labels(), n: 1 }
+    tally.set(key, entry)
+  }
+  return entry
 }
 
 export class Metrics {
@@ -148,6 +152,13 @@ export class Metrics {
   private readonly cache = new Map<string, { labels: Record<'result', string>; n: number }>()
   private readonly refused = new Map<string, { labels: Record<'limit', string>; n: number }>()
   private readonly loads = new Map<string, { labels: Record<'result', string>; n: number }>()
+  /**
+   * The requests entry counted last and what it counts: under load most requests follow one of the same
+   * route, method and status, and are counted without joining a key and looking it up (~0.3 us).
+   */
+  private lastRequests:
+    | { route: string; method: string; status: number; entry: { labels: Record<string, string>; n: number } }
+    | undefined
 
   constructor(sources: MetricsSources) {
     const { registry } = this
@@ -276,7 +287,16 @@ export class Metrics {
 
   /** Counts one finished request: a few Map and array updates, no label hashing. */
   observe(route: string, method: string, status: number, seconds: number, cacheStatus: string | undefined): void {
-    count(this.requests, `${route} ${method} ${status}`, () => ({ route, method, status: String(status) }))
+    const last = this.lastRequests
+    if (last !== undefined && last.route === route && last.method === method && last.status === status) last.entry.n++
+    else {
+      const entry = count(this.requests, `${route} ${method} ${status}`, () => ({
+        route,
+        method,
+        status: String(status),
+      }))
+      this.lastRequests = { route, method, status, entry }
+    }
     let latency = this.latency.get(route)
     if (!latency) {
       latency = { buckets: new Float64Array(DURATION_BUCKETS.length), sum: 0, count: 0 }

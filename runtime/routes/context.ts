@@ -33,8 +33,16 @@ export function nameIgnoredParameters(ctx: RestContext, taken: object): void {
  * job's body is one of them until it expires (then 404).
  */
 export function snapshotModifiedAt(snapshot: LoadedSnapshot): number {
-  return Math.max(Date.parse(snapshot.manifest.built_at), snapshot.publishedAt ?? 0)
+  let builtAt = builtAtByManifest.get(snapshot.manifest)
+  if (builtAt === undefined) {
+    builtAt = Date.parse(snapshot.manifest.built_at)
+    builtAtByManifest.set(snapshot.manifest, builtAt)
+  }
+  return Math.max(builtAt, snapshot.publishedAt ?? 0)
 }
+
+/** A manifest's build time (epoch ms), parsed once: Date.parse was ~0.3 us of a single job's answer. */
+const builtAtByManifest = new WeakMap<LoadedSnapshot['manifest'], number>()
 
 /**
  * When anything computed from the live jobs (lists, pages, counts, feeds,

@@ -21,10 +21,11 @@ import { jobTag, LISTS_TAG } from '../../core/cache-tags.ts'
 
 const LIST_HEAD = Buffer.from('{"data":[')
 
-export function handleV2Job(ctx: RestContext, slug: string): MaybePromise<Reply> {
+/** `isSlug`: whether `slug` matches SLUG_PATTERN, when the caller has tested it already (the fast path). */
+export function handleV2Job(ctx: RestContext, slug: string, isSlug = SLUG_PATTERN.test(slug)): MaybePromise<Reply> {
   const { snapshot } = ctx
   // Anything that is not a slug cannot name a job: it is answered 404 without a lookup.
-  const position = SLUG_PATTERN.test(slug) ? snapshot.jobs.positionOf(slug) : undefined
+  const position = isSlug ? snapshot.jobs.positionOf(slug) : undefined
   if (position === undefined || snapshot.jobs.isExpired(position, ctx.now)) {
     // Named as its escapes spell it (one that decodes to a slug was redirected to that spelling before).
     throw httpError(

@@ -20,8 +20,13 @@ function writeReply(response: ServerResponse, reply: Reply): void {
     if (response.closed) reply.release()
     else response.once('close', reply.release)
   }
-  const headers: string[] = []
-  for (const [name, value] of reply.headers) headers.push(name, value)
+  const pairs = reply.headers
+  const headers: string[] = new Array(pairs.length * 2)
+  for (let i = 0; i < pairs.length; i++) {
+    const pair = pairs[i]!
+    headers[2 * i] = pair[0]
+    headers[2 * i + 1] = pair[1]
+  }
   response.writeHead(reply.status, headers)
   if (reply.body === null) response.end()
   else response.end(reply.body)

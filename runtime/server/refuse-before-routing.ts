@@ -41,6 +41,9 @@ export function refuseBeforeRouting(request: IncomingMessage): [status: number, 
  */
 const HOST_SYNTAX = /^(?:\[[0-9A-Za-z:.%_~-]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::(\d*))?$/
 
+/** The last Host value found valid. */
+let lastValidHost: string | undefined
+
 /**
  * Whether `host` is a valid Host value whose port, if any, is at most 65535,
  * and one a URL can hold: RFC 3986 lets `1.2.3.4.5`, `256.1.1.1` or `[1.2.3.4]`
@@ -49,12 +52,15 @@ const HOST_SYNTAX = /^(?:\[[0-9A-Za-z:.%_~-]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%
  * Host is what RFC 9112 asks for when the target has no authority.)
  */
 function isValidHost(host: string): boolean {
+  // Nearly every request names the host the one before it did: the URL parse (~0.7 us) is done once for it.
+  if (host === lastValidHost) return true
   const match = HOST_SYNTAX.exec(host)
-  return (
+  const valid =
     match !== null &&
     (match[1] === undefined || match[1] === '' || Number(match[1]) <= 65535) &&
     (host === '' || URL.canParse(`http://${host}/`))
-  )
+  if (valid) lastValidHost = host
+  return valid
 }
 
 /** How many Host lines a request carried. */

@@ -4,8 +4,9 @@
  * the routed one, kept on 304, never on errors; and the shared lifetime,
  * sent only when configured, beside an unchanged Cache-Control.
  */
+import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ALL_TAG, fittingTags, isTag, MAX_TAG_BYTES, MAX_TAG_HEADER_BYTES } from '../../core/index.ts'
+import { ALL_TAG, fittingTags, isTag, MAX_TAG_BYTES, MAX_TAG_HEADER_BYTES, tagHeaderValues } from '../../core/index.ts'
 import type { RunningServer } from '../../runtime/index.ts'
 import { FIXTURE_NOW, startFixtureServer } from '../support/fixtures.ts'
 import { buildRestFixture, type RestFixture } from './support/fixture.ts'
@@ -184,6 +185,31 @@ describe('tags within the CDNs’ limits', () => {
     expect(fittingTags(['job:a b', 'job:a,b', '', 'all', 'lists', 'lists'])).toEqual(['lists', ALL_TAG])
     expect(isTag('v1:25:3')).toBe(true)
     expect(isTag('jöb')).toBe(false)
+  })
+
+  it('tests a tag as visible ASCII without commas, and joins any tags as fittingTags keeps them', () => {
+    const tagText = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 12 }),
+      fc.string({
+        unit: fc.constantFrom('a', 'z', '0', ':', '-', ' ', ',', '!', '~', '\x7f', '\t', 'é'),
+        maxLength: 12,
+      }),
+      fc.constantFrom(ALL_TAG, 'lists', '', `job:${'a'.repeat(MAX_TAG_BYTES - 4)}`, `job:${'a'.repeat(MAX_TAG_BYTES)}`),
+    )
+    fc.assert(
+      fc.property(tagText, (text) => {
+        expect(isTag(text)).toBe(/^[\x21-\x2b\x2d-\x7e]+$/.test(text))
+      }),
+      { numRuns: 2000 },
+    )
+    // A single tag (a job, a v1 page) takes a shorter way than several: both give what fittingTags keeps.
+    fc.assert(
+      fc.property(fc.array(tagText, { minLength: 1, maxLength: 3 }), (tags) => {
+        const kept = fittingTags(tags)
+        expect(tagHeaderValues(tags)).toEqual({ spaced: kept.join(' '), commas: kept.join(',') })
+      }),
+      { numRuns: 2000 },
+    )
   })
 
   it('keeps one header within 16 KB, `all` included', () => {
