@@ -10,6 +10,8 @@ import type { ParquetExportResult } from './export-parquet.ts'
 /** Rows per row group: at 1M jobs ~120 groups, each a narrow band of posting dates. */
 const PARQUET_ROW_GROUP_ROWS = 8192
 const MAX_IN_FLIGHT = 3
+/** A first row group's buffer: grown as needed, then sized like the previous group. */
+const INITIAL_GROUP_BYTES = 1 << 20
 
 // Plain JavaScript evaluated by the worker: it registers tsx there, then imports the TypeScript entry.
 const BOOTSTRAP = `
@@ -27,8 +29,10 @@ export class ParquetThread {
   private readonly pending = new Map<number, Pending>()
   private readonly inFlight = new Set<Promise<unknown>>()
   private nextId = 0
-  private bodies: Buffer[] = []
+  /** The row group being gathered: its bodies end to end, in memory of its own (handed to the worker, not copied). */
+  private bodies = Buffer.allocUnsafeSlow(INITIAL_GROUP_BYTES)
   private bytes = 0
+  private ends: number[] = []
   private failure: Error | undefined
 
   constructor(
@@ -52,13 +56,20 @@ export class ParquetThread {
 
   /** Adds one job's v2 body (copied: the caller may reuse the buffer). */
   async add(body: Buffer): Promise<void> {
-    this.bodies.push(Buffer.from(body))
-    this.bytes += body.length
-    if (this.bodies.length >= this.rowGroupRows) await this.send()
+    const needed = this.bytes + body.length
+    if (needed > this.bodies.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(needed, this.bodies.length * 2))
+      this.bodies.copy(grown, 0, 0, this.bytes)
+      this.bodies = grown
+    }
+    this.bodies.set(body, this.bytes)
+    this.bytes = needed
+    this.ends.push(needed)
+    if (this.ends.length >= this.rowGroupRows) await this.send()
   }
 
   async finish(): Promise<ParquetExportResult> {
-    if (this.bodies.length > 0) await this.send()
+    if (this.ends.length > 0) await this.send()
     await Promise.all(this.inFlight)
     return (await this.request(undefined, undefined))!
   }
@@ -69,17 +80,11 @@ export class ParquetThread {
 
   private async send(): Promise<void> {
     if (this.failure) throw this.failure
-    const bytes = new Uint8Array(this.bytes)
-    const ends: number[] = []
-    let offset = 0
-    for (const body of this.bodies) {
-      bytes.set(body, offset)
-      offset += body.length
-      ends.push(offset)
-    }
-    this.bodies = []
+    const sent = this.request(this.bodies, this.ends)
+    // The next group is about as large as this one: start there rather than growing again.
+    this.bodies = Buffer.allocUnsafeSlow(Math.max(INITIAL_GROUP_BYTES, this.bytes))
     this.bytes = 0
-    const sent = this.request(bytes, ends)
+    this.ends = []
     this.inFlight.add(sent)
     sent.then(
       () => this.inFlight.delete(sent),
