@@ -98,6 +98,9 @@ export interface BuildResult {
   /** Gzip members of jobs.ndjson.gz copied from the previous snapshot's, of all its members. */
   exportMembersReused: number
   exportMembers: number
+  /** Column chunks of jobs.parquet copied from the previous snapshot's, of all its chunks. */
+  parquetChunksReused: number
+  parquetChunks: number
   /** What writing the bulk exports added to the build's wall time (ExportsStats.busyMs). */
   exportsMs: number
 }
@@ -311,11 +314,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
           company: records.company[ordinal]!,
         }
       // The bodies are views of reused read buffers, valid until the next job's: each writer copies what it keeps.
-      await writer.writePublic(snapshotPaths.v2Job(records.slugs[ordinal]!), v2, {
-        hash: entry.hash,
-        linkOnly: true,
-        borrowed: true,
-      })
+      const jobFile = snapshotPaths.v2Job(records.slugs[ordinal]!)
+      if (!writer.linkIfUnchanged(jobFile, entry.hash))
+        await writer.writePublic(jobFile, v2, { hash: entry.hash, linkOnly: true, borrowed: true })
+      else if (writer.saturated) await writer.room()
       packedV2.add(v2)
       packedV1.add(v1)
       await exportsWriter.addJob(v2, entry.hash)
@@ -459,6 +461,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       recordsReused: records.reused,
       exportMembersReused: exportsWriter.stats.membersReused,
       exportMembers: exportsWriter.stats.members,
+      parquetChunksReused: exportsWriter.stats.parquetChunksReused,
+      parquetChunks: exportsWriter.stats.parquetChunks,
       exportsMs: exportsWriter.stats.busyMs,
     }
   } finally {

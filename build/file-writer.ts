@@ -90,8 +90,32 @@ export class SnapshotFileWriter {
       })
       if (this.batch.length >= BATCH_SIZE) this.dispatch()
     }
-    while (this.inFlight >= this.concurrency) await Promise.race(this.pending)
+    await this.room()
     return hash
+  }
+
+  /**
+   * writePublic's path for a file that is most likely unchanged, without its promise and its
+   * waits (an incremental build passes here once per job): when the previous snapshot has the
+   * same hash, queues the link (as `linkOnly`) and returns true; else false, and the caller
+   * writes the file with writePublic. The caller waits for `room()` while `saturated`.
+   */
+  linkIfUnchanged(relativePath: string, hash: string): boolean {
+    if (this.previous?.hashes[relativePath] !== hash) return false
+    if (!this.madeDirs.has(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))) return false
+    this.hashes[relativePath] = hash
+    this.links.push(relativePath)
+    if (this.links.length >= LINK_BATCH_SIZE) this.dispatchLinks()
+    return true
+  }
+
+  /** True while as many files as allowed are in flight: wait for room() before queueing more. */
+  get saturated(): boolean {
+    return this.inFlight >= this.concurrency
+  }
+
+  async room(): Promise<void> {
+    while (this.inFlight >= this.concurrency) await Promise.race(this.pending)
   }
 
   /** Writes a private file (index, manifest) uncompressed. */

@@ -5,7 +5,7 @@
  * on. A few row groups at most are in flight, so memory stays bounded.
  */
 import { Worker } from 'node:worker_threads'
-import type { ParquetExportResult } from './export-parquet.ts'
+import type { ParquetExportResult, PreviousParquet } from './export-parquet.ts'
 
 /** Rows per row group: at 1M jobs ~120 groups, each a narrow band of posting dates. */
 const PARQUET_ROW_GROUP_ROWS = 8192
@@ -35,12 +35,18 @@ export class ParquetThread {
   private ends: number[] = []
   private failure: Error | undefined
 
+  /**
+   * Writes `file`, and beside it `table`, the table of its column chunks that the next build
+   * copies unchanged chunks by; `previous` is the last build's pair.
+   */
   constructor(
     file: string,
+    table: string,
+    previous: PreviousParquet | undefined,
     private readonly rowGroupRows = PARQUET_ROW_GROUP_ROWS,
   ) {
     const entry = new URL('./parquet-worker.ts', import.meta.url).href
-    this.worker = new Worker(BOOTSTRAP, { eval: true, workerData: { file, entry } })
+    this.worker = new Worker(BOOTSTRAP, { eval: true, workerData: { file, table, previous, entry } })
     this.worker.on('message', (message: { id: number; result?: ParquetExportResult; error?: string }) => {
       const task = this.pending.get(message.id)
       this.pending.delete(message.id)
