@@ -24,6 +24,9 @@ export interface PreviousSnapshot {
   hashes: Record<string, string>
   /** The manifest's index file hashes (empty for a snapshot made before they were recorded). */
   indexHashes: Record<string, string>
+  /** What frames its v1 pages: the live job count and the site named in the usage notice. */
+  liveJobs?: number
+  siteUrl?: string
 }
 
 /** Files per message to a worker: amortises the message, small enough to keep both workers busy. */
@@ -107,6 +110,17 @@ export class SnapshotFileWriter {
     this.links.push(relativePath)
     if (this.links.length >= LINK_BATCH_SIZE) this.dispatchLinks()
     return true
+  }
+
+  /**
+   * A public file the caller knows to be the previous snapshot's, byte for byte, without having
+   * made its bytes: hard-linked with its previous hash (as `linkOnly`: a failed link lands in
+   * `failedLinks`, and the caller makes and writes it then).
+   */
+  async linkPublic(relativePath: string, hash: string): Promise<void> {
+    await this.ensureDir(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))
+    if (!this.linkIfUnchanged(relativePath, hash)) throw new Error(`${relativePath}: not in the previous snapshot`)
+    await this.room()
   }
 
   /** True while as many files as allowed are in flight: wait for room() before queueing more. */
