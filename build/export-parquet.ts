@@ -324,12 +324,22 @@ class PreviousChunks {
 }
 
 /** A column's values as text, to key its chunk: every value with its type, in order. */
-function valuesKey(column: Column, values: unknown[]): string {
+/**
+ * A column chunk's key: how the column is encoded (its schema and the encoder's options, so that
+ * a change to them copies nothing) and its values, each with its type, in order.
+ */
+function chunkKey(column: Column, encoding: string, values: unknown[]): string {
   const text =
     column.kind === 'int64' || column.kind === 'timestamp'
       ? values.map((value) => (value === null ? '' : String(value))).join(',')
       : JSON.stringify(values)
-  return createHash('sha256').update(`${column.name}\0${values.length}\0`).update(text).digest('base64url').slice(0, 22)
+  return createHash('sha256').update(`${encoding}\0${values.length}\0`).update(text).digest('base64url').slice(0, 22)
+}
+
+/** The encoder's options (the compressors are functions: their codec names them), as text. */
+function encodingOf(encoder: Encoder): string {
+  const { compressors: _functions, ...options } = encoder
+  return JSON.stringify(options)
 }
 
 /**
@@ -349,6 +359,7 @@ export class ParquetExportFile {
   private readonly writer: ParquetWriter
   private readonly leaves: Leaf[]
   private readonly encoders: Encoder[]
+  private readonly encodings: string[]
   private readonly previous: PreviousChunks | undefined
   private table = `${CHUNKS_HEADER}\n`
   private written = 0
@@ -399,6 +410,7 @@ export class ParquetExportFile {
         bloomFilter: undefined,
       }
     })
+    this.encodings = this.encoders.map(encodingOf)
     this.previous = tableFile ? PreviousChunks.open(previous) : undefined
   }
 
@@ -410,7 +422,7 @@ export class ParquetExportFile {
     const columns: PageIndexes['chunk'][] = []
     for (const [index, column] of PARQUET_COLUMNS.entries()) {
       const values = jobs.map((job) => column.value(job) ?? null)
-      const key = this.tableFile ? valuesKey(column, values) : ''
+      const key = this.tableFile ? chunkKey(column, this.encodings[index]!, values) : ''
       const offset = this.bytes.offset
       const copied = this.previous?.read(key)
       let result: PageIndexes
