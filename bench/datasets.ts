@@ -50,6 +50,9 @@ interface BuildStats {
     /** Gzip members of jobs.ndjson.gz copied from the previous snapshot, and all of them. */
     export_members_copied?: number | null
     export_members?: number | null
+    /** Column chunks of jobs.parquet copied from the previous snapshot, and all of them. */
+    parquet_chunks_copied?: number | null
+    parquet_chunks?: number | null
   }
 }
 
@@ -202,6 +205,8 @@ export async function prepareDataset(
         exports_seconds: exportsSeconds(change.output),
         export_members_copied: counted(/(\d+) of \d+ gzip members/),
         export_members: counted(/\d+ of (\d+) gzip members/),
+        parquet_chunks_copied: counted(/(\d+) of \d+ column chunks/),
+        parquet_chunks: counted(/\d+ of (\d+) column chunks/),
       }
       log(
         `rebuilt in ${change.wallSeconds} s (${stats.change.records_reused ?? '?'} records reused, ${stats.change.files_written ?? '?'} files written), peak RSS ${change.peakRssMb ?? '?'} MB`,

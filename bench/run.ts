@@ -329,7 +329,7 @@ function exportsBuildLine(stats: NonNullable<PreparedDataset['build']>['stats'],
   const verdict = (target: Target) =>
     `${target.text}: ${target.met === undefined ? 'unknown' : target.met ? 'met' : 'MISSED'}`
   const rebuild = change
-    ? `; in the 1% rebuild ${change.exports_seconds?.toFixed(1) ?? '?'} s (${change.export_members_copied?.toLocaleString('en-US') ?? '?'} of ${change.export_members?.toLocaleString('en-US') ?? '?'} gzip members of jobs.ndjson.gz copied from the previous file, jobs.parquet rewritten)${large ? `; ${verdict(changeTarget)}` : ' (the 10 s target is for 1M)'}`
+    ? `; in the 1% rebuild ${change.exports_seconds?.toFixed(1) ?? '?'} s (${change.export_members_copied?.toLocaleString('en-US') ?? '?'} of ${change.export_members?.toLocaleString('en-US') ?? '?'} gzip members of jobs.ndjson.gz and ${change.parquet_chunks_copied?.toLocaleString('en-US') ?? '?'} of ${change.parquet_chunks?.toLocaleString('en-US') ?? '?'} column chunks of jobs.parquet copied from the previous files)${large ? `; ${verdict(changeTarget)}` : ' (the 10 s target is for 1M)'}`
     : ''
   return `Bulk exports in the build (time on the build's own thread, waits for its compression and Parquet threads included): ${full.toFixed(1)} s of the full build = +${(share * 100).toFixed(0)}%${large ? `; ${verdict(fullTarget)}` : ` (${verdict(fullTarget)}; the targets are for 1M)`}${rebuild}.`
 }

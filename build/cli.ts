@@ -29,7 +29,7 @@ export async function runBuildCommand(config: Config, options: { now?: Date; qui
       `changes: ${changes.added.length} files added, ${changes.changed.length} changed, ${changes.removed.length} removed (${result.filesRewritten} written, ${result.filesReused} reused); ${result.recordsReused} of ${counts.records_jobs} job records reused from the previous build; ${changes.purge.length} paths to purge listed in ${path.join(result.snapshotDir, CHANGED_PATHS_FILE)}, ${result.changedTags.length} cache tags in ${CHANGED_TAGS_FILE} (send them with jobsnap purge)`,
     )
     console.log(
-      `exports: ${Math.round(result.exportsMs)} ms of the build's own thread; ${result.exportMembersReused} of ${result.exportMembers} gzip members of jobs.ndjson.gz copied from the previous snapshot`,
+      `exports: ${Math.round(result.exportsMs)} ms of the build's own thread; ${result.exportMembersReused} of ${result.exportMembers} gzip members of jobs.ndjson.gz and ${result.parquetChunksReused} of ${result.parquetChunks} column chunks of jobs.parquet copied from the previous snapshot`,
     )
     console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`)
     return 0

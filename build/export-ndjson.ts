@@ -104,11 +104,17 @@ function endsRun(hash: string): boolean {
 
 type Gzip = (bytes: Uint8Array, ends: number[], level: number) => Promise<Buffer[]>
 
+/** One run of a batch, in file order: compressed by the worker (the batch's next member), or copied as it was. */
+interface BatchRun {
+  key: string
+  rows: number
+  copied?: Buffer
+}
+
 interface PendingBatch {
+  /** The batch's runs compressed afresh, in order. */
   members: Promise<Buffer[]>
-  keys: string[]
-  rows: number[]
-  reused: boolean
+  runs: BatchRun[]
 }
 
 export class NdjsonExportWriter {
@@ -119,16 +125,19 @@ export class NdjsonExportWriter {
   private membersTable = `${MEMBERS_HEADER}\n`
   private members = 0
   private membersReused = 0
-  // The run being gathered.
-  private runLines: Buffer[] = []
-  private runHashes: string[] = []
-  private runBytes = 0
-  // Runs waiting to be sent to a worker, as one batch.
-  private batch: Buffer[] = []
-  private batchEnds: number[] = []
-  private batchKeys: string[] = []
-  private batchRows: number[] = []
+  /**
+   * The batch being gathered: the lines of its runs to compress, end to end, in memory of its
+   * own (handed to the worker, not copied); the current run's lines are at its end, from runStart.
+   */
+  private batch = Buffer.allocUnsafeSlow(BATCH_BYTES + (BATCH_BYTES >> 2))
   private batchBytes = 0
+  private batchEnds: number[] = []
+  private batchRuns: BatchRun[] = []
+  /** Bytes of copied members in the batch: they wait with it, so they count towards sending it. */
+  private batchCopiedBytes = 0
+  // The run being gathered.
+  private runStart = 0
+  private runHashes: string[] = []
   private readonly pending: PendingBatch[] = []
 
   constructor(
@@ -142,17 +151,24 @@ export class NdjsonExportWriter {
 
   /** Appends one line (without its newline); `hash` is its content hash. The line's bytes are copied. */
   async add(line: Buffer, hash: string): Promise<void> {
-    this.runLines.push(Buffer.from(line))
+    const needed = this.batchBytes + line.length + 1
+    if (needed > this.batch.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(needed, this.batch.length * 2))
+      this.batch.copy(grown, 0, 0, this.batchBytes)
+      this.batch = grown
+    }
+    this.batch.set(line, this.batchBytes)
+    this.batch[needed - 1] = NEWLINE
+    this.batchBytes = needed
     this.runHashes.push(hash)
-    this.runBytes += line.length + 1
     this.rows++
-    const count = this.runLines.length
+    const count = this.runHashes.length
     if ((count >= MIN_RUN_LINES && endsRun(hash)) || count >= MAX_RUN_LINES) await this.endRun()
   }
 
   /** Writes what is left and the member table; returns the file's size, lines and hash. */
   async finish(): Promise<NdjsonExportResult> {
-    if (this.runLines.length > 0) await this.endRun()
+    if (this.runHashes.length > 0) await this.endRun()
     this.sendBatch()
     while (this.pending.length > 0) await this.writeOldest()
     closeSync(this.fd)
@@ -179,60 +195,54 @@ export class NdjsonExportWriter {
 
   private async endRun(): Promise<void> {
     const key = createHash('sha256').update(this.runHashes.join('\n')).digest('base64url').slice(0, 22)
-    const rows = this.runLines.length
+    const rows = this.runHashes.length
     const copied = this.previous?.read(key)
     if (copied) {
-      // Runs keep their order: the batch gathered so far goes before the copy.
-      this.sendBatch()
-      this.pending.push({ members: Promise.resolve([copied]), keys: [key], rows: [rows], reused: true })
+      // Its lines leave the batch; the copy takes the run's place among the batch's runs, so order is kept
+      // without sending the batch early (a message per changed run cost the build's thread more than the gzip).
+      this.batchBytes = this.runStart
+      this.batchRuns.push({ key, rows, copied })
+      this.batchCopiedBytes += copied.length
     } else {
-      for (const line of this.runLines) this.batch.push(line, NEWLINE)
-      this.batchBytes += this.runBytes
       this.batchEnds.push(this.batchBytes)
-      this.batchKeys.push(key)
-      this.batchRows.push(rows)
-      if (this.batchBytes >= BATCH_BYTES) this.sendBatch()
+      this.batchRuns.push({ key, rows })
     }
-    this.runLines = []
+    this.runStart = this.batchBytes
     this.runHashes = []
-    this.runBytes = 0
+    if (this.batchBytes + this.batchCopiedBytes >= BATCH_BYTES) this.sendBatch()
     while (this.pending.length > MAX_PENDING_BATCHES) await this.writeOldest()
   }
 
   private sendBatch(): void {
-    if (this.batchEnds.length === 0) return
-    const bytes = new Uint8Array(this.batchBytes)
-    let offset = 0
-    for (const part of this.batch) {
-      bytes.set(part, offset)
-      offset += part.length
+    if (this.batchRuns.length === 0) return
+    let members: Promise<Buffer[]> = Promise.resolve([])
+    if (this.batchEnds.length > 0) {
+      members = this.gzip(new Uint8Array(this.batch.buffer, 0, this.batchBytes), this.batchEnds, EXPORT_GZIP_LEVEL)
+      this.batch = Buffer.allocUnsafeSlow(BATCH_BYTES + (BATCH_BYTES >> 2))
     }
-    this.pending.push({
-      members: this.gzip(bytes, this.batchEnds, EXPORT_GZIP_LEVEL),
-      keys: this.batchKeys,
-      rows: this.batchRows,
-      reused: false,
-    })
-    this.batch = []
-    this.batchEnds = []
-    this.batchKeys = []
-    this.batchRows = []
+    this.pending.push({ members, runs: this.batchRuns })
     this.batchBytes = 0
+    this.runStart = 0
+    this.batchEnds = []
+    this.batchRuns = []
+    this.batchCopiedBytes = 0
   }
 
   private async writeOldest(): Promise<void> {
     const oldest = this.pending.shift()!
-    const members = await oldest.members
-    for (const [index, member] of members.entries()) {
-      this.membersTable += `${oldest.keys[index]}\t${this.written}\t${member.length}\t${oldest.rows[index]}\n`
+    const compressed = await oldest.members
+    let next = 0
+    for (const run of oldest.runs) {
+      const member = run.copied ?? compressed[next++]!
+      this.membersTable += `${run.key}\t${this.written}\t${member.length}\t${run.rows}\n`
       this.digest.update(member)
       let done = 0
       while (done < member.length) done += writeSync(this.fd, member, done, member.length - done)
       this.written += member.length
       this.members++
-      if (oldest.reused) this.membersReused++
+      if (run.copied) this.membersReused++
     }
   }
 }
 
-const NEWLINE = Buffer.from('\n')
+const NEWLINE = 0x0a

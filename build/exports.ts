@@ -17,6 +17,8 @@ import { ParquetThread } from './parquet-thread.ts'
 
 /** Private files: each gzip export's member table, for the next build to copy unchanged runs from. */
 const membersTable = (name: string) => `index/${name}.members`
+/** Private too: jobs.parquet's column chunk table, for the next build to copy unchanged chunks from. */
+const chunksTable = (name: string) => `index/${name}.chunks`
 
 const contentTypeOf = (name: ExportName) => EXPORT_FILES.find((file) => file.name === name)!.content_type
 
@@ -24,6 +26,9 @@ export interface ExportsStats {
   /** Gzip members of jobs.ndjson.gz copied from the previous snapshot's file, of all. */
   membersReused: number
   members: number
+  /** Column chunks of jobs.parquet copied from the previous snapshot's, of all. */
+  parquetChunksReused: number
+  parquetChunks: number
   /**
    * Time the build's own thread spent on the exports, waits for the worker threads included:
    * what they add to the build's wall time (their workers' CPU runs beside it, on other cores).
@@ -35,7 +40,13 @@ export class ExportsWriter {
   private readonly jobs: NdjsonExportWriter
   private readonly parquet: ParquetThread
   private readonly previousJobs: PreviousMembers | undefined
-  readonly stats: ExportsStats = { membersReused: 0, members: 0, busyMs: 0 }
+  readonly stats: ExportsStats = {
+    membersReused: 0,
+    members: 0,
+    parquetChunksReused: 0,
+    parquetChunks: 0,
+    busyMs: 0,
+  }
 
   constructor(
     private readonly root: string,
@@ -47,7 +58,13 @@ export class ExportsWriter {
     mkdirSync(path.join(root, 'index'), { recursive: true })
     this.previousJobs = this.previousMembers('jobs.ndjson.gz')
     this.jobs = this.ndjson('jobs.ndjson.gz', this.previousJobs)
-    this.parquet = new ParquetThread(path.join(root, exportPath('jobs.parquet')), parquetRowGroupRows)
+    const parquetTable = (dir: string) => path.join(dir, chunksTable('jobs.parquet'))
+    this.parquet = new ParquetThread(
+      path.join(root, exportPath('jobs.parquet')),
+      parquetTable(root),
+      previous && { file: path.join(previous.dir, exportPath('jobs.parquet')), table: parquetTable(previous.dir) },
+      parquetRowGroupRows,
+    )
   }
 
   /** One live job, in date order: its v2 body (lent: copied where kept) and that body's content hash. */
@@ -77,6 +94,8 @@ export class ExportsWriter {
     this.stats.members = jobs.members
     this.stats.membersReused = jobs.membersReused
     const parquet = await this.parquet.finish()
+    this.stats.parquetChunks = parquet.chunks
+    this.stats.parquetChunksReused = parquet.chunksReused
     const previousCompanies = this.previousMembers('companies.ndjson.gz')
     const companiesFile = this.ndjson('companies.ndjson.gz', previousCompanies)
     let companiesResult: Awaited<ReturnType<NdjsonExportWriter['finish']>>

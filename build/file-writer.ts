@@ -24,6 +24,9 @@ export interface PreviousSnapshot {
   hashes: Record<string, string>
   /** The manifest's index file hashes (empty for a snapshot made before they were recorded). */
   indexHashes: Record<string, string>
+  /** What frames its v1 pages: the live job count and the site named in the usage notice. */
+  liveJobs?: number
+  siteUrl?: string
 }
 
 /** Files per message to a worker: amortises the message, small enough to keep both workers busy. */
@@ -90,8 +93,43 @@ export class SnapshotFileWriter {
       })
       if (this.batch.length >= BATCH_SIZE) this.dispatch()
     }
-    while (this.inFlight >= this.concurrency) await Promise.race(this.pending)
+    await this.room()
     return hash
+  }
+
+  /**
+   * writePublic's path for a file that is most likely unchanged, without its promise and its
+   * waits (an incremental build passes here once per job): when the previous snapshot has the
+   * same hash, queues the link (as `linkOnly`) and returns true; else false, and the caller
+   * writes the file with writePublic. The caller waits for `room()` while `saturated`.
+   */
+  linkIfUnchanged(relativePath: string, hash: string): boolean {
+    if (this.previous?.hashes[relativePath] !== hash) return false
+    if (!this.madeDirs.has(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))) return false
+    this.hashes[relativePath] = hash
+    this.links.push(relativePath)
+    if (this.links.length >= LINK_BATCH_SIZE) this.dispatchLinks()
+    return true
+  }
+
+  /**
+   * A public file the caller knows to be the previous snapshot's, byte for byte, without having
+   * made its bytes: hard-linked with its previous hash (as `linkOnly`: a failed link lands in
+   * `failedLinks`, and the caller makes and writes it then).
+   */
+  async linkPublic(relativePath: string, hash: string): Promise<void> {
+    await this.ensureDir(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))
+    if (!this.linkIfUnchanged(relativePath, hash)) throw new Error(`${relativePath}: not in the previous snapshot`)
+    await this.room()
+  }
+
+  /** True while as many files as allowed are in flight: wait for room() before queueing more. */
+  get saturated(): boolean {
+    return this.inFlight >= this.concurrency
+  }
+
+  async room(): Promise<void> {
+    while (this.inFlight >= this.concurrency) await Promise.race(this.pending)
   }
 
   /** Writes a private file (index, manifest) uncompressed. */

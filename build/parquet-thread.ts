@@ -5,11 +5,13 @@
  * on. A few row groups at most are in flight, so memory stays bounded.
  */
 import { Worker } from 'node:worker_threads'
-import type { ParquetExportResult } from './export-parquet.ts'
+import type { ParquetExportResult, PreviousParquet } from './export-parquet.ts'
 
 /** Rows per row group: at 1M jobs ~120 groups, each a narrow band of posting dates. */
 const PARQUET_ROW_GROUP_ROWS = 8192
 const MAX_IN_FLIGHT = 3
+/** A first row group's buffer: grown as needed, then sized like the previous group. */
+const INITIAL_GROUP_BYTES = 1 << 20
 
 // Plain JavaScript evaluated by the worker: it registers tsx there, then imports the TypeScript entry.
 const BOOTSTRAP = `
@@ -27,16 +29,24 @@ export class ParquetThread {
   private readonly pending = new Map<number, Pending>()
   private readonly inFlight = new Set<Promise<unknown>>()
   private nextId = 0
-  private bodies: Buffer[] = []
+  /** The row group being gathered: its bodies end to end, in memory of its own (handed to the worker, not copied). */
+  private bodies = Buffer.allocUnsafeSlow(INITIAL_GROUP_BYTES)
   private bytes = 0
+  private ends: number[] = []
   private failure: Error | undefined
 
+  /**
+   * Writes `file`, and beside it `table`, the table of its column chunks that the next build
+   * copies unchanged chunks by; `previous` is the last build's pair.
+   */
   constructor(
     file: string,
+    table: string,
+    previous: PreviousParquet | undefined,
     private readonly rowGroupRows = PARQUET_ROW_GROUP_ROWS,
   ) {
     const entry = new URL('./parquet-worker.ts', import.meta.url).href
-    this.worker = new Worker(BOOTSTRAP, { eval: true, workerData: { file, entry } })
+    this.worker = new Worker(BOOTSTRAP, { eval: true, workerData: { file, table, previous, entry } })
     this.worker.on('message', (message: { id: number; result?: ParquetExportResult; error?: string }) => {
       const task = this.pending.get(message.id)
       this.pending.delete(message.id)
@@ -52,13 +62,20 @@ export class ParquetThread {
 
   /** Adds one job's v2 body (copied: the caller may reuse the buffer). */
   async add(body: Buffer): Promise<void> {
-    this.bodies.push(Buffer.from(body))
-    this.bytes += body.length
-    if (this.bodies.length >= this.rowGroupRows) await this.send()
+    const needed = this.bytes + body.length
+    if (needed > this.bodies.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(needed, this.bodies.length * 2))
+      this.bodies.copy(grown, 0, 0, this.bytes)
+      this.bodies = grown
+    }
+    this.bodies.set(body, this.bytes)
+    this.bytes = needed
+    this.ends.push(needed)
+    if (this.ends.length >= this.rowGroupRows) await this.send()
   }
 
   async finish(): Promise<ParquetExportResult> {
-    if (this.bodies.length > 0) await this.send()
+    if (this.ends.length > 0) await this.send()
     await Promise.all(this.inFlight)
     return (await this.request(undefined, undefined))!
   }
@@ -69,17 +86,11 @@ export class ParquetThread {
 
   private async send(): Promise<void> {
     if (this.failure) throw this.failure
-    const bytes = new Uint8Array(this.bytes)
-    const ends: number[] = []
-    let offset = 0
-    for (const body of this.bodies) {
-      bytes.set(body, offset)
-      offset += body.length
-      ends.push(offset)
-    }
-    this.bodies = []
+    const sent = this.request(this.bodies, this.ends)
+    // The next group is about as large as this one: start there rather than growing again.
+    this.bodies = Buffer.allocUnsafeSlow(Math.max(INITIAL_GROUP_BYTES, this.bytes))
     this.bytes = 0
-    const sent = this.request(bytes, ends)
+    this.ends = []
     this.inFlight.add(sent)
     sent.then(
       () => this.inFlight.delete(sent),

@@ -5,9 +5,10 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import type { V2Job } from '../core/schema/api.ts'
-import { ParquetExportFile } from './export-parquet.ts'
+import { ParquetExportFile, type PreviousParquet } from './export-parquet.ts'
 
-const file = new ParquetExportFile((workerData as { file: string }).file)
+const data = workerData as { file: string; table: string; previous?: PreviousParquet }
+const file = new ParquetExportFile(data.file, data.table, data.previous)
 
 parentPort!.on('message', (message: { id: number; bytes?: ArrayBuffer; ends?: number[] }) => {
   try {

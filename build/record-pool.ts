@@ -36,8 +36,9 @@ interface Pending {
 }
 
 export class RecordPool {
-  private readonly workers: Worker[]
+  private workers: Worker[] = []
   private readonly inProcess: BatchProcessor | undefined
+  private readonly inProcessSpill: number
   private readonly spillPaths: string[]
   private readonly spillFds: number[]
   private readonly pending = new Map<number, Pending>()
@@ -52,18 +53,26 @@ export class RecordPool {
    * `onOutcomes` receives each batch's outcomes as they arrive (any order
    * across batches) with the index of the spill file that holds their
    * outputs. Spill files go to `spillDir` (the staging folder).
+   * `inProcessFirst`: with threads, the first that many records are done on
+   * the build's own thread and the workers start only if more come (an
+   * incremental build after a small change checks a few hundred records,
+   * less than starting the workers costs).
    */
   constructor(
-    context: BatchContext,
+    private readonly context: BatchContext,
     spillDir: string,
     private readonly onOutcomes: (outcomes: RecordOutcome[], spill: number) => void,
-    threads: number,
+    private readonly threads: number,
+    private inProcessFirst = 0,
   ) {
-    this.spillPaths = Array.from({ length: Math.max(1, threads) }, (_, n) => path.join(spillDir, `.spill-${n}`))
+    // Workers' spill files first; then, when any records may be done here, the build's own thread's.
+    const spills = threads === 0 ? 1 : threads + (inProcessFirst > 0 ? 1 : 0)
+    this.spillPaths = Array.from({ length: spills }, (_, n) => path.join(spillDir, `.spill-${n}`))
     this.spillFds = this.spillPaths.map((file) => openSync(file, 'w+'))
-    const entry = new URL('./record-worker.ts', import.meta.url).href
-    this.inProcess = threads === 0 ? new BatchProcessor(context, this.spillFds[0]!) : undefined
-    this.workers = threads === 0 ? [] : this.spillFds.map((spillFd) => this.startWorker({ ...context, spillFd, entry }))
+    this.inProcessSpill = spills - 1
+    this.inProcess =
+      threads === 0 || inProcessFirst > 0 ? new BatchProcessor(context, this.spillFds[this.inProcessSpill]!) : undefined
+    if (threads > 0 && inProcessFirst === 0) this.startWorkers()
   }
 
   /** Queues one record; resolves when there is room for more. */
@@ -115,6 +124,13 @@ export class RecordPool {
     this.failAll(new Error('build workers closed'))
   }
 
+  private startWorkers(): void {
+    const entry = new URL('./record-worker.ts', import.meta.url).href
+    this.workers = this.spillFds
+      .slice(0, this.threads)
+      .map((spillFd) => this.startWorker({ ...this.context, spillFd, entry }))
+  }
+
   private startWorker(workerData: BatchContext & { spillFd: number; entry: string }): Worker {
     const worker = new Worker(BOOTSTRAP, { eval: true, workerData })
     worker.on('message', (message: { id: number; outcomes?: RecordOutcome[]; error?: string }) => {
@@ -132,10 +148,12 @@ export class RecordPool {
     if (this.batch.length === 0) return
     const batch: RecordBatch = { id: this.nextId++, records: this.batch }
     this.batch = []
-    if (this.inProcess) {
-      this.onOutcomes(this.inProcess.process(batch), 0)
+    if (this.threads === 0 || this.inProcessFirst > 0) {
+      this.inProcessFirst -= batch.records.length
+      this.onOutcomes(this.inProcess!.process(batch), this.inProcessSpill)
       return
     }
+    if (this.workers.length === 0) this.startWorkers()
     const spill = batch.id % this.workers.length
     const done = new Promise<RecordOutcome[]>((resolve, reject) => {
       this.pending.set(batch.id, { resolve, reject })

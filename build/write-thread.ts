@@ -14,9 +14,9 @@
 import { Worker } from 'node:worker_threads'
 
 /** Bytes per chunk: large enough that a 1M-job file takes a few thousand writes. */
-const CHUNK_BYTES = 1 << 20
+const CHUNK_BYTES = 4 << 20
 /** Chunks in the shared block: one being filled per open file, the rest queued for the worker. */
-const SLOTS = 24
+const SLOTS = 12
 /** A worker that frees no slot for this long has failed (it catches its own errors, so this is a last resort). */
 const STALL_MS = 120_000
 

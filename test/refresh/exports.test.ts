@@ -278,6 +278,7 @@ describe('across snapshots', () => {
     })
     const built = await publish()
     expect(built.exportMembersReused, 'unchanged runs of jobs are copied').toBeGreaterThan(0)
+    expect(built.parquetChunksReused, 'unchanged column chunks of jobs.parquet are copied').toBeGreaterThan(0)
     await editJobs(dataset.dataDir, (records) => {
       records[4]!.status = 'closed'
     })
@@ -316,5 +317,19 @@ describe('across snapshots', () => {
     expect(fresh.exportMembersReused).toBe(0)
     const record = fresh.manifest.exports.find((file) => file.name === 'jobs.ndjson.gz')!
     expect(record.sha256).toBe(current!.sha256)
+  })
+
+  it('rebuilds jobs.parquet from copied column chunks to the same bytes as a build from scratch', async () => {
+    const current = (await exportsIndex()).files.find((file) => file.name === 'jobs.parquet')!
+    const fresh = await buildSnapshot({
+      dataDir: dataset.dataDir,
+      distDir: `${dataset.distDir}-fresh-parquet`,
+      siteUrl: 'https://jobsnap.example',
+      now: new Date(clock),
+      parquetRowGroupRows: 200,
+      progress: createProgress(process.stderr, true),
+    })
+    expect(fresh.parquetChunksReused).toBe(0)
+    expect(fresh.manifest.exports.find((file) => file.name === 'jobs.parquet')!.sha256).toBe(current.sha256)
   })
 })
