@@ -1,13 +1,15 @@
 /**
  * Loading a published snapshot into memory: the manifest checked against its
  * schema, the index files against the content hashes the build recorded in
- * it (or their schemas, for older snapshots), the job index used as the
+ * it (or their schemas, for older snapshots), except those the snapshot's
+ * verification record vouches for as they are now (core/verified-files.ts:
+ * unchanged since the build or a server hashed them), the job index used as the
  * typed arrays index/jobs.bin holds, the full-text postings loaded as one
  * typed array (never re-indexed), large packed bodies left in the page cache
  * and read by position, public files read on demand through a bounded cache.
  */
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { type BigIntStats, readFileSync } from 'node:fs'
 import { open, readFile, realpath, stat, type FileHandle } from 'node:fs/promises'
 import { exportPath } from '../../core/exports.ts'
 import path from 'node:path'
@@ -15,6 +17,13 @@ import { LRUCache } from 'lru-cache'
 import { SerializedTerms } from '../../core/search.ts'
 import { DEFAULTS } from '../../core/config.ts'
 import { indexFileHash } from '../../core/content-hash.ts'
+import {
+  fileIdentity,
+  isVerified,
+  readVerifiedFiles,
+  recordVerifiedFiles,
+  type VerifiedFiles,
+} from '../../core/verified-files.ts'
 import {
   arrayInSlices,
   CURRENT_LINK,
@@ -218,17 +227,72 @@ function recordedHash(manifest: SnapshotManifest, file: string, what: string): s
 const HASH_CHUNK = 16 << 20
 
 /**
+ * What a load knows of the snapshot's verification record (core/verified-files.ts):
+ * the record as read, and the files this load checked in full and found as recorded.
+ */
+interface Verification {
+  record: VerifiedFiles
+  found: VerifiedFiles
+}
+
+/** Notes a full check that passed, for the record: only when the file did not change while it was read. */
+function noteVerified(verification: Verification, file: string, hash: string, stats: BigIntStats | undefined): void {
+  if (stats !== undefined) verification.found[file] = { hash, identity: fileIdentity(stats) }
+}
+
+/**
+ * A whole index file, with its identity when it did not change while it was
+ * read (stat before and after on the same descriptor), else undefined.
+ */
+async function readWithIdentity(dir: string, file: string): Promise<{ bytes: Buffer; stats?: BigIntStats }> {
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(path.join(dir, file), 'r')
+    const before = await handle.stat({ bigint: true })
+    const bytes = await handle.readFile()
+    const after = await handle.stat({ bigint: true })
+    return fileIdentity(before) === fileIdentity(after) ? { bytes, stats: before } : { bytes }
+  } catch (error) {
+    throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
+  } finally {
+    await handle?.close()
+  }
+}
+
+/** Bytes read from `file` checked against `expected`, unless the record vouches for the file as it was read. */
+async function checkRead(
+  verification: Verification,
+  dir: string,
+  file: string,
+  read: { bytes: Buffer; stats?: BigIntStats },
+  expected: string,
+): Promise<void> {
+  if (isVerified(verification.record, file, expected, read.stats)) return
+  await checkHashInSlices(read.bytes, expected, `${dir}/${file}`)
+  noteVerified(verification, file, expected, read.stats)
+}
+
+/**
  * Checks the file against the hash the build recorded, read a chunk at a time
  * into one buffer (nothing of it kept: the server reads it by position later),
  * so a hot swap does not stall requests and memory does not grow with it.
+ * Not read at all when the verification record vouches for the file as it is.
  */
-async function checkRecordedFileHash(manifest: SnapshotManifest, dir: string, file: string): Promise<void> {
+async function checkRecordedFileHash(
+  manifest: SnapshotManifest,
+  dir: string,
+  file: string,
+  verification: Verification,
+): Promise<void> {
   const what = `${dir}/${file}`
   const expected = recordedHash(manifest, file, what)
   const hash = createHash('sha256')
   let handle: FileHandle | undefined
+  let stats: BigIntStats | undefined
   try {
     handle = await open(path.join(dir, file), 'r')
+    const before = await handle.stat({ bigint: true })
+    if (isVerified(verification.record, file, expected, before)) return
     const chunk = Buffer.allocUnsafeSlow(HASH_CHUNK)
     for (let at = 0; ; ) {
       const { bytesRead } = await handle.read(chunk, 0, HASH_CHUNK, at)
@@ -237,6 +301,8 @@ async function checkRecordedFileHash(manifest: SnapshotManifest, dir: string, fi
       at += bytesRead
       await yieldToRequests()
     }
+    const after = await handle.stat({ bigint: true })
+    if (fileIdentity(before) === fileIdentity(after)) stats = before
   } catch (error) {
     throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
   } finally {
@@ -244,6 +310,7 @@ async function checkRecordedFileHash(manifest: SnapshotManifest, dir: string, fi
   }
   if (hash.digest('base64url') !== expected)
     throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
+  noteVerified(verification, file, expected, stats)
 }
 
 /** A packed-bodies lengths file, checked against its recorded hash. */
@@ -285,13 +352,13 @@ export async function resolveCurrentSnapshot(distDir: string): Promise<string> {
  * arrays used as read, checked by that hash), else built from
  * index/jobs.json a slice of jobs at a time (older snapshots).
  */
-async function loadJobIndex(manifest: SnapshotManifest, dir: string): Promise<JobIndex> {
+async function loadJobIndex(manifest: SnapshotManifest, dir: string, verification: Verification): Promise<JobIndex> {
   const binaryHash = manifest.index_hashes?.[snapshotPaths.jobIndexBinary]
   if (binaryHash !== undefined) {
     const what = `${dir}/${snapshotPaths.jobIndexBinary}`
-    const bytes = await readBytes(dir, snapshotPaths.jobIndexBinary)
-    await checkHashInSlices(bytes, binaryHash, what)
-    return JobIndex.fromFile(readJobIndexFile(bytes, what))
+    const read = await readWithIdentity(dir, snapshotPaths.jobIndexBinary)
+    await checkRead(verification, dir, snapshotPaths.jobIndexBinary, read, binaryHash)
+    return JobIndex.fromFile(readJobIndexFile(read.bytes, what))
   }
   const what = `${dir}/${snapshotPaths.jobIndex}`
   const bytes = await readBytes(dir, snapshotPaths.jobIndex)
@@ -338,13 +405,14 @@ export async function loadSnapshot(
 ): Promise<LoadedSnapshot> {
   const manifestPath = `${dir}/${snapshotPaths.manifest}`
   const manifest = await loadManifest(await readBytes(dir, snapshotPaths.manifest), manifestPath)
+  const verification: Verification = { record: await readVerifiedFiles(dir), found: {} }
   await yieldToRequests()
-  const [companiesBytes, termsBytes, postingsBytes] = await Promise.all(
-    [snapshotPaths.companies, snapshotPaths.searchTerms, snapshotPaths.searchPostings].map((file) =>
-      readBytes(dir, file),
-    ),
-  )
-  const jobs = await loadJobIndex(manifest, dir)
+  const [companiesBytes, termsBytes, postingsRead] = await Promise.all([
+    readBytes(dir, snapshotPaths.companies),
+    readBytes(dir, snapshotPaths.searchTerms),
+    readWithIdentity(dir, snapshotPaths.searchPostings),
+  ])
+  const jobs = await loadJobIndex(manifest, dir, verification)
   if (jobs.size !== manifest.counts.live_jobs) {
     throw new Error(`${dir}: index has ${jobs.size} jobs, manifest says ${manifest.counts.live_jobs}`)
   }
@@ -362,8 +430,10 @@ export async function loadSnapshot(
     `${dir}/${snapshotPaths.searchTerms}`,
   )
   const postingsPath = `${dir}/${snapshotPaths.searchPostings}`
-  matchesRecordedHash(manifest, snapshotPaths.searchPostings, postingsBytes!, postingsPath)
-  const postings = uint32View(postingsBytes!, postingsPath)
+  const postingsHash = manifest.index_hashes?.[snapshotPaths.searchPostings]
+  if (postingsHash !== undefined)
+    await checkRead(verification, dir, snapshotPaths.searchPostings, postingsRead, postingsHash)
+  const postings = uint32View(postingsRead.bytes, postingsPath)
   for (let k = 0; k < postings.length; k++) {
     if (postings[k]! >= jobs.size) throw new Error(`${dir}: text index points past the last job`)
   }
@@ -379,11 +449,12 @@ export async function loadSnapshot(
   const v2Size = (await stat(path.join(dir, snapshotPaths.v2Bodies.bodies)).catch(() => undefined))?.size ?? 0
   let v2Bodies: PackedBodies
   if (v2Size <= Math.min(bodiesInMemoryBytes, MAX_READ_FILE_BYTES)) {
-    const v2Bytes = await readBytes(dir, snapshotPaths.v2Bodies.bodies)
-    await checkHashInSlices(v2Bytes, recordedHash(manifest, snapshotPaths.v2Bodies.bodies, v2Path), v2Path)
-    v2Bodies = PackedBodies.inMemory(v2Bytes, packedLengths(manifest, dir, snapshotPaths.v2Bodies), v2Path)
+    const v2Read = await readWithIdentity(dir, snapshotPaths.v2Bodies.bodies)
+    const expected = recordedHash(manifest, snapshotPaths.v2Bodies.bodies, v2Path)
+    await checkRead(verification, dir, snapshotPaths.v2Bodies.bodies, v2Read, expected)
+    v2Bodies = PackedBodies.inMemory(v2Read.bytes, packedLengths(manifest, dir, snapshotPaths.v2Bodies), v2Path)
   } else {
-    await checkRecordedFileHash(manifest, dir, snapshotPaths.v2Bodies.bodies)
+    await checkRecordedFileHash(manifest, dir, snapshotPaths.v2Bodies.bodies, verification)
     v2Bodies = onDisk(snapshotPaths.v2Bodies)
   }
   let v1Bodies: PackedBodies
@@ -402,6 +473,8 @@ export async function loadSnapshot(
   }
 
   await checkExports(manifest, dir)
+  // What this load checked in full, so that the next load (another worker, a restart) need not: best effort.
+  await recordVerifiedFiles(dir, verification.found)
 
   // Snapshot paths are built from validated names (never from raw input), so plain concatenation is safe.
   const root = dir.endsWith(path.sep) ? dir : dir + path.sep
