@@ -9,7 +9,8 @@
  * and read by position, public files read on demand through a bounded cache.
  */
 import { createHash } from 'node:crypto'
-import { type BigIntStats, readFileSync } from 'node:fs'
+import { type BigIntStats, closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
+import { endianness } from 'node:os'
 import { open, readFile, realpath, stat, type FileHandle } from 'node:fs/promises'
 import { exportPath } from '../../core/exports.ts'
 import path from 'node:path'
@@ -44,7 +45,7 @@ import { readJobIndexFile } from '../../core/job-index-file.ts'
 import { PackedBodies, uint32View } from '../../core/packed-bodies.ts'
 import { JobIndex, JobIndexBuilder } from '../query/job-index.ts'
 import type { QueryContext } from '../query/run-query.ts'
-import { TextIndex } from '../query/text-index.ts'
+import { type PostingsFile, TextIndex } from '../query/text-index.ts'
 
 export interface LoadedSnapshot {
   id: string
@@ -313,6 +314,38 @@ async function checkRecordedFileHash(
   noteVerified(verification, file, expected, stats)
 }
 
+/**
+ * The search postings left in their file (their hash checked already), read a
+ * list at a time by position on a descriptor kept open until `close`.
+ */
+function postingsInFile(file: string, what: string): PostingsFile & { close(): void } {
+  const fd = openSync(file, 'r')
+  const bytes = fstatSync(fd).size
+  if (bytes % 4 !== 0) {
+    closeSync(fd)
+    throw new Error(`${what}: ${bytes} bytes is not a whole number of uint32s`)
+  }
+  let open = true
+  return {
+    length: bytes / 4,
+    read(start, count) {
+      const list = new Uint32Array(count)
+      const into = Buffer.from(list.buffer)
+      for (let done = 0; done < into.length; ) {
+        const n = readSync(fd, into, done, into.length - done, start * 4 + done)
+        if (n === 0) throw new Error(`${what}: file ended at byte ${start * 4 + done}`)
+        done += n
+      }
+      if (endianness() !== 'LE') into.swap32()
+      return list
+    },
+    close() {
+      if (open) closeSync(fd)
+      open = false
+    },
+  }
+}
+
 /** A packed-bodies lengths file, checked against its recorded hash. */
 function packedLengths(manifest: SnapshotManifest, dir: string, paths: PackedBodiesPaths): Uint32Array {
   const what = `${dir}/${paths.lengths}`
@@ -407,10 +440,9 @@ export async function loadSnapshot(
   const manifest = await loadManifest(await readBytes(dir, snapshotPaths.manifest), manifestPath)
   const verification: Verification = { record: await readVerifiedFiles(dir), found: {} }
   await yieldToRequests()
-  const [companiesBytes, termsBytes, postingsRead] = await Promise.all([
+  const [companiesBytes, termsBytes] = await Promise.all([
     readBytes(dir, snapshotPaths.companies),
     readBytes(dir, snapshotPaths.searchTerms),
-    readWithIdentity(dir, snapshotPaths.searchPostings),
   ])
   const jobs = await loadJobIndex(manifest, dir, verification)
   if (jobs.size !== manifest.counts.live_jobs) {
@@ -429,50 +461,70 @@ export async function loadSnapshot(
     SerializedTerms,
     `${dir}/${snapshotPaths.searchTerms}`,
   )
-  const postingsPath = `${dir}/${snapshotPaths.searchPostings}`
-  const postingsHash = manifest.index_hashes?.[snapshotPaths.searchPostings]
-  if (postingsHash !== undefined)
-    await checkRead(verification, dir, snapshotPaths.searchPostings, postingsRead, postingsHash)
-  const postings = uint32View(postingsRead.bytes, postingsPath)
-  for (let k = 0; k < postings.length; k++) {
-    if (postings[k]! >= jobs.size) throw new Error(`${dir}: text index points past the last job`)
-  }
-  const text = new TextIndex(terms, postings, jobs.size)
 
-  // The v2 bodies are checked against their recorded hash (the v1 bodies by size against their lengths), then
-  // held in memory when small enough, else read by position like the v1 bodies: the page cache holds one copy
-  // for every process. A body from memory is a slice; from the page cache it is a system call (~2 us), which
-  // made 100k's uncached list pages (a call per job) measurably slower.
-  const onDisk = (paths: PackedBodiesPaths) =>
-    PackedBodies.inFile(path.join(dir, paths.bodies), packedLengths(manifest, dir, paths), `${dir}/${paths.bodies}`)
+  // A large snapshot (v2 bodies over bodiesInMemoryBytes) leaves its v2 bodies and its search postings in their
+  // files, read by position: the page cache holds one copy for every process. A body from memory is a slice;
+  // from the page cache it is a system call (~2 us), which made 100k's uncached list pages (a call per job)
+  // measurably slower, so a small snapshot holds both. Either way each file is checked against its recorded
+  // hash (unless the verification record vouches for it), the v1 bodies by size against their lengths.
   const v2Path = `${dir}/${snapshotPaths.v2Bodies.bodies}`
   const v2Size = (await stat(path.join(dir, snapshotPaths.v2Bodies.bodies)).catch(() => undefined))?.size ?? 0
-  let v2Bodies: PackedBodies
-  if (v2Size <= Math.min(bodiesInMemoryBytes, MAX_READ_FILE_BYTES)) {
-    const v2Read = await readWithIdentity(dir, snapshotPaths.v2Bodies.bodies)
-    const expected = recordedHash(manifest, snapshotPaths.v2Bodies.bodies, v2Path)
-    await checkRead(verification, dir, snapshotPaths.v2Bodies.bodies, v2Read, expected)
-    v2Bodies = PackedBodies.inMemory(v2Read.bytes, packedLengths(manifest, dir, snapshotPaths.v2Bodies), v2Path)
-  } else {
-    await checkRecordedFileHash(manifest, dir, snapshotPaths.v2Bodies.bodies, verification)
-    v2Bodies = onDisk(snapshotPaths.v2Bodies)
+  const large = v2Size > Math.min(bodiesInMemoryBytes, MAX_READ_FILE_BYTES)
+  const closers: (() => void)[] = []
+  const closeAll = () => {
+    for (const close of closers.splice(0)) close()
   }
+  let text: TextIndex
+  let v2Bodies: PackedBodies
   let v1Bodies: PackedBodies
   try {
+    const postingsPath = `${dir}/${snapshotPaths.searchPostings}`
+    const postingsHash = manifest.index_hashes?.[snapshotPaths.searchPostings]
+    const retire = (list: Uint32Array) => jobs.bitsets.retire(list)
+    if (large && postingsHash !== undefined) {
+      await checkRecordedFileHash(manifest, dir, snapshotPaths.searchPostings, verification)
+      const postings = postingsInFile(path.join(dir, snapshotPaths.searchPostings), postingsPath)
+      closers.push(() => postings.close())
+      text = new TextIndex(terms, postings, jobs.size, retire)
+    } else {
+      const postingsRead = await readWithIdentity(dir, snapshotPaths.searchPostings)
+      if (postingsHash !== undefined)
+        await checkRead(verification, dir, snapshotPaths.searchPostings, postingsRead, postingsHash)
+      const postings = uint32View(postingsRead.bytes, postingsPath)
+      for (let k = 0; k < postings.length; k++) {
+        if (postings[k]! >= jobs.size) throw new Error(`${dir}: text index points past the last job`)
+      }
+      text = new TextIndex(terms, postings, jobs.size, retire)
+    }
+
+    const onDisk = (paths: PackedBodiesPaths) => {
+      const packed = PackedBodies.inFile(
+        path.join(dir, paths.bodies),
+        packedLengths(manifest, dir, paths),
+        `${dir}/${paths.bodies}`,
+      )
+      closers.push(() => packed.close())
+      return packed
+    }
+    if (!large) {
+      const v2Read = await readWithIdentity(dir, snapshotPaths.v2Bodies.bodies)
+      const expected = recordedHash(manifest, snapshotPaths.v2Bodies.bodies, v2Path)
+      await checkRead(verification, dir, snapshotPaths.v2Bodies.bodies, v2Read, expected)
+      v2Bodies = PackedBodies.inMemory(v2Read.bytes, packedLengths(manifest, dir, snapshotPaths.v2Bodies), v2Path)
+    } else {
+      await checkRecordedFileHash(manifest, dir, snapshotPaths.v2Bodies.bodies, verification)
+      v2Bodies = onDisk(snapshotPaths.v2Bodies)
+    }
     v1Bodies = onDisk(snapshotPaths.v1Bodies)
+    for (const packed of [v2Bodies, v1Bodies]) {
+      if (packed.size !== jobs.size)
+        throw new Error(`${dir}: packed bodies hold ${packed.size} jobs, the index ${jobs.size}`)
+    }
+    await checkExports(manifest, dir)
   } catch (error) {
-    v2Bodies.close()
+    closeAll()
     throw error
   }
-  for (const packed of [v2Bodies, v1Bodies]) {
-    if (packed.size !== jobs.size) {
-      v2Bodies.close()
-      v1Bodies.close()
-      throw new Error(`${dir}: packed bodies hold ${packed.size} jobs, the index ${jobs.size}`)
-    }
-  }
-
-  await checkExports(manifest, dir)
   // What this load checked in full, so that the next load (another worker, a restart) need not: best effort.
   await recordVerifiedFiles(dir, verification.found)
 
@@ -504,10 +556,7 @@ export async function loadSnapshot(
     companyBySlug: new Map(companies.map((c) => [c.slug, c])),
     v2Bodies,
     v1Bodies,
-    close: () => {
-      v2Bodies.close()
-      v1Bodies.close()
-    },
+    close: closeAll,
     readPublic,
   }
 }
