@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/memory.ts [distDir] [--workers N] [--compare DIR] [--rounds N] [--evict]
  *
- * `--evict` drops the snapshot's packed body files from the page cache
+ * `--evict` drops the snapshot's packed body files and search postings from the page cache
  * before each start (GNU dd's `iflag=nocache`), so that the page-cache share
  * is what that start and its collection pulled in, not what earlier runs
  * (or the build) left there.
@@ -16,8 +16,8 @@
  * counts it (bench/procs.ts smapsOf): its own memory (RSS minus the file
  * pages it maps) and the file pages it maps. The total counts shared pages
  * once: every process's own memory, plus the largest file-mapped share (the
- * same node binary and libraries in each), plus the packed body files
- * whole, as the page cache may hold them once for every process.
+ * same node binary and libraries in each), plus what the page cache holds
+ * (fincore) of the packed body files and search postings, once for every process.
  */
 import { spawnSync } from 'node:child_process'
 import path from 'node:path'
@@ -42,10 +42,10 @@ const here = path.resolve(import.meta.dirname, '..')
 const checkouts = [{ name: 'this checkout', dir: here }]
 if (values.compare) checkouts.push({ name: `compare (${values.compare})`, dir: path.resolve(values.compare) })
 
-/** Drops the packed body files' pages from the page cache (clean pages only, which these are). */
+/** Drops the files a large snapshot reads by position from the page cache (clean pages only, which these are). */
 function evictBodies(): void {
-  for (const paths of [snapshotPaths.v2Bodies, snapshotPaths.v1Bodies]) {
-    const file = path.join(distDir, 'current', paths.bodies)
+  for (const relative of [snapshotPaths.v2Bodies.bodies, snapshotPaths.v1Bodies.bodies, snapshotPaths.searchPostings]) {
+    const file = path.join(distDir, 'current', relative)
     const dd = spawnSync('dd', [`if=${file}`, 'iflag=nocache', 'count=0', 'status=none'], { encoding: 'utf8' })
     if (dd.status !== 0) throw new Error(`could not evict ${file} from the page cache: ${dd.stderr}`)
   }
@@ -53,7 +53,7 @@ function evictBodies(): void {
 
 installExitHooks()
 console.log(
-  `${distDir}: ${workers} worker(s)${values.evict ? ', body files evicted from the page cache before each start' : ''}`,
+  `${distDir}: ${workers} worker(s)${values.evict ? ', body files and postings evicted from the page cache before each start' : ''}`,
 )
 for (let round = 1; round <= rounds; round++) {
   for (const checkout of checkouts) {
