@@ -5,8 +5,8 @@
  * verification record vouches for as they are now (core/verified-files.ts:
  * unchanged since the build or a server hashed them), the job index used as the
  * typed arrays index/jobs.bin holds, the full-text postings loaded as one
- * typed array (never re-indexed), large packed bodies left in the page cache
- * and read by position, public files read on demand through a bounded cache.
+ * typed array (never re-indexed), or for a large snapshot left in the page
+ * cache with its packed bodies and read by position, public files read on demand through a bounded cache.
  */
 import { createHash } from 'node:crypto'
 import { type BigIntStats, closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
@@ -429,7 +429,8 @@ async function loadCompanies(manifest: SnapshotManifest, bytes: Buffer, what: st
 /**
  * Loads and verifies a snapshot folder fully before anything serves from it.
  * Packed v2 bodies up to `bodiesInMemoryBytes` are held in memory, larger
- * ones read by position from the file (JOBSNAP_BODIES_MEMORY_MB).
+ * ones read by position from the file, and then the search postings too
+ * (JOBSNAP_BODIES_MEMORY_MB).
  */
 export async function loadSnapshot(
   dir: string,
