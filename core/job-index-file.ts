@@ -14,6 +14,7 @@
 import { endianness } from 'node:os'
 import { addPosting } from './posting-lists.ts'
 import type { IndexedJob } from './snapshot.ts'
+import { runSteps, type Steps } from './steps.ts'
 
 const MAGIC = 'JOBSNAPI'
 
@@ -244,6 +245,11 @@ function swapped(view: ArrayBufferView): Buffer {
  * each on a big-endian machine), so `bytes` need not be kept.
  */
 export function readJobIndexFile(bytes: Buffer, what: string): JobIndexFile {
+  return runSteps(readJobIndexFileSteps(bytes, what))
+}
+
+/** readJobIndexFile in steps: it yields after copying the numeric part and after decoding each text section. */
+export function* readJobIndexFileSteps(bytes: Buffer, what: string): Steps<JobIndexFile> {
   const fail = (why: string): never => {
     throw new Error(`${what}: ${why}`)
   }
@@ -300,6 +306,13 @@ export function readJobIndexFile(bytes: Buffer, what: string): JobIndexFile {
     at += counts[k]!
   }
   if (at !== all.length) fail('its posting counts do not add up to its postings')
+  yield
+  const hashes = text('hashes', 'hashOffsets')
+  yield
+  const slugs = text('slugs', 'slugOffsets')
+  yield
+  const ids = text('ids', 'idOffsets')
+  yield
   return {
     size: n,
     postedAt: floats('postedAt'),
@@ -311,8 +324,8 @@ export function readJobIndexFile(bytes: Buffer, what: string): JobIndexFile {
     codes: Object.fromEntries(VALUE_FACETS.map((f) => [f, uints(f, n)])) as Record<ValueFacet, Uint32Array>,
     values: head.values,
     postings,
-    hashes: text('hashes', 'hashOffsets'),
-    slugs: text('slugs', 'slugOffsets'),
-    ids: text('ids', 'idOffsets'),
+    hashes,
+    slugs,
+    ids,
   }
 }
