@@ -126,9 +126,11 @@ function* derivedSteps(
   }
   yield
   const postedAt = inSalaryOrder(columns.postedAt)
+  yield
   const expiresAt = inSalaryOrder(columns.expiresAt)
   yield
   const salaryLow = inSalaryOrder(columns.salaryLow)
+  yield
   const salaryHigh = inSalaryOrder(columns.salaryHigh)
   yield
   const expiries = columns.expiresAt.filter((t) => Number.isFinite(t)).sort()
