@@ -4,20 +4,27 @@
  * with, its node_modules installed or linked), taking turns, on the same
  * snapshot folder:
  *
- *   npx tsx bench/memory.ts [distDir] [--workers N] [--compare DIR] [--rounds N]
+ *   npx tsx bench/memory.ts [distDir] [--workers N] [--compare DIR] [--rounds N] [--evict]
+ *
+ * `--evict` drops the snapshot's packed body files and search postings from the page cache
+ * before each start (GNU dd's `iflag=nocache`), so that the page-cache share
+ * is what that start and its collection pulled in, not what earlier runs
+ * (or the build) left there.
  *
  * Per server: spawn to /ready (the slowest worker's own start to ready
  * with --workers), and per process RSS split as /proc/<pid>/smaps_rollup
  * counts it (bench/procs.ts smapsOf): its own memory (RSS minus the file
  * pages it maps) and the file pages it maps. The total counts shared pages
  * once: every process's own memory, plus the largest file-mapped share (the
- * same node binary and libraries in each), plus the packed body files
- * whole, as the page cache may hold them once for every process.
+ * same node binary and libraries in each), plus what the page cache holds
+ * (fincore) of the packed body files and search postings, once for every process.
  */
+import { spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { installExitHooks, killAll, stopChild } from './procs.ts'
 import { describeMemory, memoryFigures, startJobsnap } from './servers.ts'
+import { snapshotPaths } from '../core/index.ts'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -25,6 +32,7 @@ const { values, positionals } = parseArgs({
     workers: { type: 'string', default: '1' },
     compare: { type: 'string' },
     rounds: { type: 'string', default: '2' },
+    evict: { type: 'boolean', default: false },
   },
 })
 const distDir = path.resolve(positionals[0] ?? '.bench/dist-100k')
@@ -34,10 +42,22 @@ const here = path.resolve(import.meta.dirname, '..')
 const checkouts = [{ name: 'this checkout', dir: here }]
 if (values.compare) checkouts.push({ name: `compare (${values.compare})`, dir: path.resolve(values.compare) })
 
+/** Drops the files a large snapshot reads by position from the page cache (clean pages only, which these are). */
+function evictBodies(): void {
+  for (const relative of [snapshotPaths.v2Bodies.bodies, snapshotPaths.v1Bodies.bodies, snapshotPaths.searchPostings]) {
+    const file = path.join(distDir, 'current', relative)
+    const dd = spawnSync('dd', [`if=${file}`, 'iflag=nocache', 'count=0', 'status=none'], { encoding: 'utf8' })
+    if (dd.status !== 0) throw new Error(`could not evict ${file} from the page cache: ${dd.stderr}`)
+  }
+}
+
 installExitHooks()
-console.log(`${distDir}: ${workers} worker(s)`)
+console.log(
+  `${distDir}: ${workers} worker(s)${values.evict ? ', body files and postings evicted from the page cache before each start' : ''}`,
+)
 for (let round = 1; round <= rounds; round++) {
   for (const checkout of checkouts) {
+    if (values.evict) evictBodies()
     const server = await startJobsnap(checkout.dir, distDir, 900_000, workers)
     // Let the post-load collection the holder asks for run.
     await new Promise((resolve) => setTimeout(resolve, 3000))

@@ -12,6 +12,8 @@
  *   npm run bench -- --rebuild    rebuild the snapshot to measure build time and peak RSS now: a full build,
  *                                 then one after retitling 1% of the job records (the build cache at work)
  *   npm run bench -- --rebuild --builds-only    just those builds, no servers (with --large: at 100k and 1M)
+ *   npx tsx bench/memory.ts .bench/dist-1m [--workers 2] [--evict]   only start-up and memory (e.g. at 1M,
+ *                                 once --large --rebuild --builds-only has built .bench/dist-1m)
  *   options: --seconds N, --connections N, --mcp-clients N, --seed N
  *
  * Steps per dataset: generate it (or reuse `.bench/data-<size>`), build it
@@ -100,7 +102,8 @@ if (flags.help) {
   console.log(
     `npm run bench [-- --quick | --large] [--rebuild] [--builds-only] [--seconds N] [--connections N] [--mcp-clients N] [--seed N]\n` +
       `npm run bench -- --soak [--quick] [--soak-seconds N]   (faults under load: 100k jobs, 600 s; --quick: 3k, 60 s)\n` +
-      `npm run bench -- --cdn [--quick]   (behind Varnish: 100k jobs, minute-long windows; --quick: 3k, 10 s windows)`,
+      `npm run bench -- --cdn [--quick]   (behind Varnish: 100k jobs, minute-long windows; --quick: 3k, 10 s windows)\n` +
+      `npx tsx bench/memory.ts .bench/dist-1m [--workers 2] [--evict]   (only start-up and memory, e.g. at 1M once --large --rebuild --builds-only built it)`,
   )
   process.exit(0)
 }

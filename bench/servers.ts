@@ -110,8 +110,8 @@ export function clusterFacts(child: Child): { readyMsMax: number; rssMbTotal: nu
  * it maps (smapsOf), and a total that counts shared pages once: every
  * process's own memory, the largest file-mapped share (the same binary and
  * libraries in each), and what the page cache holds of the snapshot's
- * packed body files (util-linux `fincore`; their whole size without it),
- * once for every process.
+ * packed body files and search postings (util-linux `fincore`; their whole
+ * size without it: a large snapshot reads them by position), once for every process.
  */
 export function memoryFigures(
   server: RunningServer,
@@ -130,7 +130,7 @@ export function memoryFigures(
     ...(smapsOf(pid) ?? { rssMb: Number.NaN, ownMb: Number.NaN, fileMb: Number.NaN }),
   }))
   const current = path.join(distDir, 'current')
-  const files = [snapshotPaths.v2Bodies.bodies, snapshotPaths.v1Bodies.bodies]
+  const files = [snapshotPaths.v2Bodies.bodies, snapshotPaths.v1Bodies.bodies, snapshotPaths.searchPostings]
     .map((file) => path.join(current, file))
     .filter((file) => existsSync(file))
   // What the page cache holds of them now (util-linux fincore), else their whole size.
@@ -153,7 +153,7 @@ export function describeMemory(figures: ReturnType<typeof memoryFigures>): strin
       (p) => `${p.role} RSS ${p.rssMb.toFixed(0)} MB (own ${p.ownMb.toFixed(0)}, file-mapped ${p.fileMb.toFixed(0)})`,
     )
     .join('; ')
-  return `${each}; total counting shared pages once ${figures.totalMb.toFixed(0)} MB (own memory of each, the largest file-mapped share, and the ${figures.pageCacheMb.toFixed(0)} MB of the packed body files the page cache holds, by fincore)`
+  return `${each}; total counting shared pages once ${figures.totalMb.toFixed(0)} MB (own memory of each, the largest file-mapped share, and the ${figures.pageCacheMb.toFixed(0)} MB of the packed body files and search postings the page cache holds, by fincore)`
 }
 
 /** The floor references: bench/bare-server.ts on bare node:http or h3, returning `file`'s bytes to every request. */

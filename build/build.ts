@@ -27,6 +27,7 @@ import type { DatasetCompany } from '../core/schema/dataset.ts'
 import { toV2CompanyProfile } from '../core/company.ts'
 import { SerializedTerms } from '../core/search.ts'
 import { indexFileHash } from '../core/content-hash.ts'
+import { identitiesOf, recordVerifiedFiles } from '../core/verified-files.ts'
 import { JobIndexFileWriter } from '../core/job-index-file.ts'
 import {
   CURRENT_LINK,
@@ -457,6 +458,9 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     await writer.writePrivate(CHANGED_PATHS_FILE, linesOf(changes.purge))
     await writer.writePrivate(CHANGED_TAGS_FILE, linesOf(tags))
     await writer.writePrivate(snapshotPaths.changes, JSON.stringify(jobChanges(changes, previous, writer.hashes)))
+    // The index files as they now are on disk, with the hashes computed from the bytes written: a server
+    // trusts a file whose identity is unchanged instead of hashing it again (core/verified-files.ts).
+    await recordVerifiedFiles(stagingDir, await identitiesOf(stagingDir, indexHashes))
     // The manifest goes last: a snapshot folder without one is incomplete by definition.
     await writer.writePrivate(snapshotPaths.manifest, serializeManifest(manifest))
     const snapshotDir = await publishSnapshot(options.distDir, stagingDir, snapshotId)

@@ -27,6 +27,8 @@ export class BitsetCache {
   private readonly cache = new Map<Uint32Array, Uint32Array>()
   private readonly spare: Uint32Array[] = []
   private readonly lent: Uint32Array[] = []
+  /** Lists whose holder let them go (a posting list read from a file, out of its cache): never kept again. */
+  private readonly retired = new WeakSet<Uint32Array>()
 
   constructor(readonly size: number) {}
 
@@ -43,9 +45,18 @@ export class BitsetCache {
     this.lent.length = 0
   }
 
+  /**
+   * Forgets the list's bitset, and keeps none for it again: its holder let it
+   * go (a query that took it just before still reads it as a list).
+   */
+  retire(list: Uint32Array): void {
+    this.cache.delete(list)
+    this.retired.add(list)
+  }
+
   /** The list's bitset when the list is long enough to be worth keeping one; undefined otherwise. */
   bitsOf(list: Uint32Array): Uint32Array | undefined {
-    if (list.length < this.size * BITSET_SHARE) return undefined
+    if (list.length < this.size * BITSET_SHARE || this.retired.has(list)) return undefined
     let bits = this.cache.get(list)
     if (bits === undefined) {
       bits = new Uint32Array(wordsFor(this.size))

@@ -4,6 +4,8 @@
  * a million slug strings at 1M jobs, and every full collection marked each
  * of them.
  */
+import type { Steps } from '../../core/steps.ts'
+
 export class SlugTable {
   private readonly joined: string
   /** offsets[p]..offsets[p + 1] is position p's slug in `joined`. */
@@ -17,7 +19,7 @@ export class SlugTable {
    * code units) per position (index/jobs.bin: then no string per slug is
    * made); a slug given twice names the later position (as Map.set would).
    */
-  constructor(slugs: readonly string[] | { joined: string; offsets: Uint32Array }) {
+  constructor(slugs: readonly string[] | { joined: string; offsets: Uint32Array }, fill = true) {
     if (Array.isArray(slugs)) {
       const offsets = new Uint32Array(slugs.length + 1)
       for (let p = 0; p < slugs.length; p++) offsets[p + 1] = offsets[p]! + slugs[p]!.length
@@ -33,7 +35,22 @@ export class SlugTable {
     while (capacity < n * 2) capacity *= 2
     this.slots = new Int32Array(capacity)
     this.mask = capacity - 1
-    for (let p = 0; p < n; p++) this.slots[this.slotAt(p)] = p + 1
+    if (fill) this.insert(0, n)
+  }
+
+  /** The table made in steps of `perStep` slugs (SlugTable over 1M slugs is hundreds of milliseconds). */
+  static *inSteps(slugs: { joined: string; offsets: Uint32Array }, perStep = 100_000): Steps<SlugTable> {
+    const table = new SlugTable(slugs, false)
+    for (let from = 0; from < table.size; from += perStep) {
+      table.insert(from, Math.min(table.size, from + perStep))
+      yield
+    }
+    return table
+  }
+
+  /** Enters positions from..to-1 (in order: a slug given twice names the later position). */
+  private insert(from: number, to: number): void {
+    for (let p = from; p < to; p++) this.slots[this.slotAt(p)] = p + 1
   }
 
   get size(): number {

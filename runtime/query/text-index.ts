@@ -6,8 +6,14 @@
  * query term and intersected across terms. Cost is bounded by the terms
  * (MAX_QUERY_TERMS), the expansions per term (MAX_TERM_EXPANSIONS) and the
  * posting lists they touch, never by scoring.
+ *
+ * The posting lists are one array in memory, or (large snapshots: 183 MB at
+ * 1M jobs, in every worker) left in the file and read a list at a time by
+ * position, through a cache bounded by bytes: the page cache then holds one
+ * copy for every worker.
  */
 import { distance } from 'fastest-levenshtein'
+import { LRUCache } from 'lru-cache'
 import SearchableMap from 'minisearch/SearchableMap'
 import {
   FUZZY_MIN_TERM_LENGTH,
@@ -18,17 +24,34 @@ import {
 } from '../../core/search.ts'
 import { BitsetCache, hasBit, matchEveryStep } from './intersect.ts'
 
+/** The posting lists left in their file: `read` returns postings [start, start + count) in a fresh array. */
+export interface PostingsFile {
+  /** How many postings the file holds. */
+  readonly length: number
+  read(start: number, count: number): Uint32Array
+}
+
+/** The bytes of posting lists read from a file kept at once (the most recently used lists). */
+const POSTINGS_CACHE_BYTES = 64 << 20
+
 export class TextIndex {
   private readonly vocabulary: SearchableMap<number>
   private readonly starts: Uint32Array
   private readonly counts: Uint32Array
   /** One view per term, made once: the same object each time, so its bitset can be kept (BitsetCache). */
   private readonly views: (Uint32Array | undefined)[]
+  /** Lists read from a file, by term id: the same object while cached, so its bitset can be kept meanwhile. */
+  private readonly read: LRUCache<number, Uint32Array> | undefined
 
+  /**
+   * `retire` is told of each list read from a file that leaves the cache
+   * (the query engine then lets its bitset go: BitsetCache.retire).
+   */
   constructor(
     serialized: SerializedTerms,
-    private readonly postings: Uint32Array,
+    private readonly postings: Uint32Array | PostingsFile,
     private readonly size: number,
+    retire?: (list: Uint32Array) => void,
   ) {
     const n = serialized.terms.length
     this.starts = new Uint32Array(n)
@@ -40,7 +63,15 @@ export class TextIndex {
     }
     if (offset !== postings.length)
       throw new Error(`text index: counts add up to ${offset} postings, file has ${postings.length}`)
-    this.views = new Array<Uint32Array | undefined>(n)
+    this.views = new Array<Uint32Array | undefined>(postings instanceof Uint32Array ? n : 0)
+    this.read =
+      postings instanceof Uint32Array
+        ? undefined
+        : new LRUCache<number, Uint32Array>({
+            maxSize: POSTINGS_CACHE_BYTES,
+            sizeCalculation: (list) => Math.max(1, list.byteLength),
+            dispose: retire ? (list) => retire(list) : undefined,
+          })
     this.vocabulary = SearchableMap.from(serialized.terms.map((term, i) => [term, i] as [string, number]))
   }
 
@@ -121,13 +152,27 @@ export class TextIndex {
     for (const term of queryTerms(q)) {
       const ids = this.expand(term)
       if (ids.length === 0) return undefined
-      steps.push(
-        ids.map(
-          (id) => (this.views[id] ??= this.postings.subarray(this.starts[id]!, this.starts[id]! + this.counts[id]!)),
-        ),
-      )
+      steps.push(ids.map((id) => this.list(id)))
     }
     return steps
+  }
+
+  /** Term `id`'s posting list: a view made once, or read from the file (then checked, and cached). */
+  private list(id: number): Uint32Array {
+    const postings = this.postings
+    if (postings instanceof Uint32Array) {
+      this.views[id] ??= postings.subarray(this.starts[id]!, this.starts[id]! + this.counts[id]!)
+      return this.views[id]
+    }
+    let list = this.read!.get(id)
+    if (list === undefined) {
+      list = postings.read(this.starts[id]!, this.counts[id]!)
+      // Ascending positions: the last is the largest. The file's hash was checked, so this is belt and braces.
+      if (list.length > 0 && list[list.length - 1]! >= this.size)
+        throw new Error(`text index: a posting list points past the last job (${this.size})`)
+      this.read!.set(id, list)
+    }
+    return list
   }
 
   /** A mask of positions matching every term of `q` (all zero when a term matches nothing); the query engine uses termPostings. */

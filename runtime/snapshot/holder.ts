@@ -80,6 +80,10 @@ export class SnapshotHolder {
         (link) => link.mtimeMs,
         () => undefined,
       )
+      // The first load's scratch (whole index files read, at 1M jobs hundreds of MB outside the JS heap) goes back
+      // before the server says it is ready, rather than at a full collection V8 may not run for minutes; no
+      // request is waiting on this snapshot yet. A swap's scratch goes with the previous snapshot, below.
+      if (!previous) collectGarbage()
       this.served = next
       // Requests that took the previous snapshot may still read from it; none outlives this grace.
       // Only its close function waits, so its memory goes as soon as those requests do.

@@ -1,13 +1,16 @@
 /**
  * Loading a published snapshot into memory: the manifest checked against its
  * schema, the index files against the content hashes the build recorded in
- * it (or their schemas, for older snapshots), the job index used as the
+ * it (or their schemas, for older snapshots), except those the snapshot's
+ * verification record vouches for as they are now (core/verified-files.ts:
+ * unchanged since the build or a server hashed them), the job index used as the
  * typed arrays index/jobs.bin holds, the full-text postings loaded as one
- * typed array (never re-indexed), large packed bodies left in the page cache
- * and read by position, public files read on demand through a bounded cache.
+ * typed array (never re-indexed), or for a large snapshot left in the page
+ * cache with its packed bodies and read by position, public files read on demand through a bounded cache.
  */
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { type BigIntStats, closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
+import { endianness } from 'node:os'
 import { open, readFile, realpath, stat, type FileHandle } from 'node:fs/promises'
 import { exportPath } from '../../core/exports.ts'
 import path from 'node:path'
@@ -15,6 +18,13 @@ import { LRUCache } from 'lru-cache'
 import { SerializedTerms } from '../../core/search.ts'
 import { DEFAULTS } from '../../core/config.ts'
 import { indexFileHash } from '../../core/content-hash.ts'
+import {
+  fileIdentity,
+  isVerified,
+  readVerifiedFiles,
+  recordVerifiedFiles,
+  type VerifiedFiles,
+} from '../../core/verified-files.ts'
 import {
   arrayInSlices,
   CURRENT_LINK,
@@ -31,11 +41,12 @@ import {
   type IndexedCompany,
   type PackedBodiesPaths,
 } from '../../core/snapshot.ts'
-import { readJobIndexFile } from '../../core/job-index-file.ts'
+import { readJobIndexFileSteps } from '../../core/job-index-file.ts'
+import { runStepsPausing } from '../../core/steps.ts'
 import { PackedBodies, uint32View } from '../../core/packed-bodies.ts'
 import { JobIndex, JobIndexBuilder } from '../query/job-index.ts'
 import type { QueryContext } from '../query/run-query.ts'
-import { TextIndex } from '../query/text-index.ts'
+import { type PostingsFile, TextIndex } from '../query/text-index.ts'
 
 export interface LoadedSnapshot {
   id: string
@@ -218,17 +229,72 @@ function recordedHash(manifest: SnapshotManifest, file: string, what: string): s
 const HASH_CHUNK = 16 << 20
 
 /**
+ * What a load knows of the snapshot's verification record (core/verified-files.ts):
+ * the record as read, and the files this load checked in full and found as recorded.
+ */
+interface Verification {
+  record: VerifiedFiles
+  found: VerifiedFiles
+}
+
+/** Notes a full check that passed, for the record: only when the file did not change while it was read. */
+function noteVerified(verification: Verification, file: string, hash: string, stats: BigIntStats | undefined): void {
+  if (stats !== undefined) verification.found[file] = { hash, identity: fileIdentity(stats) }
+}
+
+/**
+ * A whole index file, with its identity when it did not change while it was
+ * read (stat before and after on the same descriptor), else undefined.
+ */
+async function readWithIdentity(dir: string, file: string): Promise<{ bytes: Buffer; stats?: BigIntStats }> {
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(path.join(dir, file), 'r')
+    const before = await handle.stat({ bigint: true })
+    const bytes = await handle.readFile()
+    const after = await handle.stat({ bigint: true })
+    return fileIdentity(before) === fileIdentity(after) ? { bytes, stats: before } : { bytes }
+  } catch (error) {
+    throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
+  } finally {
+    await handle?.close()
+  }
+}
+
+/** Bytes read from `file` checked against `expected`, unless the record vouches for the file as it was read. */
+async function checkRead(
+  verification: Verification,
+  dir: string,
+  file: string,
+  read: { bytes: Buffer; stats?: BigIntStats },
+  expected: string,
+): Promise<void> {
+  if (isVerified(verification.record, file, expected, read.stats)) return
+  await checkHashInSlices(read.bytes, expected, `${dir}/${file}`)
+  noteVerified(verification, file, expected, read.stats)
+}
+
+/**
  * Checks the file against the hash the build recorded, read a chunk at a time
  * into one buffer (nothing of it kept: the server reads it by position later),
  * so a hot swap does not stall requests and memory does not grow with it.
+ * Not read at all when the verification record vouches for the file as it is.
  */
-async function checkRecordedFileHash(manifest: SnapshotManifest, dir: string, file: string): Promise<void> {
+async function checkRecordedFileHash(
+  manifest: SnapshotManifest,
+  dir: string,
+  file: string,
+  verification: Verification,
+): Promise<void> {
   const what = `${dir}/${file}`
   const expected = recordedHash(manifest, file, what)
   const hash = createHash('sha256')
   let handle: FileHandle | undefined
+  let stats: BigIntStats | undefined
   try {
     handle = await open(path.join(dir, file), 'r')
+    const before = await handle.stat({ bigint: true })
+    if (isVerified(verification.record, file, expected, before)) return
     const chunk = Buffer.allocUnsafeSlow(HASH_CHUNK)
     for (let at = 0; ; ) {
       const { bytesRead } = await handle.read(chunk, 0, HASH_CHUNK, at)
@@ -237,6 +303,8 @@ async function checkRecordedFileHash(manifest: SnapshotManifest, dir: string, fi
       at += bytesRead
       await yieldToRequests()
     }
+    const after = await handle.stat({ bigint: true })
+    if (fileIdentity(before) === fileIdentity(after)) stats = before
   } catch (error) {
     throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
   } finally {
@@ -244,6 +312,39 @@ async function checkRecordedFileHash(manifest: SnapshotManifest, dir: string, fi
   }
   if (hash.digest('base64url') !== expected)
     throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
+  noteVerified(verification, file, expected, stats)
+}
+
+/**
+ * The search postings left in their file (their hash checked already), read a
+ * list at a time by position on a descriptor kept open until `close`.
+ */
+function postingsInFile(file: string, what: string): PostingsFile & { close(): void } {
+  const fd = openSync(file, 'r')
+  const bytes = fstatSync(fd).size
+  if (bytes % 4 !== 0) {
+    closeSync(fd)
+    throw new Error(`${what}: ${bytes} bytes is not a whole number of uint32s`)
+  }
+  let open = true
+  return {
+    length: bytes / 4,
+    read(start, count) {
+      const list = new Uint32Array(count)
+      const into = Buffer.from(list.buffer)
+      for (let done = 0; done < into.length; ) {
+        const n = readSync(fd, into, done, into.length - done, start * 4 + done)
+        if (n === 0) throw new Error(`${what}: file ended at byte ${start * 4 + done}`)
+        done += n
+      }
+      if (endianness() !== 'LE') into.swap32()
+      return list
+    },
+    close() {
+      if (open) closeSync(fd)
+      open = false
+    },
+  }
 }
 
 /** A packed-bodies lengths file, checked against its recorded hash. */
@@ -285,13 +386,15 @@ export async function resolveCurrentSnapshot(distDir: string): Promise<string> {
  * arrays used as read, checked by that hash), else built from
  * index/jobs.json a slice of jobs at a time (older snapshots).
  */
-async function loadJobIndex(manifest: SnapshotManifest, dir: string): Promise<JobIndex> {
+async function loadJobIndex(manifest: SnapshotManifest, dir: string, verification: Verification): Promise<JobIndex> {
   const binaryHash = manifest.index_hashes?.[snapshotPaths.jobIndexBinary]
   if (binaryHash !== undefined) {
     const what = `${dir}/${snapshotPaths.jobIndexBinary}`
-    const bytes = await readBytes(dir, snapshotPaths.jobIndexBinary)
-    await checkHashInSlices(bytes, binaryHash, what)
-    return JobIndex.fromFile(readJobIndexFile(bytes, what))
+    const read = await readWithIdentity(dir, snapshotPaths.jobIndexBinary)
+    await checkRead(verification, dir, snapshotPaths.jobIndexBinary, read, binaryHash)
+    // In steps, requests running between them: at 1M jobs this was one 1-2 s stall of every hot swap.
+    const file = await runStepsPausing(readJobIndexFileSteps(read.bytes, what), yieldToRequests)
+    return await runStepsPausing(JobIndex.fromFileSteps(file), yieldToRequests)
   }
   const what = `${dir}/${snapshotPaths.jobIndex}`
   const bytes = await readBytes(dir, snapshotPaths.jobIndex)
@@ -329,7 +432,8 @@ async function loadCompanies(manifest: SnapshotManifest, bytes: Buffer, what: st
 /**
  * Loads and verifies a snapshot folder fully before anything serves from it.
  * Packed v2 bodies up to `bodiesInMemoryBytes` are held in memory, larger
- * ones read by position from the file (JOBSNAP_BODIES_MEMORY_MB).
+ * ones read by position from the file, and then the search postings too
+ * (JOBSNAP_BODIES_MEMORY_MB).
  */
 export async function loadSnapshot(
   dir: string,
@@ -338,13 +442,13 @@ export async function loadSnapshot(
 ): Promise<LoadedSnapshot> {
   const manifestPath = `${dir}/${snapshotPaths.manifest}`
   const manifest = await loadManifest(await readBytes(dir, snapshotPaths.manifest), manifestPath)
+  const verification: Verification = { record: await readVerifiedFiles(dir), found: {} }
   await yieldToRequests()
-  const [companiesBytes, termsBytes, postingsBytes] = await Promise.all(
-    [snapshotPaths.companies, snapshotPaths.searchTerms, snapshotPaths.searchPostings].map((file) =>
-      readBytes(dir, file),
-    ),
-  )
-  const jobs = await loadJobIndex(manifest, dir)
+  const [companiesBytes, termsBytes] = await Promise.all([
+    readBytes(dir, snapshotPaths.companies),
+    readBytes(dir, snapshotPaths.searchTerms),
+  ])
+  const jobs = await loadJobIndex(manifest, dir, verification)
   if (jobs.size !== manifest.counts.live_jobs) {
     throw new Error(`${dir}: index has ${jobs.size} jobs, manifest says ${manifest.counts.live_jobs}`)
   }
@@ -361,47 +465,72 @@ export async function loadSnapshot(
     SerializedTerms,
     `${dir}/${snapshotPaths.searchTerms}`,
   )
-  const postingsPath = `${dir}/${snapshotPaths.searchPostings}`
-  matchesRecordedHash(manifest, snapshotPaths.searchPostings, postingsBytes!, postingsPath)
-  const postings = uint32View(postingsBytes!, postingsPath)
-  for (let k = 0; k < postings.length; k++) {
-    if (postings[k]! >= jobs.size) throw new Error(`${dir}: text index points past the last job`)
-  }
-  const text = new TextIndex(terms, postings, jobs.size)
 
-  // The v2 bodies are checked against their recorded hash (the v1 bodies by size against their lengths), then
-  // held in memory when small enough, else read by position like the v1 bodies: the page cache holds one copy
-  // for every process. A body from memory is a slice; from the page cache it is a system call (~2 us), which
-  // made 100k's uncached list pages (a call per job) measurably slower.
-  const onDisk = (paths: PackedBodiesPaths) =>
-    PackedBodies.inFile(path.join(dir, paths.bodies), packedLengths(manifest, dir, paths), `${dir}/${paths.bodies}`)
+  // A large snapshot (v2 bodies over bodiesInMemoryBytes) leaves its v2 bodies and its search postings in their
+  // files, read by position: the page cache holds one copy for every process. A body from memory is a slice;
+  // from the page cache it is a system call (~2 us), which made 100k's uncached list pages (a call per job)
+  // measurably slower, so a small snapshot holds both. Either way each file is checked against its recorded
+  // hash (unless the verification record vouches for it), the v1 bodies by size against their lengths.
   const v2Path = `${dir}/${snapshotPaths.v2Bodies.bodies}`
   const v2Size = (await stat(path.join(dir, snapshotPaths.v2Bodies.bodies)).catch(() => undefined))?.size ?? 0
-  let v2Bodies: PackedBodies
-  if (v2Size <= Math.min(bodiesInMemoryBytes, MAX_READ_FILE_BYTES)) {
-    const v2Bytes = await readBytes(dir, snapshotPaths.v2Bodies.bodies)
-    await checkHashInSlices(v2Bytes, recordedHash(manifest, snapshotPaths.v2Bodies.bodies, v2Path), v2Path)
-    v2Bodies = PackedBodies.inMemory(v2Bytes, packedLengths(manifest, dir, snapshotPaths.v2Bodies), v2Path)
-  } else {
-    await checkRecordedFileHash(manifest, dir, snapshotPaths.v2Bodies.bodies)
-    v2Bodies = onDisk(snapshotPaths.v2Bodies)
+  const large = v2Size > Math.min(bodiesInMemoryBytes, MAX_READ_FILE_BYTES)
+  const closers: (() => void)[] = []
+  const closeAll = () => {
+    for (const close of closers.splice(0)) close()
   }
+  let text: TextIndex
+  let v2Bodies: PackedBodies
   let v1Bodies: PackedBodies
   try {
+    const postingsPath = `${dir}/${snapshotPaths.searchPostings}`
+    const postingsHash = manifest.index_hashes?.[snapshotPaths.searchPostings]
+    const retire = (list: Uint32Array) => jobs.bitsets.retire(list)
+    if (large && postingsHash !== undefined) {
+      await checkRecordedFileHash(manifest, dir, snapshotPaths.searchPostings, verification)
+      const postings = postingsInFile(path.join(dir, snapshotPaths.searchPostings), postingsPath)
+      closers.push(() => postings.close())
+      text = new TextIndex(terms, postings, jobs.size, retire)
+    } else {
+      const postingsRead = await readWithIdentity(dir, snapshotPaths.searchPostings)
+      if (postingsHash !== undefined)
+        await checkRead(verification, dir, snapshotPaths.searchPostings, postingsRead, postingsHash)
+      const postings = uint32View(postingsRead.bytes, postingsPath)
+      for (let k = 0; k < postings.length; k++) {
+        if (postings[k]! >= jobs.size) throw new Error(`${dir}: text index points past the last job`)
+      }
+      text = new TextIndex(terms, postings, jobs.size, retire)
+    }
+
+    const onDisk = (paths: PackedBodiesPaths) => {
+      const packed = PackedBodies.inFile(
+        path.join(dir, paths.bodies),
+        packedLengths(manifest, dir, paths),
+        `${dir}/${paths.bodies}`,
+      )
+      closers.push(() => packed.close())
+      return packed
+    }
+    if (!large) {
+      const v2Read = await readWithIdentity(dir, snapshotPaths.v2Bodies.bodies)
+      const expected = recordedHash(manifest, snapshotPaths.v2Bodies.bodies, v2Path)
+      await checkRead(verification, dir, snapshotPaths.v2Bodies.bodies, v2Read, expected)
+      v2Bodies = PackedBodies.inMemory(v2Read.bytes, packedLengths(manifest, dir, snapshotPaths.v2Bodies), v2Path)
+    } else {
+      await checkRecordedFileHash(manifest, dir, snapshotPaths.v2Bodies.bodies, verification)
+      v2Bodies = onDisk(snapshotPaths.v2Bodies)
+    }
     v1Bodies = onDisk(snapshotPaths.v1Bodies)
+    for (const packed of [v2Bodies, v1Bodies]) {
+      if (packed.size !== jobs.size)
+        throw new Error(`${dir}: packed bodies hold ${packed.size} jobs, the index ${jobs.size}`)
+    }
+    await checkExports(manifest, dir)
   } catch (error) {
-    v2Bodies.close()
+    closeAll()
     throw error
   }
-  for (const packed of [v2Bodies, v1Bodies]) {
-    if (packed.size !== jobs.size) {
-      v2Bodies.close()
-      v1Bodies.close()
-      throw new Error(`${dir}: packed bodies hold ${packed.size} jobs, the index ${jobs.size}`)
-    }
-  }
-
-  await checkExports(manifest, dir)
+  // What this load checked in full, so that the next load (another worker, a restart) need not: best effort.
+  await recordVerifiedFiles(dir, verification.found)
 
   // Snapshot paths are built from validated names (never from raw input), so plain concatenation is safe.
   const root = dir.endsWith(path.sep) ? dir : dir + path.sep
@@ -431,10 +560,7 @@ export async function loadSnapshot(
     companyBySlug: new Map(companies.map((c) => [c.slug, c])),
     v2Bodies,
     v1Bodies,
-    close: () => {
-      v2Bodies.close()
-      v1Bodies.close()
-    },
+    close: closeAll,
     readPublic,
   }
 }

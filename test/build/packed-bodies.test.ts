@@ -12,14 +12,15 @@ import { PackedBodiesWriter } from '../../build/index.ts'
 import {
   CURRENT_LINK,
   PackedBodies,
+  parseV2ListQuery,
   type SnapshotJobIndex,
   type SnapshotManifest,
   snapshotPaths,
   v1PageFrame,
   v1UsageNotice,
 } from '../../core/index.ts'
-import { createFileCache, loadSnapshot } from '../../runtime/index.ts'
-import { buildFixture, tempDir, type FixtureSnapshot } from '../support/fixtures.ts'
+import { createFileCache, loadSnapshot, queryContext, runV2Query } from '../../runtime/index.ts'
+import { buildFixture, FIXTURE_NOW, tempDir, type FixtureSnapshot } from '../support/fixtures.ts'
 
 const lengthsOf = (bytes: Buffer) =>
   new Uint32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length))
@@ -152,6 +153,39 @@ describe('a built snapshot', () => {
         expect(read.v2Bodies.body(p).equals(held.v2Bodies.body(p))).toBe(true)
       const positions = [5, 300, 0, 42, 43, 44, held.v2Bodies.size - 1]
       expect(read.v2Bodies.join(positions).equals(held.v2Bodies.join(positions))).toBe(true)
+    } finally {
+      held.close()
+      read.close()
+    }
+  })
+
+  it('a server answers every q the same with its search postings held or read by position', async () => {
+    // bodiesInMemoryBytes 0: the snapshot counts as large, so its postings stay in the file, read a list at a time.
+    const [held, read] = [
+      await loadSnapshot(snapshotDir, createFileCache(0)),
+      await loadSnapshot(snapshotDir, createFileCache(0), 0),
+    ]
+    try {
+      const { terms } = JSON.parse((await readFile(path.join(snapshotDir, snapshotPaths.searchTerms))).toString()) as {
+        terms: string[]
+      }
+      expect(terms.length).toBeGreaterThan(50)
+      const queries = [
+        ...terms,
+        ...terms.map((term) => term.slice(0, 3)),
+        ...terms.slice(0, 40).map((term, i) => `${term} ${terms[(i * 7) % terms.length]}`),
+        'nosuchwordanywhere',
+      ]
+      // Twice: the second time the lists come from the cache of lists read (and their bitsets are kept).
+      for (const round of [1, 2])
+        for (const q of queries) {
+          const parsed = parseV2ListQuery(new URLSearchParams({ q, limit: '100', sort: 'salary' }))
+          if (!parsed.ok) throw new Error(q)
+          const now = Date.parse(FIXTURE_NOW.toISOString())
+          const [a, b] = [held, read].map((s) => runV2Query(queryContext(s, now), parsed.value))
+          expect(b, `${q} (round ${round})`).toEqual(a)
+        }
+      expect(read.text.match('nosuchwordanywhere').some((bit) => bit !== 0)).toBe(false)
     } finally {
       held.close()
       read.close()

@@ -24,6 +24,28 @@ describe('SlugTable', () => {
   const slugs = randomSlugs(20_000, 7)
   const table = new SlugTable(slugs)
 
+  it('made in steps (as a hot swap makes it), finds what the whole build finds, repeats included', () => {
+    const withRepeats = [...slugs.slice(0, 500), ...slugs.slice(100, 200)]
+    const offsets = new Uint32Array(withRepeats.length + 1)
+    for (let p = 0; p < withRepeats.length; p++) offsets[p + 1] = offsets[p]! + withRepeats[p]!.length
+    const packed = { joined: withRepeats.join(''), offsets }
+    const steps = SlugTable.inSteps(packed, 7)
+    let made: SlugTable | undefined
+    let count = 0
+    for (let next = steps.next(); ; next = steps.next(), count++)
+      if (next.done) {
+        made = next.value
+        break
+      }
+    expect(count).toBe(Math.ceil(withRepeats.length / 7))
+    const whole = new SlugTable(withRepeats)
+    const map = new Map(withRepeats.map((slug, position) => [slug, position]))
+    for (const slug of [...map.keys(), 'nope', '']) {
+      expect(made.positionOf(slug), slug).toBe(map.get(slug))
+      expect(whole.positionOf(slug), slug).toBe(map.get(slug))
+    }
+  })
+
   it('finds every slug at its position, as a Map would', () => {
     const map = new Map(slugs.map((slug, position) => [slug, position]))
     for (const [slug, position] of map) expect(table.positionOf(slug)).toBe(position)
