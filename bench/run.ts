@@ -34,6 +34,7 @@ import { parseArgs } from 'node:util'
 import { DEFAULT_SEED, prepareDataset, sizeLabel, specFor, type PreparedDataset } from './datasets.ts'
 import { runLoad, type LoadResult } from './load.ts'
 import { measureFacetCost } from './facet-cost.ts'
+import { describeRefresh, measureRefresh } from './refresh.ts'
 import { runMcpLoad, toolsListBytes } from './mcp-load.ts'
 import { findWrk, WRK_INSTALL } from './wrk.ts'
 import { runWrkSection } from './wrk-section.ts'
@@ -353,13 +354,32 @@ function warmPageCache(snapshotDir: string): { files: number; bytes: number; ms:
   return { files, bytes, ms: performance.now() - t0 }
 }
 
+/**
+ * With --rebuild, refresh to live: the dataset as generated built over the
+ * 1% rebuild's snapshot (1% of records changed back), under a running
+ * `--workers 2` server, timed to every worker serving it.
+ */
+async function refreshLines(dataset: PreparedDataset): Promise<string[]> {
+  if (!flags.rebuild) return []
+  const result = await measureRefresh({
+    repoDir,
+    distDir: dataset.distDir,
+    dataDir: dataset.dataDir,
+    workers: 2,
+    log,
+  })
+  log(`  ${describeRefresh(result)}`)
+  return [describeRefresh(result)]
+}
+
 async function benchDataset(jobs: number, workDir: string, missing: Set<string>): Promise<SectionFacts> {
   const spec = specFor(jobs, settings.seed)
   const dataset: PreparedDataset = await prepareDataset(benchDir, repoDir, spec, { rebuild: flags.rebuild, log })
   const { manifest } = dataset
   const label = sizeLabel(jobs)
   const title = `${label} jobs (${manifest.counts.live_jobs.toLocaleString('en-US')} live, ${manifest.counts.companies.toLocaleString('en-US')} companies, seed ${spec.seed}), snapshot ${manifest.snapshot_id}`
-  if (flags['builds-only']) return { title, rows: [], lines: buildLines(jobs, dataset) }
+  if (flags['builds-only'])
+    return { title, rows: [], lines: [...buildLines(jobs, dataset), ...(await refreshLines(dataset))] }
   log(`sampling slugs and filter values from ${dataset.snapshotDir}`)
   const vocabulary = loadVocabulary(dataset.snapshotDir)
 
@@ -566,6 +586,8 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
   lines.push(
     `References: ${nginx.ok ? `${nginx.server.version} (1 worker)` : `nginx not run (${nginx.reason.split('\n')[0]})`}; ${jsonServer.ok ? `${jsonServer.server.version} (ready in ${(jsonServer.server.readyMs / 1000).toFixed(1)} s)` : `json-server not run (${jsonServer.reason.split('\n')[0]})`}.`,
   )
+  // Last: it publishes another snapshot over the one the scenarios above served.
+  lines.push(...(await refreshLines(dataset)))
 
   return { title, rows, lines }
 }
