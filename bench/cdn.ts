@@ -313,14 +313,8 @@ async function runMode(
   let purgeSeconds: number | undefined
   let purgedTags: string[] | undefined
   if (mode === 'purge') {
-    // Purge only once jobsnap serves the new snapshot, or the edge would fetch the old answers again.
-    const agent = new http.Agent({ keepAlive: true })
-    for (;;) {
-      const ready = await fetchOnce(agent, jobsnap.port, '/ready', false).catch(() => undefined)
-      if (ready && snapshotId && ready.body.toString('utf8').includes(snapshotId)) break
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
-    agent.destroy()
+    // As an operator runs it (`jobsnap build && jobsnap purge --wait-for <origin>`): the purge starts when the build
+    // exits and waits itself until jobsnap serves the new snapshot, or the edge would fetch the old answers again.
     const t = performance.now()
     await runToEnd(
       'purge',
@@ -487,7 +481,7 @@ export async function runCdn(o: CdnOptions): Promise<string> {
     '',
     `- Every URL asked for once: ${purge.crawl.seconds.toFixed(1)} s (${purge.crawl.failed} failed).`,
     `- Steady state, ${purge.steady.seconds} s of autocannon (10 connections): edge hit ratio ${pct(purge.steady.hitRatio)} (${forTarget(`target ≥ 99%: ${verdict(purge.steady.hitRatio >= 0.99)}`)}); ${purge.steady.backendPerSecond.toFixed(1)} requests/s reached jobsnap; at the edge ${formatMs(purge.steady.rps)} req/s, p50 ${formatMs(purge.steady.p50)} ms, p99 ${formatMs(purge.steady.p99)} ms, ${purge.steady.errors} errors.`,
-    `- 1% rebuild (every hundredth job record retitled, ${p.changedJobs} of them live) under ${settings.rate} req/s of Zipf load: build and publish ${p.buildSeconds.toFixed(1)} s, purge of ${p.purgedTags} tags ${p.purgeSeconds?.toFixed(2)} s (sent once jobsnap served the new snapshot); ${rebuildLine(purge)}; purged objects asked for again: ${p.purgedAskedAgain.toLocaleString('en-US')}; ratio ${Number.isFinite(ratio) ? ratio.toFixed(2) : '?'} (target ≤ 2: ${verdict(Number.isFinite(ratio) ? ratio <= 2 : undefined)}).`,
+    `- 1% rebuild (every hundredth job record retitled, ${p.changedJobs} of them live) under ${settings.rate} req/s of Zipf load: build and publish ${p.buildSeconds.toFixed(1)} s, then \`jobsnap purge --wait-for\` of ${p.purgedTags} tags ${p.purgeSeconds?.toFixed(2)} s (its wait for jobsnap to serve the new snapshot included); ${rebuildLine(purge)}; purged objects asked for again: ${p.purgedAskedAgain.toLocaleString('en-US')}; ratio ${Number.isFinite(ratio) ? ratio.toFixed(2) : '?'} (target ≤ 2: ${verdict(Number.isFinite(ratio) ? ratio <= 2 : undefined)}).`,
     `- From \`jobsnap build\` starting to every changed job served fresh at the edge: ${p.freshSeconds === undefined ? 'not within the limit' : `${p.freshSeconds.toFixed(1)} s`} (${forTarget(`target ≤ 10 s: ${verdict(p.freshSeconds === undefined ? false : p.freshSeconds <= 10)}`)}).`,
     '',
     `## Only the ${settings.lifetime} s lifetime (JOBSNAP_CDN_TTL=0), no purge`,
