@@ -309,10 +309,7 @@ async function readJobIndexParts(
     const after = await handle.stat({ bigint: true })
     return fileIdentity(before) === fileIdentity(after) ? { numeric, text, stats: before } : { numeric, text }
   } catch (error) {
-    const message = (error as Error).message
-    throw new Error(
-      message.startsWith(what) ? message : `snapshot ${dir}: cannot read ${snapshotPaths.jobIndexBinary}: ${message}`,
-    )
+    throw new Error(`snapshot ${dir}: cannot read ${snapshotPaths.jobIndexBinary}: ${(error as Error).message}`)
   } finally {
     await handle?.close()
   }
