@@ -252,38 +252,86 @@ export function readJobIndexFile(bytes: Buffer, what: string): JobIndexFile {
   return runSteps(readJobIndexFileSteps(bytes, what))
 }
 
-/** readJobIndexFile in steps: it yields after copying the numeric part and after decoding each text section. */
-export function* readJobIndexFileSteps(bytes: Buffer, what: string): Steps<JobIndexFile> {
-  const fail = (why: string): never => {
-    throw new Error(`${what}: ${why}`)
-  }
-  if (bytes.length < MAGIC.length + 4 || bytes.toString('latin1', 0, MAGIC.length) !== MAGIC)
+/** Bytes at the start of index/jobs.bin that give the length of its head: the magic and a uint32. */
+export const JOB_INDEX_PREFIX_BYTES = MAGIC.length + 4
+
+/** The head of index/jobs.bin, from bytes that start with it. */
+function readHead(bytes: Buffer, fileBytes: number, fail: (why: string) => never): JobIndexFileHead {
+  if (bytes.length < JOB_INDEX_PREFIX_BYTES || bytes.toString('latin1', 0, MAGIC.length) !== MAGIC)
     fail('not a job index file')
   const headLength = bytes.readUInt32LE(MAGIC.length)
-  if (MAGIC.length + 4 + headLength > bytes.length) fail('its head runs past the end')
-  const head = JSON.parse(bytes.toString('utf8', MAGIC.length + 4, MAGIC.length + 4 + headLength)) as JobIndexFileHead
-  const n = head.jobs
-  if (!Number.isInteger(n) || n < 0) fail('no job count')
-  // The arrays are views on a copy of the bytes before the text sections (the last ones): the text becomes
+  if (JOB_INDEX_PREFIX_BYTES + headLength > Math.min(bytes.length, fileBytes)) fail('its head runs past the end')
+  return JSON.parse(
+    bytes.toString('utf8', JOB_INDEX_PREFIX_BYTES, JOB_INDEX_PREFIX_BYTES + headLength),
+  ) as JobIndexFileHead
+}
+
+function failing(what: string): (why: string) => never {
+  return (why) => {
+    throw new Error(`${what}: ${why}`)
+  }
+}
+
+/**
+ * Where index/jobs.bin's text sections (the last ones) start, from its first
+ * jobIndexHeadBytes bytes: a reader can read the numeric part and the text
+ * into buffers of their own, rather than the whole file and then a copy.
+ */
+export function jobIndexTextStart(start: Buffer, fileBytes: number, what: string): number {
+  const head = readHead(start, fileBytes, failing(what))
+  return Math.min(fileBytes, ...TEXT_SECTIONS.map((name) => head.sections?.[name]?.[0] ?? fileBytes))
+}
+
+/** How many bytes from the start of index/jobs.bin hold its head, from its first JOB_INDEX_PREFIX_BYTES. */
+export function jobIndexHeadBytes(prefix: Buffer, what: string): number {
+  if (prefix.length < JOB_INDEX_PREFIX_BYTES || prefix.toString('latin1', 0, MAGIC.length) !== MAGIC)
+    failing(what)('not a job index file')
+  return JOB_INDEX_PREFIX_BYTES + prefix.readUInt32LE(MAGIC.length)
+}
+
+/** readJobIndexFile in steps: it yields after copying the numeric part and after decoding each text section. */
+function* readJobIndexFileSteps(bytes: Buffer, what: string): Steps<JobIndexFile> {
+  const textStart = jobIndexTextStart(bytes, bytes.length, what)
+  // The arrays are views on a copy of the bytes before the text sections: the text becomes
   // strings, and its bytes (hashes and slugs, ~65 MB at 1M jobs) are not kept twice.
-  const textStart = Math.min(...TEXT_SECTIONS.map((name) => head.sections?.[name]?.[0] ?? bytes.length))
   // Copied a few MB per step (a 1M index's numeric part is ~120 MB).
   const numeric = Buffer.allocUnsafeSlow(textStart)
   for (let at = 0; at < textStart; at += COPY_STEP_BYTES) {
     bytes.copy(numeric, at, at, Math.min(textStart, at + COPY_STEP_BYTES))
     yield
   }
+  return yield* readJobIndexPartsSteps(numeric, bytes.subarray(textStart), what)
+}
+
+/**
+ * index/jobs.bin read as two buffers: `numeric`, its bytes up to where the
+ * text sections start (jobIndexTextStart), which the arrays are views on,
+ * and `text`, the rest, decoded to strings and not kept. In steps: it yields
+ * after each text section.
+ */
+export function* readJobIndexPartsSteps(numeric: Buffer, text: Buffer, what: string): Steps<JobIndexFile> {
+  const fail = failing(what)
+  const textStart = numeric.length
+  const head = readHead(numeric, textStart + text.length, fail)
+  const n = head.jobs
+  if (!Number.isInteger(n) || n < 0) fail('no job count')
   // Offsets from the file's start; the views are aligned where the copy's start is (a large copy always is).
-  const section = (from: Buffer, name: Section, unit: number, count?: number): [number, number] => {
+  const section = (from: Buffer, fromOffset: number, name: Section, unit: number, count?: number): [number, number] => {
     const found = head.sections?.[name]
     if (!found) return fail(`no ${name} section`)
-    const [offset, length] = found
-    if (offset + length > from.length || length % unit !== 0 || (count !== undefined && length / unit !== count))
+    const [fileOffset, length] = found
+    const offset = fileOffset - fromOffset
+    if (
+      offset < 0 ||
+      offset + length > from.length ||
+      length % unit !== 0 ||
+      (count !== undefined && length / unit !== count)
+    )
       fail(`its ${name} section does not fit`)
     return [offset, length / unit]
   }
   const floats = (name: Section) => {
-    const [offset, count] = section(numeric, name, 8, n)
+    const [offset, count] = section(numeric, 0, name, 8, n)
     const at = numeric.byteOffset + offset
     if (endianness() === 'LE' && at % 8 === 0) return new Float64Array(numeric.buffer, at, count)
     const copy = new Float64Array(count)
@@ -291,19 +339,19 @@ export function* readJobIndexFileSteps(bytes: Buffer, what: string): Steps<JobIn
     return copy
   }
   const uints = (name: Section, count?: number) => {
-    const [offset, length] = section(numeric, name, 4, count)
+    const [offset, length] = section(numeric, 0, name, 4, count)
     const at = numeric.byteOffset + offset
     if (endianness() === 'LE' && at % 4 === 0) return new Uint32Array(numeric.buffer, at, length)
     const copy = new Uint32Array(length)
     for (let i = 0; i < length; i++) copy[i] = numeric.readUInt32LE(offset + i * 4)
     return copy
   }
-  const text = (name: Section, offsetsName: Section) => {
+  const decoded = (name: Section, offsetsName: Section) => {
     const offsets = uints(offsetsName, n + 1)
-    const [offset, length] = section(bytes, name, 1)
+    const [offset, length] = section(text, textStart, name, 1)
     // ASCII (slugs, ids and hashes nearly always are) decodes as latin1 to the same string, several times faster.
-    const encoding = isAscii(bytes.subarray(offset, offset + length)) ? 'latin1' : 'utf8'
-    const joined = bytes.toString(encoding, offset, offset + length)
+    const encoding = isAscii(text.subarray(offset, offset + length)) ? 'latin1' : 'utf8'
+    const joined = text.toString(encoding, offset, offset + length)
     if (offsets[n] !== joined.length) fail(`its ${name} offsets do not match the text`)
     return { joined, offsets }
   }
@@ -318,11 +366,11 @@ export function* readJobIndexFileSteps(bytes: Buffer, what: string): Steps<JobIn
   }
   if (at !== all.length) fail('its posting counts do not add up to its postings')
   yield
-  const hashes = text('hashes', 'hashOffsets')
+  const hashes = decoded('hashes', 'hashOffsets')
   yield
-  const slugs = text('slugs', 'slugOffsets')
+  const slugs = decoded('slugs', 'slugOffsets')
   yield
-  const ids = text('ids', 'idOffsets')
+  const ids = decoded('ids', 'idOffsets')
   yield
   return {
     size: n,

@@ -9,13 +9,15 @@ import type { Config } from '../core/config.ts'
 import { runPrimary, type WorkerReady } from './server/cluster.ts'
 import { PrimaryLimitClient } from './http/primary-limiter.ts'
 import { createLogs } from './ops/log.ts'
-import { startServer } from './server/start-server.ts'
 
 export async function runServeCommand(config: Config): Promise<void> {
   const logs = createLogs(config)
   const { log } = logs
   const clustered = config.JOBSNAP_WORKERS > 1
   if (clustered && cluster.isPrimary) return runPrimary(config, logs)
+  // Imported here, not at the top: a cluster's primary serves nothing, and loading the whole server (~0.6 s of
+  // CPU through tsx) before it forks delayed every worker's start by that much.
+  const { startServer } = await import('./server/start-server.ts')
 
   const primaryLimits =
     cluster.isWorker && !config.JOBSNAP_REDIS_URL

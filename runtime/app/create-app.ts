@@ -15,7 +15,6 @@ import type { SlidingWindowLimiter, TokenBucketLimiter } from '../http/rate-limi
 import type { SharedLimitStore } from '../http/redis-limiter.ts'
 import type { MaybePromise, Reply } from '../http/respond.ts'
 import { ResponseCache } from '../http/response-cache.ts'
-import { handleMcpRequest } from '../mcp/endpoint.ts'
 import type { GcPauses } from '../ops/gc-pauses.ts'
 import type { Logger } from '../ops/log.ts'
 import { handleV2Changes } from '../routes/changes.ts'
@@ -67,6 +66,8 @@ export interface JobsnapApp {
    * before any side effect, so h3 then answers it as usual.
    */
   precomputed(request: IncomingMessage): MaybePromise<Reply> | undefined
+  /** Imports what the app otherwise imports on first use (the MCP endpoint), so that no request waits for it. */
+  warmUp(): Promise<void>
 }
 
 export function createApp(deps: AppDependencies): JobsnapApp {
@@ -78,6 +79,14 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   const responseCache = new ResponseCache(config.JOBSNAP_CACHE_MB * 1024 * 1024, config.JOBSNAP_CACHE_TTL)
   const clientOf = (request: Request) =>
     resolveClient((request as Request & { ip?: string }).ip, request.headers.get('x-forwarded-for'), isTrusted)
+
+  // The MCP endpoint (the SDK, its request schemas and validator) is imported on its first request, or by
+  // warmUp once the server is ready: through tsx it was ~0.4 s of CPU of every worker's start before ready.
+  let mcp: Promise<typeof import('../mcp/endpoint.ts')> | undefined
+  const loadMcp = () => {
+    mcp ??= import('../mcp/endpoint.ts')
+    return mcp
+  }
 
   const envelope = restEnvelope({ config, snapshots, clock, log, restGate, responseCache, clientOf })
   const { rest } = envelope
@@ -126,11 +135,12 @@ export function createApp(deps: AppDependencies): JobsnapApp {
       rest('v2', (ctx) => handleFeed(ctx, format)),
     )
 
-  app.all('/api/mcp', (event) => {
+  app.all('/api/mcp', async (event) => {
     // The router also matches /api/mcp/ and /api/mcp//: redirected (method and body kept) like any other spelling;
     // a preflight cannot follow a redirect, so it is answered whatever the spelling.
     const canonical = event.req.method === 'OPTIONS' ? undefined : canonicalPath(spelledPathOf(event))
     if (canonical) return redirectTo(canonical.path + event.url.search)
+    const { handleMcpRequest } = await loadMcp()
     return handleMcpRequest(event.req, {
       config,
       // Before the first load the endpoint answers in JSON-RPC that the server is starting.
@@ -155,5 +165,6 @@ export function createApp(deps: AppDependencies): JobsnapApp {
   addNotFoundRoute(app, envelope)
 
   const precomputed = fastPath(envelope, snapshots, isTrusted)
-  return { app, restLimiter, mcpLimiter, responseCache, clientOf, precomputed }
+  const warmUp = () => loadMcp().then(() => undefined)
+  return { app, restLimiter, mcpLimiter, responseCache, clientOf, precomputed, warmUp }
 }

@@ -5,10 +5,16 @@
  * go through the same logger, so they interleave in order.
  */
 import cluster from 'node:cluster'
+import { createRequire } from 'node:module'
 import pino from 'pino'
-import pretty from 'pino-pretty'
 import type { Config } from '../../core/config.ts'
 import { LineWriter } from './line-writer.ts'
+
+/**
+ * pino-pretty, loaded only when the format is pretty (a terminal): every server process imports this module,
+ * and a cluster's workers and a production log (JSON) never use it.
+ */
+const loadPretty = () => createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty')
 
 type LogLevel = 'info' | 'warn' | 'error'
 
@@ -47,7 +53,8 @@ export function createLogs(config: Config): Logs {
   // JSON lines go through one small synchronous buffer (see line-writer.ts); flush() empties it on the way out.
   const lines = format === 'pretty' ? undefined : new LineWriter(process.stdout.fd)
   const destination =
-    lines ?? pretty({ messageKey: 'message', translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true })
+    lines ??
+    loadPretty()({ messageKey: 'message', translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true })
   const logger = pino(
     {
       messageKey: 'message',

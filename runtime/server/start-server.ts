@@ -23,6 +23,9 @@ import { listen } from './listen.ts'
 import { snapshotReloader, watchCurrent } from './reload.ts'
 import { serverMetrics } from './server-metrics.ts'
 
+/** How long after the first snapshot has loaded the app imports what it left for first use (createApp's warmUp). */
+const WARM_UP_AFTER_MS = 1000
+
 export interface RunningServer {
   url: string
   snapshots: SnapshotHolder
@@ -108,6 +111,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
 
   if (options.watch !== false) watcher = watchCurrent(config.JOBSNAP_DIST, reload)
+  // After ready, and a little later still: in a cluster the other workers are usually still loading on the same cores.
+  setTimeout(() => void jobsnap.warmUp().catch(() => {}), WARM_UP_AFTER_MS).unref()
 
   return {
     url: server.url!.replace(/\/$/, ''),

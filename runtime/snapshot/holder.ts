@@ -11,7 +11,7 @@ import cluster from 'node:cluster'
 import { lstat } from 'node:fs/promises'
 import path from 'node:path'
 import { CURRENT_LINK } from '../../core/snapshot.ts'
-import { collectGarbage } from '../ops/collect-garbage.ts'
+import { collectGarbage, collectGarbageAfterMarking, followMarking } from '../ops/collect-garbage.ts'
 import { httpError } from '../http/errors.ts'
 import { loadSnapshot, resolveCurrentSnapshot, type FileCache, type LoadedSnapshot } from './load.ts'
 
@@ -23,6 +23,8 @@ const RELEASE_AFTER_MS = 120_000
  * than the one before, so they do not pause at once.
  */
 const COLLECT_AFTER_MS = 2_000 + (cluster.worker?.id ?? 0) * 300
+/** How long that collection waits at most for an incremental marking V8 has under way to end (collectGarbageAfterMarking). */
+const COLLECT_WAIT_MS = 3_000
 
 export class SnapshotHolder {
   private served: LoadedSnapshot | undefined
@@ -32,7 +34,9 @@ export class SnapshotHolder {
     private readonly distDir: string,
     private readonly fileCache: FileCache,
     private readonly bodiesInMemoryBytes?: number,
-  ) {}
+  ) {
+    followMarking()
+  }
 
   /** A holder with `current` already loaded. */
   static async open(distDir: string, fileCache: FileCache, bodiesInMemoryBytes?: number): Promise<SnapshotHolder> {
@@ -90,7 +94,7 @@ export class SnapshotHolder {
       if (previous) {
         setTimeout(previous.close, RELEASE_AFTER_MS).unref()
         // The previous snapshot's memory goes back now rather than at V8's next full collection (ops/collect-garbage.ts).
-        setTimeout(collectGarbage, COLLECT_AFTER_MS).unref()
+        setTimeout(() => collectGarbageAfterMarking(COLLECT_WAIT_MS), COLLECT_AFTER_MS).unref()
       }
       return { changed: true, id: next.id }
     }

@@ -41,7 +41,12 @@ import {
   type IndexedCompany,
   type PackedBodiesPaths,
 } from '../../core/snapshot.ts'
-import { readJobIndexFileSteps } from '../../core/job-index-file.ts'
+import {
+  JOB_INDEX_PREFIX_BYTES,
+  jobIndexHeadBytes,
+  jobIndexTextStart,
+  readJobIndexPartsSteps,
+} from '../../core/job-index-file.ts'
 import { runStepsPausing } from '../../core/steps.ts'
 import { PackedBodies, uint32View } from '../../core/packed-bodies.ts'
 import { JobIndex, JobIndexBuilder } from '../query/job-index.ts'
@@ -261,6 +266,55 @@ async function readWithIdentity(dir: string, file: string): Promise<{ bytes: Buf
   }
 }
 
+/** Reads exactly `into.length` bytes at `position`, or throws naming where the file ended. */
+async function readFully(handle: FileHandle, into: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < into.length; ) {
+    const { bytesRead } = await handle.read(into, done, into.length - done, position + done)
+    if (bytesRead === 0) throw new Error(`the file ended at byte ${position + done}`)
+    done += bytesRead
+  }
+}
+
+/**
+ * index/jobs.bin read as its numeric part and its text, each into a buffer
+ * of its own (core/job-index-file.ts), with the file's identity when it did
+ * not change while it was read. Read whole, then the numeric part copied out
+ * (so that the text's bytes are not kept), it was 150 MB more to allocate,
+ * fault in and copy at 1M jobs, on every start.
+ */
+async function readJobIndexParts(
+  dir: string,
+  what: string,
+): Promise<{ numeric: Buffer; text: Buffer; stats?: BigIntStats }> {
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(path.join(dir, snapshotPaths.jobIndexBinary), 'r')
+    const before = await handle.stat({ bigint: true })
+    const size = Number(before.size)
+    const prefix = Buffer.alloc(Math.min(size, JOB_INDEX_PREFIX_BYTES))
+    await readFully(handle, prefix, 0)
+    let textStart: number
+    try {
+      const head = Buffer.alloc(Math.min(size, jobIndexHeadBytes(prefix, what)))
+      await readFully(handle, head, 0)
+      textStart = jobIndexTextStart(head, size, what)
+    } catch {
+      // A damaged head: read it all as one part, so the hash check refuses it as it refuses any damage.
+      textStart = size
+    }
+    const numeric = Buffer.allocUnsafeSlow(textStart)
+    await readFully(handle, numeric, 0)
+    const text = Buffer.allocUnsafeSlow(size - textStart)
+    await readFully(handle, text, textStart)
+    const after = await handle.stat({ bigint: true })
+    return fileIdentity(before) === fileIdentity(after) ? { numeric, text, stats: before } : { numeric, text }
+  } catch (error) {
+    throw new Error(`snapshot ${dir}: cannot read ${snapshotPaths.jobIndexBinary}: ${(error as Error).message}`)
+  } finally {
+    await handle?.close()
+  }
+}
+
 /** Bytes read from `file` checked against `expected`, unless the record vouches for the file as it was read. */
 async function checkRead(
   verification: Verification,
@@ -390,10 +444,13 @@ async function loadJobIndex(manifest: SnapshotManifest, dir: string, verificatio
   const binaryHash = manifest.index_hashes?.[snapshotPaths.jobIndexBinary]
   if (binaryHash !== undefined) {
     const what = `${dir}/${snapshotPaths.jobIndexBinary}`
-    const read = await readWithIdentity(dir, snapshotPaths.jobIndexBinary)
-    await checkRead(verification, dir, snapshotPaths.jobIndexBinary, read, binaryHash)
+    const read = await readJobIndexParts(dir, what)
+    if (!isVerified(verification.record, snapshotPaths.jobIndexBinary, binaryHash, read.stats)) {
+      await checkHashInSlices([read.numeric, read.text], binaryHash, what)
+      noteVerified(verification, snapshotPaths.jobIndexBinary, binaryHash, read.stats)
+    }
     // In steps, requests running between them: at 1M jobs this was one 1-2 s stall of every hot swap.
-    const file = await runStepsPausing(readJobIndexFileSteps(read.bytes, what), yieldToRequests)
+    const file = await runStepsPausing(readJobIndexPartsSteps(read.numeric, read.text, what), yieldToRequests)
     return await runStepsPausing(JobIndex.fromFileSteps(file), yieldToRequests)
   }
   const what = `${dir}/${snapshotPaths.jobIndex}`
@@ -407,23 +464,36 @@ async function loadJobIndex(manifest: SnapshotManifest, dir: string, verificatio
   return builder.finish()
 }
 
-/** Checks bytes in memory against a recorded hash, a slice at a time so a hot swap does not stall requests. */
-async function checkHashInSlices(bytes: Buffer, expected: string, what: string): Promise<void> {
+/** Checks bytes in memory (one buffer, or parts in order) against a recorded hash, a slice at a time so a hot swap does not stall requests. */
+async function checkHashInSlices(bytes: Buffer | Buffer[], expected: string, what: string): Promise<void> {
   const hash = createHash('sha256')
-  for (let start = 0; start < bytes.length; start += HASH_CHUNK) {
-    hash.update(bytes.subarray(start, start + HASH_CHUNK))
-    await yieldToRequests()
+  for (const part of Array.isArray(bytes) ? bytes : [bytes]) {
+    for (let start = 0; start < part.length; start += HASH_CHUNK) {
+      hash.update(part.subarray(start, start + HASH_CHUNK))
+      await yieldToRequests()
+    }
   }
   if (hash.digest('base64url') !== expected)
     throw new Error(`${what} does not match the hash in the manifest (corrupted or changed after the build)`)
 }
 
-/** The companies, parsed a slice at a time when their hash was recorded and they have the sliced layout. */
-async function loadCompanies(manifest: SnapshotManifest, bytes: Buffer, what: string): Promise<IndexedCompany[]> {
-  if (!matchesRecordedHash(manifest, snapshotPaths.companies, bytes, what))
-    return verified(SnapshotCompanies, parseJson(bytes, what), what)
-  const sliced = arrayInSlices<IndexedCompany>(bytes)
-  if (sliced === undefined) return parseJson(bytes, what) as IndexedCompany[]
+/**
+ * The companies, parsed a slice at a time when their hash was recorded and they have the sliced layout; that
+ * hash checked in slices too, or not at all when the verification record vouches for the file as read (one
+ * synchronous hash of the 46 MB at 1M jobs was ~0.1 s of every start and one long stall of every hot swap).
+ */
+async function loadCompanies(
+  manifest: SnapshotManifest,
+  dir: string,
+  read: { bytes: Buffer; stats?: BigIntStats },
+  verification: Verification,
+): Promise<IndexedCompany[]> {
+  const what = `${dir}/${snapshotPaths.companies}`
+  const expected = manifest.index_hashes?.[snapshotPaths.companies]
+  if (expected === undefined) return verified(SnapshotCompanies, parseJson(read.bytes, what), what)
+  await checkRead(verification, dir, snapshotPaths.companies, read, expected)
+  const sliced = arrayInSlices<IndexedCompany>(read.bytes)
+  if (sliced === undefined) return parseJson(read.bytes, what) as IndexedCompany[]
   const companies: IndexedCompany[] = []
   await eachSlice(sliced, what, (slice) => companies.push(...slice))
   return companies
@@ -444,8 +514,8 @@ export async function loadSnapshot(
   const manifest = await loadManifest(await readBytes(dir, snapshotPaths.manifest), manifestPath)
   const verification: Verification = { record: await readVerifiedFiles(dir), found: {} }
   await yieldToRequests()
-  const [companiesBytes, termsBytes] = await Promise.all([
-    readBytes(dir, snapshotPaths.companies),
+  const [companiesRead, termsBytes] = await Promise.all([
+    readWithIdentity(dir, snapshotPaths.companies),
     readBytes(dir, snapshotPaths.searchTerms),
   ])
   const jobs = await loadJobIndex(manifest, dir, verification)
@@ -456,7 +526,7 @@ export async function loadSnapshot(
   // Sorted now rather than by the first salary_max query, which would wait for it (~0.4 s at 1M jobs).
   jobs.salaryLowOrder()
   await yieldToRequests()
-  const companies = await loadCompanies(manifest, companiesBytes!, `${dir}/${snapshotPaths.companies}`)
+  const companies = await loadCompanies(manifest, dir, companiesRead, verification)
   await yieldToRequests()
   const terms = verifiedIndex(
     manifest,

@@ -52,10 +52,25 @@ describe('index/jobs.bin', () => {
   it('is what the server loads, and a changed byte makes it refuse the snapshot (last: it damages the fixture)', async () => {
     const loaded = await loadSnapshot(snapshotDir, createFileCache(0))
     loaded.close()
+    // The server reads the numeric part and the text into buffers of their own: the same index as the whole file gives.
+    const whole = JobIndex.fromFile(readJobIndexFile(await read(snapshotPaths.jobIndexBinary), 'jobs.bin'))
+    for (const column of ['postedAt', 'expiresAt', 'salaryLow', 'salaryHigh', 'salaryOrder', 'salaryRank'] as const)
+      expect([...loaded.jobs[column]], column).toEqual([...whole[column]])
+    for (let p = 0; p < whole.size; p++) {
+      expect([loaded.jobs.hashAt(p), loaded.jobs.idAt(p)]).toEqual([whole.hashAt(p), whole.idAt(p)])
+      for (const facet of VALUE_FACETS) expect(loaded.jobs.valueAt(facet, p)).toBe(whole.valueAt(facet, p))
+    }
+    for (const slug of whole.slugsInOrder()) expect(loaded.jobs.positionOf(slug)).toBe(whole.positionOf(slug))
     const file = path.join(snapshotDir, snapshotPaths.jobIndexBinary)
-    const bytes = await readFile(file)
-    bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 1
-    await writeFile(file, bytes)
-    await expect(loadSnapshot(snapshotDir, createFileCache(0))).rejects.toThrow(/jobs\.bin does not match the hash/)
+    const original = await readFile(file)
+    // A byte of the text, of the numeric part, of the head: each refused by the hash, however it reads.
+    for (const at of [original.length - 3, Math.floor(original.length / 3), 20]) {
+      const bytes = Buffer.from(original)
+      bytes[at] = bytes[at]! ^ 1
+      await writeFile(file, bytes)
+      await expect(loadSnapshot(snapshotDir, createFileCache(0)), `byte ${at}`).rejects.toThrow(
+        /jobs\.bin does not match the hash/,
+      )
+    }
   })
 })

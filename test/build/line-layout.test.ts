@@ -157,6 +157,21 @@ describe('manifest.json, one file hash per line', () => {
     expect(read).toEqual(kept)
   })
 
+  it('refuses a skipped entry that is not a "name": "value" line, though it never parses it', () => {
+    const files = { 'v1/25/1.json': 'a', 'v2/jobs/one.json': 'b', 'v2/jobs/two.json': 'c' }
+    const text = serializeManifest(manifest(files))
+    const read = (damaged: string) => () =>
+      Object.assign({}, ...readManifestInSlices(Buffer.from(damaged), 1000, 'v2/jobs/')!.files)
+    expect(read(text)()).toEqual({ 'v1/25/1.json': 'a' })
+    for (const damaged of [
+      text.replace('"v2/jobs/one.json": "b"', '"v2/jobs/one.json" "b"'),
+      text.replace('"v2/jobs/one.json": "b"', '"v2/jobs/one.json": b'),
+      text.replace('"v2/jobs/two.json": "c"', '"v2/jobs/two.json": "'),
+      text.replace('"v2/jobs/two.json": "c"', '"v2/jobs/two.json":"c"'),
+    ])
+      expect(read(damaged), damaged).toThrow(/is not a "name": "value" entry/)
+  })
+
   it('recognises a compact or empty file map as another layout', () => {
     expect(readManifestInSlices(Buffer.from(JSON.stringify(manifest({ 'a.json': 'h' }))))).toBeUndefined()
     expect(readManifestInSlices(Buffer.from(serializeManifest(manifest({}))))).toBeUndefined()

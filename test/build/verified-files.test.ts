@@ -53,8 +53,24 @@ describe('the verification record', () => {
     await rm(path.join(snapshotDir, VERIFIED_FILES))
     await load(0)
     const record = await readVerifiedFiles(snapshotDir)
-    for (const file of [bodies, snapshotPaths.jobIndexBinary, snapshotPaths.searchPostings])
+    for (const file of [bodies, snapshotPaths.jobIndexBinary, snapshotPaths.searchPostings, snapshotPaths.companies])
       expect(record[file]?.hash, file).toBe(manifest.index_hashes?.[file])
+  })
+
+  it('does not let through the companies changed in place after a load recorded them', async () => {
+    await load(0)
+    expect((await readVerifiedFiles(snapshotDir))[snapshotPaths.companies]?.hash).toBe(
+      manifest.index_hashes?.[snapshotPaths.companies],
+    )
+    const file = path.join(snapshotDir, snapshotPaths.companies)
+    const original = await readFile(file)
+    const at = original.indexOf('"name":"') + 8
+    const handle = await open(file, 'r+')
+    await handle.write(Buffer.from([original[at] === 0x51 ? 0x58 : 0x51]), 0, 1, at)
+    await expect(load(0)).rejects.toThrow(/companies\.json does not match the hash/)
+    await handle.write(original, at, 1, at)
+    await handle.close()
+    await expect(load(0)).resolves.toBeUndefined()
   })
 
   it('does not let through a body file changed after it was verified, even with its modification time put back', async () => {
