@@ -39,6 +39,14 @@ export class BitsetCache {
     return bits
   }
 
+  private ranks: Uint32Array | undefined
+
+  /** One number per position, reused by every query (the salary page's ranks): valid until the next call. */
+  rankBuffer(): Uint32Array {
+    this.ranks ??= new Uint32Array(this.size)
+    return this.ranks
+  }
+
   /** Takes back every scratch bitset lent since the last call: the query that used them has finished. */
   returnScratch(): void {
     for (const bits of this.lent) if (this.spare.length < SPARE_SCRATCH) this.spare.push(bits)
@@ -69,9 +77,11 @@ export class BitsetCache {
 
 const wordsFor = (size: number) => (size + 31) >>> 5
 
-function setBits(bits: Uint32Array, list: Uint32Array): void {
+/** Sets the bits of an ascending list's positions below `below` (the rest of the list is not read). */
+function setBits(bits: Uint32Array, list: Uint32Array, below = Infinity): void {
   for (let k = 0; k < list.length; k++) {
     const p = list[k]!
+    if (p >= below) return
     bits[p >>> 5]! |= 1 << (p & 31)
   }
 }
@@ -79,22 +89,24 @@ function setBits(bits: Uint32Array, list: Uint32Array): void {
 /** One step: a union of posting lists. */
 export interface Step {
   lists: readonly Uint32Array[]
-  /** Lists made for this query only (a range filter's prefix): no bitset is kept for them. */
-  once?: boolean
 }
 
-/** The union of one step's lists, as a new bitset (or a kept one, never to be written, when the step is one long list). */
-function unionOf(step: Step, cache: BitsetCache): { bits: Uint32Array; shared: boolean } {
+/**
+ * The union of one step's lists below position `below`, as a new bitset (or a kept one, never to be
+ * written, when the step is one long list); the words from wordsFor(below) on are left as they are.
+ */
+function unionOf(step: Step, cache: BitsetCache, below: number): { bits: Uint32Array; shared: boolean } {
   const { lists } = step
-  if (lists.length === 1 && !step.once) {
+  if (lists.length === 1) {
     const kept = cache.bitsOf(lists[0]!)
     if (kept) return { bits: kept, shared: true }
   }
   const bits = cache.scratch()
+  const words = wordsFor(below)
   for (const list of lists) {
-    const kept = step.once ? undefined : cache.bitsOf(list)
-    if (kept) for (let w = 0; w < bits.length; w++) bits[w]! |= kept[w]!
-    else setBits(bits, list)
+    const kept = cache.bitsOf(list)
+    if (kept) for (let w = 0; w < words; w++) bits[w]! |= kept[w]!
+    else setBits(bits, list, below)
   }
   return { bits, shared: false }
 }
@@ -109,24 +121,31 @@ function popcount(word: number): number {
  * Intersects the steps (each a union of posting lists) into a new bitset
  * the caller may narrow further. Callers read matches in whatever order
  * they need by testing bits, so no list of matches is built or sorted.
+ *
+ * With `below` (posted_after keeps the positions below one), only the
+ * words holding positions below it are computed, and the lists are read
+ * only up to it (they ascend): the words after it are zero, the last word
+ * may hold positions from `below` on (the caller clears them: clearFrom).
  */
-export function matchEveryStep(steps: readonly Step[], cache: BitsetCache): Uint32Array {
+export function matchEveryStep(steps: readonly Step[], cache: BitsetCache, below = cache.size): Uint32Array {
   if (steps.length === 0)
     throw new Error('matchEveryStep: no steps (nothing restricts; the caller decides what that means)')
+  const words = wordsFor(below)
   // Smallest first: a step of short lists sets fewer bits.
   const ordered = [...steps].sort((a, b) => totalLength(a.lists) - totalLength(b.lists))
-  const first = unionOf(ordered[0]!, cache)
+  const first = unionOf(ordered[0]!, cache, below)
   let bits = first.bits
   if (first.shared) {
     bits = cache.scratch()
-    bits.set(first.bits)
+    bits.set(first.bits.subarray(0, words))
   }
-  for (let s = 1; s < ordered.length; s++) andInto(bits, unionOf(ordered[s]!, cache).bits)
+  for (let s = 1; s < ordered.length; s++) andInto(bits, unionOf(ordered[s]!, cache, below).bits, words)
   return bits
 }
 
-export function andInto(bits: Uint32Array, other: Uint32Array): void {
-  for (let w = 0; w < bits.length; w++) bits[w]! &= other[w]!
+/** `bits &= other`, on the first `words` words (the others are left as they are). */
+export function andInto(bits: Uint32Array, other: Uint32Array, words = bits.length): void {
+  for (let w = 0; w < words; w++) bits[w]! &= other[w]!
 }
 
 /** Sets the positions below `end` in `bits` (a zeroed bitset). */
@@ -161,9 +180,10 @@ export function orInto(bits: Uint32Array, list: Uint32Array, cache: BitsetCache)
   else setBits(bits, list)
 }
 
-export function countBits(bits: Uint32Array): number {
+/** The bits set in the first `words` words. */
+export function countBits(bits: Uint32Array, words = bits.length): number {
   let count = 0
-  for (let w = 0; w < bits.length; w++) if (bits[w] !== 0) count += popcount(bits[w]!)
+  for (let w = 0; w < words; w++) if (bits[w] !== 0) count += popcount(bits[w]!)
   return count
 }
 
