@@ -91,24 +91,51 @@ export interface Step {
   lists: readonly Uint32Array[]
 }
 
+/** One step's lists split in two: the long ones as their kept bitsets, and the short ones. */
+function splitStep(step: Step, cache: BitsetCache): { kept: Uint32Array[]; short: Uint32Array[] } {
+  const kept: Uint32Array[] = []
+  const short: Uint32Array[] = []
+  for (const list of step.lists) {
+    const bits = cache.bitsOf(list)
+    if (bits) kept.push(bits)
+    else short.push(list)
+  }
+  return { kept, short }
+}
+
+/** `bits` (zero on its first `words` words) becomes the union of `kept`'s first `words` words: one pass. */
+function unionInto(bits: Uint32Array, kept: readonly Uint32Array[], words: number): void {
+  if (kept.length === 1) {
+    bits.set(kept[0]!.subarray(0, words))
+    return
+  }
+  for (let w = 0; w < words; w++) {
+    let word = 0
+    for (let j = 0; j < kept.length; j++) word |= kept[j]![w]!
+    bits[w] = word
+  }
+}
+
 /**
- * The union of one step's lists below position `below`, as a new bitset (or a kept one, never to be
- * written, when the step is one long list); the words from wordsFor(below) on are left as they are.
+ * `bits &= union(kept)` on the first `words` words, in one pass without
+ * making the union; a word already zero reads nothing more.
  */
-function unionOf(step: Step, cache: BitsetCache, below: number): { bits: Uint32Array; shared: boolean } {
-  const { lists } = step
-  if (lists.length === 1) {
-    const kept = cache.bitsOf(lists[0]!)
-    if (kept) return { bits: kept, shared: true }
+function andUnionInto(bits: Uint32Array, kept: readonly Uint32Array[], words: number): void {
+  if (kept.length === 1) {
+    andInto(bits, kept[0]!, words)
+    return
   }
-  const bits = cache.scratch()
-  const words = wordsFor(below)
-  for (const list of lists) {
-    const kept = cache.bitsOf(list)
-    if (kept) for (let w = 0; w < words; w++) bits[w]! |= kept[w]!
-    else setBits(bits, list, below)
+  if (kept.length === 2) {
+    const [a, b] = kept as [Uint32Array, Uint32Array]
+    for (let w = 0; w < words; w++) if (bits[w] !== 0) bits[w]! &= a[w]! | b[w]!
+    return
   }
-  return { bits, shared: false }
+  for (let w = 0; w < words; w++) {
+    if (bits[w] === 0) continue
+    let word = 0
+    for (let j = 0; j < kept.length; j++) word |= kept[j]![w]!
+    bits[w]! &= word
+  }
 }
 
 function popcount(word: number): number {
@@ -133,19 +160,42 @@ export function matchEveryStep(steps: readonly Step[], cache: BitsetCache, below
   const words = wordsFor(below)
   // Smallest first: a step of short lists sets fewer bits.
   const ordered = [...steps].sort((a, b) => totalLength(a.lists) - totalLength(b.lists))
-  const first = unionOf(ordered[0]!, cache, below)
-  let bits = first.bits
-  if (first.shared) {
-    bits = cache.scratch()
-    bits.set(first.bits.subarray(0, words))
+  let bits = cache.scratch()
+  const first = splitStep(ordered[0]!, cache)
+  if (first.kept.length > 0) unionInto(bits, first.kept, words)
+  for (const list of first.short) setBits(bits, list, below)
+  for (let s = 1; s < ordered.length; s++) {
+    const { kept, short } = splitStep(ordered[s]!, cache)
+    if (kept.length === 0) {
+      // Short lists only: their positions are looked up in the matches so far, no pass over every word.
+      const narrowed = cache.scratch()
+      for (const list of short) keepListed(narrowed, bits, list, below)
+      bits = narrowed
+      continue
+    }
+    if (short.length > 0) {
+      const union = cache.scratch()
+      for (const list of short) setBits(union, list, below)
+      kept.push(union)
+    }
+    andUnionInto(bits, kept, words)
   }
-  for (let s = 1; s < ordered.length; s++) andInto(bits, unionOf(ordered[s]!, cache, below).bits, words)
   return bits
+}
+
+/** Sets in `out` the positions of an ascending `list` below `below` that are set in `bits`. */
+function keepListed(out: Uint32Array, bits: Uint32Array, list: Uint32Array, below: number): void {
+  for (let k = 0; k < list.length; k++) {
+    const p = list[k]!
+    if (p >= below) return
+    const mask = 1 << (p & 31)
+    if ((bits[p >>> 5]! & mask) !== 0) out[p >>> 5]! |= mask
+  }
 }
 
 /** `bits &= other`, on the first `words` words (the others are left as they are). */
 export function andInto(bits: Uint32Array, other: Uint32Array, words = bits.length): void {
-  for (let w = 0; w < words; w++) bits[w]! &= other[w]!
+  for (let w = 0; w < words; w++) if (bits[w] !== 0) bits[w]! &= other[w]!
 }
 
 /** Sets the positions below `end` in `bits` (a zeroed bitset). */
