@@ -193,8 +193,34 @@ function keepListed(out: Uint32Array, bits: Uint32Array, list: Uint32Array, belo
   }
 }
 
+/**
+ * `bits &= every one of also`, on the first `words` words, counting the bits
+ * left as it goes: one pass where an AND and a count were two.
+ */
+export function andAllCount(bits: Uint32Array, also: readonly Uint32Array[], words: number): number {
+  if (also.length === 0) return countBits(bits, words)
+  let count = 0
+  if (also.length === 1) {
+    const a = also[0]!
+    for (let w = 0; w < words; w++) {
+      if (bits[w] === 0) continue
+      const word = bits[w]! & a[w]!
+      bits[w] = word
+      if (word !== 0) count += popcount(word)
+    }
+    return count
+  }
+  for (let w = 0; w < words; w++) {
+    let word = bits[w]!
+    for (let j = 0; j < also.length && word !== 0; j++) word &= also[j]![w]!
+    bits[w] = word
+    if (word !== 0) count += popcount(word)
+  }
+  return count
+}
+
 /** `bits &= other`, on the first `words` words (the others are left as they are). */
-export function andInto(bits: Uint32Array, other: Uint32Array, words = bits.length): void {
+function andInto(bits: Uint32Array, other: Uint32Array, words = bits.length): void {
   for (let w = 0; w < words; w++) if (bits[w] !== 0) bits[w]! &= other[w]!
 }
 
@@ -213,10 +239,10 @@ export function clearFrom(bits: Uint32Array, from: number): void {
   bits.fill(0, word + 1)
 }
 
-/** Popcount of `a AND b`, without writing either. */
-export function countBitsAnd(a: Uint32Array, b: Uint32Array): number {
+/** Popcount of `a AND b` (their first `words` words), without writing either. */
+export function countBitsAnd(a: Uint32Array, b: Uint32Array, words = a.length): number {
   let count = 0
-  for (let w = 0; w < a.length; w++) {
+  for (let w = 0; w < words; w++) {
     const word = a[w]! & b[w]!
     if (word !== 0) count += popcount(word)
   }

@@ -8,6 +8,7 @@
  * the few positions between the two set or cleared: at most 1/64 of the
  * positions, plus a copy of the bitset.
  */
+import { countBitsAnd } from './intersect.ts'
 
 /** Checkpoints per order: each a bitset of size/32 words, kept once used (at most 4 MB per order at 1M jobs). */
 const CHECKPOINTS = 32
@@ -23,7 +24,7 @@ export class PrefixBits {
   /** Writes the positions of order[0, length) into `out`, a zeroed bitset of the order's size. */
   fill(out: Uint32Array, length: number): Uint32Array {
     const { order, step } = this
-    const k = Math.min(Math.round(length / step), Math.ceil(order.length / step))
+    const k = Math.min(Math.round(length / step), this.checkpoints)
     if (k === 0) {
       setRange(out, order, 0, length)
       return out
@@ -37,6 +38,21 @@ export class PrefixBits {
         out[p >>> 5]! &= ~(1 << (p & 31))
       }
     return out
+  }
+
+  /** Checkpoint k holds order[0, min(k * step, size)); the last one, every position. */
+  get checkpoints(): number {
+    return Math.ceil(this.order.length / this.step)
+  }
+
+  /** Ranks between two checkpoints. */
+  get stride(): number {
+    return this.step
+  }
+
+  /** How many positions of `bits` (nothing set past its first `words` words) are in checkpoint k. */
+  countIn(bits: Uint32Array, k: number, words: number): number {
+    return k === 0 ? 0 : countBitsAnd(bits, this.checkpoint(k), words)
   }
 
   /** The bitset of order[0, min(k * step, size)), made from the nearest lower one kept. */
