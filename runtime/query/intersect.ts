@@ -138,10 +138,13 @@ function andUnionInto(bits: Uint32Array, kept: readonly Uint32Array[], words: nu
   }
 }
 
+/** Bits set in each 16-bit number (64 KB, made once). */
+const POPCOUNT16 = new Uint8Array(1 << 16)
+for (let i = 1; i < POPCOUNT16.length; i++) POPCOUNT16[i] = POPCOUNT16[i >>> 1]! + (i & 1)
+
+/** Bits set in a 32-bit word: two table lookups, about twice as fast in V8 as the shift-and-add count (no popcnt). */
 function popcount(word: number): number {
-  word -= (word >>> 1) & 0x55555555
-  word = (word & 0x33333333) + ((word >>> 2) & 0x33333333)
-  return (((word + (word >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
+  return POPCOUNT16[word & 0xffff]! + POPCOUNT16[word >>> 16]!
 }
 
 /**
