@@ -32,9 +32,10 @@ export class BitsetCache {
 
   constructor(readonly size: number) {}
 
-  /** A zeroed bitset for the running query; valid until `returnScratch`. */
-  scratch(): Uint32Array {
-    const bits = this.spare.pop()?.fill(0) ?? new Uint32Array(wordsFor(this.size))
+  /** A zeroed bitset for the running query (`zeroed` false: any content, the caller overwrites it); valid until `returnScratch`. */
+  scratch(zeroed = true): Uint32Array {
+    const spare = this.spare.pop()
+    const bits = spare ? (zeroed ? spare.fill(0) : spare) : new Uint32Array(wordsFor(this.size))
     this.lent.push(bits)
     return bits
   }
@@ -103,7 +104,7 @@ function splitStep(step: Step, cache: BitsetCache): { kept: Uint32Array[]; short
   return { kept, short }
 }
 
-/** `bits` (zero on its first `words` words) becomes the union of `kept`'s first `words` words: one pass. */
+/** `bits`' first `words` words become the union of `kept`'s: one pass. */
 function unionInto(bits: Uint32Array, kept: readonly Uint32Array[], words: number): void {
   if (kept.length === 1) {
     bits.set(kept[0]!.subarray(0, words))
@@ -163,9 +164,14 @@ export function matchEveryStep(steps: readonly Step[], cache: BitsetCache, below
   const words = wordsFor(below)
   // Smallest first: a step of short lists sets fewer bits.
   const ordered = [...steps].sort((a, b) => totalLength(a.lists) - totalLength(b.lists))
-  let bits = cache.scratch()
   const first = splitStep(ordered[0]!, cache)
-  if (first.kept.length > 0) unionInto(bits, first.kept, words)
+  let bits: Uint32Array
+  if (first.kept.length > 0) {
+    // The union writes every word below `below`: only the rest is zeroed.
+    bits = cache.scratch(false)
+    unionInto(bits, first.kept, words)
+    bits.fill(0, words)
+  } else bits = cache.scratch()
   for (const list of first.short) setBits(bits, list, below)
   for (let s = 1; s < ordered.length; s++) {
     const { kept, short } = splitStep(ordered[s]!, cache)

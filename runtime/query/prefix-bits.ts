@@ -21,11 +21,12 @@ export class PrefixBits {
     this.step = Math.max(1, Math.ceil(order.length / CHECKPOINTS))
   }
 
-  /** Writes the positions of order[0, length) into `out`, a zeroed bitset of the order's size. */
+  /** Makes `out`, a bitset of the order's size (its content is overwritten), the positions of order[0, length). */
   fill(out: Uint32Array, length: number): Uint32Array {
     const { order, step } = this
     const k = Math.min(Math.round(length / step), this.checkpoints)
     if (k === 0) {
+      out.fill(0)
       setRange(out, order, 0, length)
       return out
     }

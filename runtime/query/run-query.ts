@@ -127,12 +127,12 @@ function salaryPrefixBits(index: JobIndex, salary: { min: number; max: number })
   const prefixes: Uint32Array[] = []
   if (salary.min > -Infinity) {
     const length = firstFailing(index.size, (rank) => index.bySalary.salaryHigh[rank]! >= salary.min)
-    prefixes.push(high.fill(index.bitsets.scratch(), length))
+    prefixes.push(high.fill(index.bitsets.scratch(false), length))
   }
   if (salary.max < Infinity) {
     const { lows } = index.salaryLowOrder()
     const length = firstFailing(index.size, (rank) => lows[rank]! <= salary.max)
-    prefixes.push(low.fill(index.bitsets.scratch(), length))
+    prefixes.push(low.fill(index.bitsets.scratch(false), length))
   }
   return prefixes
 }
