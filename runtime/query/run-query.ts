@@ -323,9 +323,9 @@ function walkBySalary(
  * rank up to the page when they sit at one end of it (interns and the
  * lowest salaries); selecting the smallest ranks of the matches costs a
  * pass over them, a scattered read each (some 6 ranks' walk, measured at
- * 1M jobs). For a page from the top, whether the walk would end early is
- * known beforehand from one AND-count with a kept prefix of the salary
- * order (PrefixBits); after a cursor, the walk is tried when it looks
+ * 1M jobs). For a page from the top, how far the walk would go is known
+ * beforehand from AND-counts with kept prefixes of the salary order
+ * (PrefixBits), doubling from twice the walk expected; after a cursor, the walk is tried when it looks
  * cheaper and given up once it has cost what the selection would.
  */
 function bySalaryRank(
@@ -345,9 +345,13 @@ function bySalaryRank(
     const walked = expected <= SHORT_WALK / 4 ? walkBySalary(index, bits, 0, skip, end, SHORT_WALK) : undefined
     if (walked) return walked
     const prefixes = index.salaryPrefixes().high
-    const k = Math.min(prefixes.checkpoints, Math.ceil((2 * expected) / prefixes.stride))
-    if (k * prefixes.stride <= selection && prefixes.countIn(bits, k, words) >= end)
-      return walkBySalary(index, bits, 0, skip, end, Infinity)!
+    // Prefixes twice the walk expected, then doubling, while walking them costs less than selecting.
+    for (let k = Math.ceil((2 * expected) / prefixes.stride); ; k *= 2) {
+      const last = Math.min(k, prefixes.checkpoints)
+      if (last * prefixes.stride > selection) break
+      if (prefixes.countIn(bits, last, words) >= end) return walkBySalary(index, bits, 0, skip, end, Infinity)!
+      if (last === prefixes.checkpoints) break
+    }
   } else if (expected <= selection) {
     const walked = walkBySalary(index, bits, from, skip, end, selection)
     if (walked) return walked
