@@ -116,7 +116,7 @@ export function parseV2CompanyQuery(params: URLSearchParams): ParseResult<V2Comp
     hires_worldwide: worldwideRaw === undefined ? undefined : worldwideRaw === 'true',
     sort: sortRaw as CompanySort,
   }
-  const cursor = cursorFromParams(params, value.sort, filtersTag(canonicalCompanyFilters(value)))
+  const cursor = cursorFromParams(params, value.sort, () => filtersTag(canonicalCompanyFilters(value)))
   if (!cursor.ok) return cursor
   return { ok: true, value: cursor.value ? { ...value, cursor: cursor.value } : value }
 }

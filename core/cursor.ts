@@ -129,13 +129,13 @@ export const cursorParam = (item: string, items: string): ParamSpec => ({
 })
 
 /**
- * The `cursor` parameter of a request, decoded for its sort and filters;
+ * The `cursor` parameter of a request, decoded for its sort and filters (their tag, a hash, is made only when there is a cursor);
  * undefined when absent or empty. Refused with `page` (two starting points).
  */
 export function cursorFromParams<S extends AnyCursor['sort']>(
   params: URLSearchParams,
   sort: S,
-  filters: string,
+  filters: () => string,
 ): ParseResult<Extract<AnyCursor, { sort: S }> | undefined> {
   // Opaque: two spellings are one value only when they are the same characters.
   const raw = scalarParam(params, 'cursor', (value) => value.trim())
@@ -145,5 +145,5 @@ export function cursorFromParams<S extends AnyCursor['sort']>(
     return refuse(
       'cursor and page cannot be used together: a cursor already says where the page starts. Send one of them.',
     )
-  return decodeCursor(raw.value, sort, filters)
+  return decodeCursor(raw.value, sort, filters())
 }

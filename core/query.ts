@@ -246,7 +246,8 @@ export function parseV2ListQuery(params: URLSearchParams): ParseResult<V2ListQue
     sort: sortRaw as Sort,
     facets: [...new Set(facets)] as FacetName[],
   }
-  const cursor = cursorFromParams(params, value.sort, v2FiltersTag(value))
+  // The filters' tag (a hash) only when there is a cursor to check it against.
+  const cursor = cursorFromParams(params, value.sort, () => v2FiltersTag(value))
   if (!cursor.ok) return cursor
   return { ok: true, value: cursor.value ? { ...value, cursor: cursor.value } : value }
 }

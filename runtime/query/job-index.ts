@@ -14,6 +14,7 @@ import { type CountryCode, resolveCountry } from '../../core/geo.ts'
 import { type JobIndexFile, VALUE_FACETS, type ValueFacet } from '../../core/job-index-file.ts'
 import type { IndexedJob, SnapshotJobIndex } from '../../core/snapshot.ts'
 import { BitsetCache, bitsWhere, countBits } from './intersect.ts'
+import { PrefixBits } from './prefix-bits.ts'
 import { SlugTable } from './slug-table.ts'
 
 export type Facet = 'category' | 'level' | 'schedule' | 'work_arrangement' | 'tag' | 'place' | 'company'
@@ -369,6 +370,19 @@ export class JobIndex implements RangeColumns {
     for (let rank = 0; rank < n; rank++) lows[rank] = key[order[rank]!]!
     this.byLowestSalary = { order, lows }
     return this.byLowestSalary
+  }
+
+  private highPrefixes: PrefixBits | undefined
+  private lowPrefixes: PrefixBits | undefined
+
+  /**
+   * Prefixes of the salary orders as bitsets (salary_min keeps a prefix of
+   * salaryOrder, salary_max one of salaryLowOrder), made on first use.
+   */
+  salaryPrefixes(): { high: PrefixBits; low: PrefixBits } {
+    this.highPrefixes ??= new PrefixBits(this.salaryOrder)
+    this.lowPrefixes ??= new PrefixBits(this.salaryLowOrder().order)
+    return { high: this.highPrefixes, low: this.lowPrefixes }
   }
 
   isExpired(position: number, now: number): boolean {

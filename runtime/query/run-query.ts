@@ -8,7 +8,7 @@ import { countryContinents, regionsOfCountry, resolveCountry } from '../../core/
 import type { V2ListQuery } from '../../core/query.ts'
 import { placeKey } from '../../core/snapshot.ts'
 import {
-  andInto,
+  andAllCount,
   clearFrom,
   countBits,
   hasBit,
@@ -116,38 +116,32 @@ function salaryBounds(query: V2ListQuery): { min: number; max: number } | undefi
 }
 
 /**
- * With nothing else to narrow by, a salary filter keeps a prefix of an
- * order (binary search), and that prefix is a posting list like any other:
- * salary_min of the salary order (highest top of range first), salary_max
- * of the order by bottom of range (lowest first). Jobs without salary end
- * both orders, so either filter leaves them out.
+ * A salary filter keeps a prefix of an order (binary search): salary_min of
+ * the salary order (highest top of range first), salary_max of the order by
+ * bottom of range (lowest first). Jobs without salary end both orders, so
+ * either filter leaves them out. Each prefix is a bitset lent for the
+ * query (PrefixBits: a kept checkpoint and a few positions either side).
  */
-function salarySteps(index: JobIndex, salary: { min: number; max: number }): Step[] {
+function salaryPrefixBits(index: JobIndex, salary: { min: number; max: number }): Uint32Array[] {
+  const { high, low } = index.salaryPrefixes()
   const prefixes: Uint32Array[] = []
-  if (salary.min > -Infinity)
-    prefixes.push(
-      index.salaryOrder.subarray(
-        0,
-        firstFailing(index.size, (rank) => index.bySalary.salaryHigh[rank]! >= salary.min),
-      ),
-    )
-  if (salary.max < Infinity) {
-    const { order, lows } = index.salaryLowOrder()
-    prefixes.push(
-      order.subarray(
-        0,
-        firstFailing(index.size, (rank) => lows[rank]! <= salary.max),
-      ),
-    )
+  if (salary.min > -Infinity) {
+    const length = firstFailing(index.size, (rank) => index.bySalary.salaryHigh[rank]! >= salary.min)
+    prefixes.push(high.fill(index.bitsets.scratch(false), length))
   }
-  return prefixes.map((prefix) => ({ lists: [prefix], once: true }))
+  if (salary.max < Infinity) {
+    const { lows } = index.salaryLowOrder()
+    const length = firstFailing(index.size, (rank) => lows[rank]! <= salary.max)
+    prefixes.push(low.fill(index.bitsets.scratch(false), length))
+  }
+  return prefixes
 }
 
 /** Clears the matches outside the salary bounds (no salary: outside any). A loop, not a callback per match: this runs on every match. */
-function keepSalaries(index: JobIndex, bits: Uint32Array, salary: { min: number; max: number }): void {
+function keepSalaries(index: JobIndex, bits: Uint32Array, salary: { min: number; max: number }, words: number): void {
   const { salaryLow, salaryHigh } = index
   const { min, max } = salary
-  for (let w = 0; w < bits.length; w++) {
+  for (let w = 0; w < words; w++) {
     let word = bits[w]!
     let kept = word
     while (word !== 0) {
@@ -167,9 +161,10 @@ function keepSalaries(index: JobIndex, bits: Uint32Array, salary: { min: number;
  *
  * Filters and `q` terms are steps of one bitset intersection
  * (runtime/query/intersect.ts). posted_after keeps the newest positions,
- * so it cuts the bitset at one position; the salary bounds are checked on
- * the matches left (or, alone, are prefix steps); once some jobs have
- * expired since the build, the live ones are one more bitset. Counting
+ * so it cuts the bitset at one position (and no word past it is computed);
+ * the salary bounds are checked on the matches left when they are few, or
+ * ANDed in as bitsets of salary-order prefixes (runtime/query/prefix-bits.ts);
+ * once some jobs have expired since the build, the live ones are one more bitset. Counting
  * bits gives the total before any page is read. The page is then a walk of
  * the requested order (positions are date ranks; salary walks the
  * precomputed salary order) that stops as soon as the page is full.
@@ -204,38 +199,54 @@ interface Matches {
   below: number
 }
 
+/**
+ * Below this many matches (a fraction of the positions), the salary bounds are checked match by match
+ * (two scattered reads each, ~50 ns at 1M jobs); above, each bound is one bitset AND (a copy and
+ * passes over size/32 words, ~100 us at 1M jobs).
+ */
+const CHECK_EACH_SALARY_SHARE = 1 / 512
+
 function match(context: QueryContext, query: V2ListQuery, extraGroups: [Facet, string[]][]): Matches {
   const { index, now } = context
   const membership = membershipSteps(context, query, extraGroups)
   if (membership === NOTHING) return { bits: index.bitsets.scratch(), count: 0, below: 0 }
   const steps = membership ?? []
   const salary = salaryBounds(query)
-  const salaryAsSteps = salary !== undefined && steps.length === 0
-  if (salaryAsSteps) steps.push(...salarySteps(index, salary))
   // Date positions are newest first: posted_after keeps those below one position.
   const since = query.posted_after ? now - query.posted_after * DAY_MS : undefined
   const below = since === undefined ? index.size : firstFailing(index.size, (p) => index.postedAt[p]! >= since)
   // Nothing in a fresh snapshot has expired: until the first expiry nothing is checked.
   const live = now >= index.firstExpiry ? index.liveBits(now) : undefined
-  if (steps.length === 0 && live === undefined) return { count: below, below }
+  if (steps.length === 0 && live === undefined && salary === undefined) return { count: below, below }
 
-  const bits =
-    steps.length > 0
-      ? matchEveryStep(steps, index.bitsets)
-      : live
-        ? copyOf(live.bits, index)
-        : setBelow(index.bitsets.scratch(), index.size)
-  if (live && steps.length > 0) andInto(bits, live.bits)
+  // Only the words holding positions below `below` are ever computed; the others stay zero.
+  const words = (below + 31) >>> 5
+  // Few matches at most (the shortest step): their salaries are checked one by one; else the prefixes are ANDed.
+  const checkEach =
+    salary !== undefined &&
+    steps.length > 0 &&
+    Math.min(...steps.map((step) => totalLength(step.lists))) <= index.size * CHECK_EACH_SALARY_SHARE
+  // Bitsets ANDed into the matches in the pass that counts them: the salary prefixes (lent, writable), the live jobs.
+  const also = salary && !checkEach ? salaryPrefixBits(index, salary) : []
+  if (live) also.push(live.bits)
+  let bits: Uint32Array
+  if (steps.length > 0) bits = matchEveryStep(steps, index.bitsets, below)
+  else if (also.length > 1 || (also.length === 1 && !live)) bits = also.shift()!
+  else if (live) bits = copyOf(also.shift()!, index)
+  else bits = setBelow(index.bitsets.scratch(), below)
   if (below < index.size) clearFrom(bits, below)
-  let count = countBits(bits)
-  if (salary && !salaryAsSteps) {
-    // Whichever is fewer: check each match's salary, or set the bits of the salary prefixes.
-    const prefixes = salarySteps(index, salary)
-    if (count <= prefixes.reduce((sum, step) => sum + step.lists[0]!.length, 0)) keepSalaries(index, bits, salary)
-    else andInto(bits, matchEveryStep(prefixes, index.bitsets))
-    count = countBits(bits)
+  let count = andAllCount(bits, also, words)
+  if (checkEach) {
+    keepSalaries(index, bits, salary, words)
+    count = countBits(bits, words)
   }
   return { bits, count, below }
+}
+
+function totalLength(lists: readonly Uint32Array[]): number {
+  let n = 0
+  for (const list of lists) n += list.length
+  return n
 }
 
 /**
@@ -275,31 +286,127 @@ function pageByNumber(index: JobIndex, query: V2ListQuery, matches: Matches): Om
   const count = matches.count
   const wanted = Math.min(end, count)
   if (!bySalary) return { total: count, positions: setPositionsInRange(bits, start, wanted) }
-  // Walking the salary order visits about wanted * size / count ranks (matches spread evenly); sorting
-  // the matches' ranks costs about count * log2(count). Few matches far apart: sort; otherwise walk.
-  if (wanted * (index.size / count) > count * Math.log2(count + 1)) {
-    const ranks = sortedSalaryRanks(index, bits, count)
-    for (let i = start; i < wanted; i++) positions.push(index.salaryOrder[ranks[i]!]!)
-    return { total: count, positions }
-  }
-  const order = index.salaryOrder
-  let seen = 0
-  for (let rank = 0; seen < wanted; rank++) {
-    const p = order[rank]!
-    if (!hasBit(bits, p)) continue
-    if (seen >= start) positions.push(p)
-    seen++
-  }
-  return { total: count, positions }
+  return { total: count, positions: bySalaryRank(index, bits, count, wordsOf(matches), 0, start, wanted) }
 }
 
-/** The salary ranks of the matches, ascending. */
-function sortedSalaryRanks(index: JobIndex, bits: Uint32Array, count: number): Uint32Array {
-  const matched = setPositionsInRange(bits, 0, count)
-  // A plain loop: Uint32Array.from with a map function goes through the iterator protocol, ~10x slower.
-  const ranks = new Uint32Array(count)
-  for (let i = 0; i < count; i++) ranks[i] = index.salaryRank[matched[i]!]!
-  return ranks.sort()
+const wordsOf = (matches: Matches) => (matches.below + 31) >>> 5
+
+/**
+ * Walks the salary order from `rank`, collecting the `skip`-th to before
+ * the `end`-th match; undefined when `budget` ranks were walked first.
+ */
+function walkBySalary(
+  index: JobIndex,
+  bits: Uint32Array,
+  rank: number,
+  skip: number,
+  end: number,
+  budget: number,
+): number[] | undefined {
+  const order = index.salaryOrder
+  const stop = Math.min(index.size, rank + budget)
+  const positions: number[] = []
+  let seen = 0
+  for (; rank < stop && seen < end; rank++) {
+    const p = order[rank]!
+    if (!hasBit(bits, p)) continue
+    if (seen >= skip) positions.push(p)
+    seen++
+  }
+  return seen >= end || rank >= index.size ? positions : undefined
+}
+
+/**
+ * The matches from salary rank `from` on, in salary order: the `skip`-th to
+ * before the `end`-th of them. Walking the salary order visits about
+ * end * size / count ranks when the matches are spread evenly, but every
+ * rank up to the page when they sit at one end of it (interns and the
+ * lowest salaries); selecting the smallest ranks of the matches costs a
+ * pass over them, a scattered read each (some 6 ranks' walk, measured at
+ * 1M jobs). For a page from the top, how far the walk would go is known
+ * beforehand from AND-counts with kept prefixes of the salary order
+ * (PrefixBits), doubling from twice the walk expected; after a cursor, the walk is tried when it looks
+ * cheaper and given up once it has cost what the selection would.
+ */
+function bySalaryRank(
+  index: JobIndex,
+  bits: Uint32Array,
+  count: number,
+  words: number,
+  from: number,
+  skip: number,
+  end: number,
+): number[] {
+  if (end <= skip || count === 0) return []
+  const expected = end * (index.size / count)
+  const selection = SELECT_COST_IN_RANKS * count + words
+  if (from === 0) {
+    // Dense matches: a short walk. Otherwise walk only a prefix of the order that one AND-count says holds the page.
+    const walked = expected <= SHORT_WALK / 4 ? walkBySalary(index, bits, 0, skip, end, SHORT_WALK) : undefined
+    if (walked) return walked
+    const prefixes = index.salaryPrefixes().high
+    // Prefixes twice the walk expected, then doubling, while walking them costs less than selecting.
+    for (let k = Math.ceil((2 * expected) / prefixes.stride); ; k *= 2) {
+      const last = Math.min(k, prefixes.checkpoints)
+      if (last * prefixes.stride > selection) break
+      if (prefixes.countIn(bits, last, words) >= end) return walkBySalary(index, bits, 0, skip, end, Infinity)!
+      if (last === prefixes.checkpoints) break
+    }
+  } else if (expected <= selection) {
+    const walked = walkBySalary(index, bits, from, skip, end, selection)
+    if (walked) return walked
+  }
+  const order = index.salaryOrder
+  const ranks = smallestRanks(index, bits, words, from, end)
+  const positions: number[] = []
+  for (let i = skip; i < ranks.length; i++) positions.push(order[ranks[i]!]!)
+  return positions
+}
+
+/** What selecting by rank costs per match, in ranks of a walk of the salary order. */
+const SELECT_COST_IN_RANKS = 6
+
+/** Ranks a page from the top walks before anything else is tried. */
+const SHORT_WALK = 4096
+
+/** Counts of match ranks per bucket of ranks, reused (a query runs synchronously). */
+const HISTOGRAM = new Uint32Array(1024)
+
+/**
+ * The `end` smallest salary ranks at or after `from` of the matches,
+ * ascending. One pass collects the matches' ranks and counts them in 1,024
+ * buckets of ranks; only those in the buckets up to the one holding the
+ * `end`-th are sorted, not every match.
+ */
+function smallestRanks(index: JobIndex, bits: Uint32Array, words: number, from: number, end: number): Uint32Array {
+  const { salaryRank, size } = index
+  const ranks = index.bitsets.rankBuffer()
+  const shift = Math.max(0, 32 - Math.clz32(Math.max(1, size - 1)) - 10)
+  const histogram = HISTOGRAM.fill(0)
+  let n = 0
+  for (let w = 0; w < words; w++) {
+    // `| 0`: a word with its top bit set is a negative int32, not a heap number (a uint32 above 2^31).
+    let word = bits[w]! | 0
+    while (word !== 0) {
+      const bit = word & -word
+      word ^= bit
+      const rank = salaryRank[(w << 5) | (31 - Math.clz32(bit))]!
+      if (rank < from) continue
+      ranks[n++] = rank
+      histogram[rank >>> shift]!++
+    }
+  }
+  let cutoff = size
+  for (let b = 0, seen = 0; b < histogram.length; b++) {
+    seen += histogram[b]!
+    if (seen >= end) {
+      cutoff = (b + 1) << shift
+      break
+    }
+  }
+  let kept = 0
+  for (let i = 0; i < n; i++) if (ranks[i]! < cutoff) ranks[kept++] = ranks[i]!
+  return ranks.subarray(0, kept).sort().subarray(0, end)
 }
 
 /**
@@ -332,26 +439,8 @@ function pageAfterCursor(index: JobIndex, query: V2ListQuery, matches: Matches):
     for (let rank = from; rank < Math.min(from + wanted, index.size); rank++) positions.push(order[rank]!)
     return page(positions)
   }
-  if (total === 0) return page(positions)
   const bits = matches.bits ?? setBelow(index.bitsets.scratch(), matches.below)
-  // As for a page by number: walk the order from the cursor, or sort the matches' ranks and search them.
-  const left = index.size - from
-  if (Math.min(left, wanted * (index.size / total)) > total * Math.log2(total + 1)) {
-    const ranks = sortedSalaryRanks(index, bits, total)
-    for (let i = firstAtLeast(ranks, from); i < ranks.length && positions.length < wanted; i++)
-      positions.push(order[ranks[i]!]!)
-    return page(positions)
-  }
-  for (let rank = from; rank < index.size && positions.length < wanted; rank++) {
-    const p = order[rank]!
-    if (hasBit(bits, p)) positions.push(p)
-  }
-  return page(positions)
-}
-
-/** The first index of an ascending array whose value is at least `value`. */
-function firstAtLeast(sorted: Uint32Array, value: number): number {
-  return firstFailing(sorted.length, (i) => sorted[i]! < value)
+  return page(bySalaryRank(index, bits, total, wordsOf(matches), from, 0, wanted))
 }
 
 /** Live positions in date order, for pages composed at request time (v1 after an expiry). */
