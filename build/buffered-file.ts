@@ -50,6 +50,20 @@ export class BufferedFileWriter {
     this.writeBytes(chunk)
   }
 
+  /**
+   * Appends `length` bytes that the caller puts in the returned view at once, before anything
+   * else is written (it is the chunk being filled, sent on at the next write that does not fit):
+   * bytes read from another file land there with no copy in between. Undefined when `length` is
+   * more than a chunk holds (write them instead).
+   */
+  claim(length: number): Buffer | undefined {
+    if (length > this.scratch.length) return undefined
+    if (this.buffered + length > this.scratch.length) this.flush()
+    const view = this.scratch.subarray(this.buffered, this.buffered + length)
+    this.buffered += length
+    return view
+  }
+
   /** Flushes and closes; returns the SHA-256 (base64url) of everything written. */
   async finish(): Promise<string> {
     this.flush()

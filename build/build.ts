@@ -317,6 +317,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       unchangedV1Pages(previous, options.siteUrl, live, records),
     )
     const jobIndexBin = new JobIndexFileWriter(live.length)
+    const previousJobFiles = previousBodies && jobFilesByPosition(previous!, previousBodies.v2Lengths.length)
     // Reused jobs' binary index records come forward from the previous snapshot's (no JSON to parse).
     const previousIndex = previousBodies && previousJobIndex(previous!.dir, previousBodies.v2Lengths.length)
     const textIndex = new TermPostingsBuilder()
@@ -334,15 +335,13 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       const run = reusedRunAt(live, position, records)
       if (run > 0) {
         // A run of reused jobs that were consecutive in the previous snapshot too: their bodies are one range
-        // of its packed files, written as such; each job's body is a view of that range.
+        // of its packed files, read straight into the new ones' write buffers; each job's body is a view there.
         const bodies = previousBodies!
         const first = records.previousPosition[live[position]!]!
         const v2Lengths = bodies.v2Lengths.subarray(first, first + run)
         const v1Lengths = bodies.v1Lengths.subarray(first, first + run)
-        const v2Run = bodies.v2.range(first, first + run)
-        const v1Run = bodies.v1.range(first, first + run)
-        packedV2.addJoined(v2Run, v2Lengths)
-        packedV1.addJoined(v1Run, v1Lengths)
+        const v2Run = packedV2.addRange(bodies.v2, first, first + run, bodies.v2Lengths)
+        const v1Run = packedV1.addRange(bodies.v1, first, first + run, bodies.v1Lengths)
         const text = cache!.text
         // Their cache lines follow one another in the previous cache (written in position order); at
         // unchanged positions they are copied as one range, else each with its new position.
@@ -357,10 +356,23 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
           const v1 = v1Run.subarray(v1At, v1At + v1Lengths[i]!)
           v2At += v2Lengths[i]! + 1
           v1At += v1Lengths[i]! + 1
-          const hash = text.toString('latin1', fields.summaryEnd + 1, fields.hashEnd)
+          // The previous manifest's own strings for the file and its hash where they are the same: nothing new
+          // to allocate, hash and keep per job (at 1M jobs, a large share of what the collector traced).
+          const slug = records.slugs[ordinal]!
+          const listed = previousJobFiles?.[first + i]
+          const jobFile =
+            listed !== undefined &&
+            listed.length === slug.length + JOB_FILE_AFFIXES &&
+            listed.startsWith(slug, JOB_FILE_DIR)
+              ? listed
+              : snapshotPaths.v2Job(slug)
+          const previousHash = previous!.hashes[jobFile]
+          const hash =
+            previousHash !== undefined && isLatin1At(text, fields.summaryEnd + 1, fields.hashEnd, previousHash)
+              ? previousHash
+              : text.toString('latin1', fields.summaryEnd + 1, fields.hashEnd)
           const indexedJson = text.subarray(fields.hashEnd + 1, fields.indexedEnd)
           if (at === 0) newest = newestOf(v2, v1, records.company[ordinal]!)
-          const jobFile = snapshotPaths.v2Job(records.slugs[ordinal]!)
           if (!writer.linkIfUnchanged(jobFile, hash))
             await writer.writePublic(jobFile, v2, { hash, linkOnly: true, borrowed: true })
           else if (writer.saturated) await writer.room()
@@ -712,6 +724,29 @@ function carryForwardPostings(
   return true
 }
 
+/**
+ * The previous snapshot's job files by position: its manifest lists them in date order (each
+ * build adds them as the jobs go by), a reused job's file is the one at its previous position.
+ * Undefined when the count does not match.
+ */
+function jobFilesByPosition(previous: PreviousSnapshot, jobs: number): string[] | undefined {
+  const dir = snapshotPaths.v2Job('').slice(0, JOB_FILE_DIR)
+  const files: string[] = []
+  for (const file in previous.hashes) if (file.startsWith(dir)) files.push(file)
+  return files.length === jobs ? files : undefined
+}
+
+/** A job file's path is its slug after JOB_FILE_DIR characters and before a suffix: this many in all. */
+const JOB_FILE_AFFIXES = snapshotPaths.v2Job('').length
+const JOB_FILE_DIR = snapshotPaths.v2Job('').lastIndexOf('/') + 1
+
+/** Whether bytes [start, end) of `bytes` are `text`, one byte a character (a hash, compared without making a string). */
+function isLatin1At(bytes: Buffer, start: number, end: number, text: string): boolean {
+  if (end - start !== text.length) return false
+  for (let i = 0; i < text.length; i++) if (bytes[start + i] !== text.charCodeAt(i)) return false
+  return true
+}
+
 /** The previous snapshot's index/jobs.bin, for addPrevious; undefined when it cannot be read (its jobs are parsed then). */
 function previousJobIndex(dir: string, jobs: number): PreviousJobIndex | undefined {
   try {
@@ -723,9 +758,6 @@ function previousJobIndex(dir: string, jobs: number): PreviousJobIndex | undefin
   }
 }
 
-/** Reused bodies come mostly in the previous snapshot's order: read 4 MB at a time. */
-const PREVIOUS_BODIES_READ_AHEAD = 4 << 20
-
 /** The previous snapshot's packed bodies and their lengths, where a reused record's bodies are read back from. */
 function openPreviousBodies(dir: string): {
   v2: PackedBodies
@@ -736,9 +768,7 @@ function openPreviousBodies(dir: string): {
   const lengthsOf = (paths: typeof snapshotPaths.v2Bodies) =>
     uint32View(readFileSync(path.join(dir, paths.lengths)), `${dir}/${paths.lengths}`)
   const open = (paths: typeof snapshotPaths.v2Bodies, lengths: Uint32Array) =>
-    PackedBodies.inFile(path.join(dir, paths.bodies), lengths, `${dir}/${paths.bodies}`, {
-      readAheadBytes: PREVIOUS_BODIES_READ_AHEAD,
-    })
+    PackedBodies.inFile(path.join(dir, paths.bodies), lengths, `${dir}/${paths.bodies}`)
   const v2Lengths = lengthsOf(snapshotPaths.v2Bodies)
   const v1Lengths = lengthsOf(snapshotPaths.v1Bodies)
   return {

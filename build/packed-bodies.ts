@@ -5,6 +5,7 @@
  */
 import { endianness } from 'node:os'
 import path from 'node:path'
+import type { PackedBodies } from '../core/packed-bodies.ts'
 import type { PackedBodiesPaths } from '../core/snapshot.ts'
 import { BufferedFileWriter } from './buffered-file.ts'
 import type { WriteThread } from './write-thread.ts'
@@ -30,17 +31,21 @@ export class PackedBodiesWriter {
   }
 
   /**
-   * Appends the next `lengths.length` bodies at once, given already joined by commas (a
-   * range of a previous snapshot's packed bodies, core/packed-bodies.ts): the same bytes
-   * as adding them one by one, in two writes.
+   * Appends bodies `from`..`to - 1` of `previous` (a previous snapshot's packed bodies, whose
+   * lengths are `lengths`) at once: the same bytes as adding them one by one, read from the
+   * previous file straight into the chunk being written. Returns them, joined by commas, as a
+   * view valid until the next add.
    */
-  addJoined(joined: Buffer, lengths: Uint32Array): void {
-    if (lengths.length === 0) return
+  addRange(previous: PackedBodies, from: number, to: number, lengths: Uint32Array): Buffer {
+    if (from >= to) return Buffer.alloc(0)
     if (this.count > 0) this.file.write(COMMA)
-    this.file.write(joined)
-    this.reserve(lengths.length)
-    this.lengths.set(lengths, this.count)
-    this.count += lengths.length
+    const into = this.file.claim(previous.rangeLength(from, to))
+    const joined = into ? previous.rangeInto(from, to, into) : previous.range(from, to)
+    if (!into) this.file.write(joined)
+    this.reserve(to - from)
+    this.lengths.set(lengths.subarray(from, to), this.count)
+    this.count += to - from
+    return joined
   }
 
   /** Flushes and closes the bodies file; returns the lengths file's bytes (little-endian uint32) and the bodies' hash. */

@@ -162,6 +162,8 @@ export class JobIndexFileWriter {
   private startCopying(from: PreviousJobIndex): CopyState {
     this.copying = {
       from,
+      previousCodes: VALUE_FACETS.map((facet) => from.file.codes[facet]),
+      writerCodes: VALUE_FACETS.map((facet) => this.codes[facet]),
       codes: VALUE_FACETS.map((facet) => new Uint32Array(from.file.values[facet].length + 1)),
       valueLists: VALUE_FACETS.map(() => []),
       keyLists: KEY_ONLY_FACETS.map(() => []),
@@ -171,20 +173,20 @@ export class JobIndexFileWriter {
 
   /** A value facet's code and posting for the job at `position` of the previous file, at `p`. */
   private copyValue(state: CopyState, f: number, position: number, p: number): void {
-    const facet = VALUE_FACETS[f]!
-    const previousCode = state.from.file.codes[facet][position]!
+    const previousCode = state.previousCodes[f]![position]!
     if (previousCode === 0) return
-    let code = state.codes[f]![previousCode]!
+    const code = state.codes[f]![previousCode]!
     const list = state.valueLists[f]![previousCode]
     if (code === 0 || list === undefined) {
+      const facet = VALUE_FACETS[f]!
       const value = state.from.file.values[facet][previousCode - 1]!
       this.code(facet, p, value)
-      state.codes[f]![previousCode] = code = this.codes[facet][p]!
+      state.codes[f]![previousCode] = this.codes[facet][p]!
       this.posting(facet, value, p)
       state.valueLists[f]![previousCode] = this.lists.get(facet)!.get(value)!
       return
     }
-    this.codes[facet][p] = code
+    state.writerCodes[f]![p] = code
     if (list[list.length - 1] !== p) list.push(p)
   }
 
@@ -329,6 +331,9 @@ const KEY_ONLY_FACETS = ['schedule', 'tag', 'place'] as const
 /** What JobIndexFileWriter.addPrevious has looked up: by facet, then by previous code or value id. */
 interface CopyState {
   from: PreviousJobIndex
+  /** By facet: the previous file's codes, and the writer's. */
+  previousCodes: Uint32Array[]
+  writerCodes: Uint32Array[]
   /** The writer's code for each previous code (0: not yet known). */
   codes: Uint32Array[]
   /** The writer's posting list (the array itself, grown in place) for each previous code. */
