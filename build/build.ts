@@ -11,7 +11,9 @@
  * 2. Write: the live jobs in date order, each one's bodies read back (from
  *    the spill, or from the previous snapshot's packed bodies), streamed into
  *    the per-job files, the packed bodies, the v1 pages, the job index, the
- *    text index and the next build's cache.
+ *    text index and the next build's cache. Reused jobs that were consecutive
+ *    in the previous snapshot go as a run: one read of their bodies, their
+ *    cache lines copied as ranges, their jobs.bin records copied, not parsed.
  */
 import { CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './changed-files.ts'
 import { DEFAULTS } from '../core/config.ts'
