@@ -89,13 +89,16 @@ export class JobIndexFileWriter {
     Map<string, number>
   >
   private readonly lists = new Map<PostingFacet, Map<string, number[]>>()
-  private readonly hashes: string[] = []
-  private readonly slugs: string[] = []
-  private readonly ids: string[] = []
+  private readonly hashes: TextColumn
+  private readonly slugs: TextColumn
+  private readonly ids: TextColumn
   /** While jobs are copied from a previous file (addPrevious): what was looked up already. */
   private copying: CopyState | undefined
 
   constructor(private readonly size: number) {
+    this.hashes = new TextColumn(size)
+    this.slugs = new TextColumn(size)
+    this.ids = new TextColumn(size)
     this.floats = Object.fromEntries(FLOAT_SECTIONS.map((s) => [s, new Float64Array(size)])) as typeof this.floats
     this.codes = Object.fromEntries(VALUE_FACETS.map((f) => [f, new Uint32Array(size)])) as typeof this.codes
   }
@@ -141,9 +144,9 @@ export class JobIndexFileWriter {
     const p = this.count++
     if (p >= this.size) throw new Error(`job index: more than the ${this.size} jobs announced`)
     const { file } = previous
-    this.hashes.push(previous.text(file.hashes, position))
-    this.slugs.push(previous.text(file.slugs, position))
-    this.ids.push(previous.text(file.ids, position))
+    this.hashes.copy(file.hashes, position)
+    this.slugs.copy(file.slugs, position)
+    this.ids.copy(file.ids, position)
     this.floats.postedAt[p] = file.postedAt[position]!
     this.floats.expiresAt[p] = file.expiresAt[position]!
     this.floats.salaryLow[p] = file.salaryLow[position]!
@@ -249,14 +252,9 @@ export class JobIndexFileWriter {
       allPostings.set(postings.get(key)!, at)
       at += postings.get(key)!.length
     }
-    const packed = (strings: string[]) => {
-      const offsets = new Uint32Array(strings.length + 1)
-      for (let i = 0; i < strings.length; i++) offsets[i + 1] = offsets[i]! + strings[i]!.length
-      return { bytes: Buffer.from(strings.join(''), 'utf8'), offsets }
-    }
-    const hashes = packed(this.hashes)
-    const slugs = packed(this.slugs)
-    const ids = packed(this.ids)
+    const hashes = this.hashes.packed()
+    const slugs = this.slugs.packed()
+    const ids = this.ids.packed()
     const bodies: Record<Section, ArrayBufferView> = {
       ...this.floats,
       salaryOrder: Uint32Array.from(salaryOrder),
@@ -376,10 +374,57 @@ export class PreviousJobIndex {
   get size(): number {
     return this.file.size
   }
+}
 
-  /** The string at `position` of a joined text section. */
-  text(section: { joined: string; offsets: Uint32Array }, position: number): string {
-    return section.joined.slice(section.offsets[position]!, section.offsets[position + 1]!)
+/**
+ * One text section (hashes, slugs or ids) as the writer collects it: strings added one by one,
+ * or strings of a previous file's section, where consecutive ones are kept as one range of it
+ * (no string per job: at 1M jobs, three million small strings kept to the end were a large
+ * share of what the collector traced).
+ */
+class TextColumn {
+  private readonly parts: string[] = []
+  private readonly lengths: Uint32Array
+  private count = 0
+  /** The range of a previous section being extended, not yet in parts. */
+  private from: { joined: string; offsets: Uint32Array } | undefined
+  private start = 0
+  private end = 0
+
+  constructor(size: number) {
+    this.lengths = new Uint32Array(size)
+  }
+
+  push(text: string): void {
+    this.close()
+    this.parts.push(text)
+    this.lengths[this.count++] = text.length
+  }
+
+  /** Adds the string at `position` of a previous file's section. */
+  copy(section: { joined: string; offsets: Uint32Array }, position: number): void {
+    const start = section.offsets[position]!
+    if (this.from !== section || this.end !== start) {
+      this.close()
+      this.from = section
+      this.start = start
+    }
+    this.end = section.offsets[position + 1]!
+    this.lengths[this.count++] = this.end - start
+  }
+
+  /** The section's bytes (UTF-8) and each string's offset in UTF-16 code units, as readJobIndexFile reads them. */
+  packed(): { bytes: Buffer; offsets: Uint32Array } {
+    this.close()
+    const offsets = new Uint32Array(this.count + 1)
+    for (let i = 0; i < this.count; i++) offsets[i + 1] = offsets[i]! + this.lengths[i]!
+    return { bytes: Buffer.from(this.parts.join(''), 'utf8'), offsets }
+  }
+
+  private close(): void {
+    if (this.from === undefined) return
+    this.parts.push(this.from.joined.slice(this.start, this.end))
+    this.from = undefined
   }
 }
 
