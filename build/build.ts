@@ -11,7 +11,9 @@
  * 2. Write: the live jobs in date order, each one's bodies read back (from
  *    the spill, or from the previous snapshot's packed bodies), streamed into
  *    the per-job files, the packed bodies, the v1 pages, the job index, the
- *    text index and the next build's cache.
+ *    text index and the next build's cache. Reused jobs that were consecutive
+ *    in the previous snapshot go as a run: one read of their bodies, their
+ *    cache lines copied as ranges, their jobs.bin records copied, not parsed.
  */
 import { CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './changed-files.ts'
 import { DEFAULTS } from '../core/config.ts'
@@ -28,7 +30,7 @@ import { toV2CompanyProfile } from '../core/company.ts'
 import { SerializedTerms } from '../core/search.ts'
 import { indexFileHash } from '../core/content-hash.ts'
 import { identitiesOf, recordVerifiedFiles } from '../core/verified-files.ts'
-import { JobIndexFileWriter } from '../core/job-index-file.ts'
+import { JobIndexFileWriter, PreviousJobIndex, readJobIndexFile } from '../core/job-index-file.ts'
 import {
   CURRENT_LINK,
   PRECOMPUTED_V1_LIMITS,
@@ -56,7 +58,15 @@ import { WriteThread } from './write-thread.ts'
 import { buildOpenApiYaml, type OpenApiExamples } from './openapi.ts'
 import { createProgress, type Progress } from './progress.ts'
 import { acquirePublishLock, createStagingDir, publishSnapshot, pruneSnapshots, unusedSnapshotId } from './publish.ts'
-import { BuildCacheReader, buildContextHash, cacheHeader, cacheLine, companyHash, recordKey } from './record-cache.ts'
+import {
+  BuildCacheReader,
+  CacheLineFields,
+  buildContextHash,
+  cacheHeader,
+  cacheLine,
+  companyHash,
+  recordKey,
+} from './record-cache.ts'
 import type { RecordOutcome, Spilled } from './record-batch.ts'
 import { RecordPool } from './record-pool.ts'
 import { findDatasetFiles, readRecordTexts } from './read-dataset.ts'
@@ -295,7 +305,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     const packedV2 = new PackedBodiesWriter(stagingDir, snapshotPaths.v2Bodies, writeThread)
     const packedV1 = new PackedBodiesWriter(stagingDir, snapshotPaths.v1Bodies, writeThread)
     const jobIndexFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.jobIndex), writeThread)
-    const cacheFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.buildCache), writeThread)
+    // Written, not hashed: nothing records the cache's hash (~1 GB of SHA-256 at 1M jobs for nothing).
+    const cacheFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.buildCache), writeThread, false)
     closers.push(
       () => packedV2.close(),
       () => packedV1.close(),
@@ -309,6 +320,9 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       unchangedV1Pages(previous, options.siteUrl, live, records),
     )
     const jobIndexBin = new JobIndexFileWriter(live.length)
+    const previousJobFiles = previousBodies && jobFilesByPosition(previous!, previousBodies.v2Lengths.length)
+    // Reused jobs' binary index records come forward from the previous snapshot's (no JSON to parse).
+    const previousIndex = previousBodies && previousJobIndex(previous!.dir, previousBodies.v2Lengths.length)
     const textIndex = new TermPostingsBuilder()
     // Jobs republished unchanged keep their terms: their lists come forward from the previous snapshot's.
     const postingsCarried = cache && previous ? carryForwardPostings(textIndex, previous.dir, live, records) : false
@@ -318,16 +332,87 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     const bySalary = salaryOrder(live.map((ordinal) => records.salaryHigh[ordinal]))
     jobIndexFile.write(`{"salary_order":${JSON.stringify(bySalary)},"jobs":${live.length === 0 ? '[]' : '[\n'}`)
     cacheFile.write(cacheHeader(contextHash!))
-    for (const [position, ordinal] of live.entries()) {
-      const { v2, v1, entry } = records.outputsOf(ordinal, cache, previousBodies, pool)
-      // The newest job (and its employer, below) are the OpenAPI document's examples.
-      if (position === 0)
-        newest = {
-          v2: JSON.parse(Buffer.from(v2).toString('utf8')),
-          v1: JSON.parse(Buffer.from(v1).toString('utf8')),
-          company: records.company[ordinal]!,
+    const fields = new CacheLineFields()
+    for (let position = 0; position < live.length; ) {
+      if ((position & 1023) === 0) progress.step('writing jobs', position, live.length, 'jobs')
+      const run = reusedRunAt(live, position, records)
+      if (run > 0) {
+        // A run of reused jobs that were consecutive in the previous snapshot too: their bodies are one range
+        // of its packed files, read straight into the new ones' write buffers; each job's body is a view there.
+        const bodies = previousBodies!
+        const first = records.previousPosition[live[position]!]!
+        const v2Lengths = bodies.v2Lengths.subarray(first, first + run)
+        const v1Lengths = bodies.v1Lengths.subarray(first, first + run)
+        const v2Run = packedV2.addRange(bodies.v2, first, first + run, bodies.v2Lengths)
+        const v1Run = packedV1.addRange(bodies.v1, first, first + run, bodies.v1Lengths)
+        const text = cache!.text
+        // Their cache lines follow one another in the previous cache (written in position order); at
+        // unchanged positions they are copied as one range, else each with its new position.
+        let copyFrom = first === position ? records.cachedLine[live[position]!]! : -1
+        let v2At = 0
+        let v1At = 0
+        for (let i = 0; i < run; i++) {
+          const at = position + i
+          const ordinal = live[at]!
+          cache!.fieldsAt(records.cachedLine[ordinal]!, fields)
+          const v2 = v2Run.subarray(v2At, v2At + v2Lengths[i]!)
+          const v1 = v1Run.subarray(v1At, v1At + v1Lengths[i]!)
+          v2At += v2Lengths[i]! + 1
+          v1At += v1Lengths[i]! + 1
+          // The previous manifest's own strings for the file and its hash where they are the same: nothing new
+          // to allocate, hash and keep per job (at 1M jobs, a large share of what the collector traced).
+          const slug = records.slugs[ordinal]!
+          const listed = previousJobFiles?.[first + i]
+          const jobFile =
+            listed !== undefined &&
+            listed.length === slug.length + JOB_FILE_AFFIXES &&
+            listed.startsWith(slug, JOB_FILE_DIR)
+              ? listed
+              : snapshotPaths.v2Job(slug)
+          const previousHash = previous!.hashes[jobFile]
+          const hash =
+            previousHash !== undefined && isLatin1At(text, fields.summaryEnd + 1, fields.hashEnd, previousHash)
+              ? previousHash
+              : text.toString('latin1', fields.summaryEnd + 1, fields.hashEnd)
+          const indexedJson = text.subarray(fields.hashEnd + 1, fields.indexedEnd)
+          if (at === 0) newest = newestOf(v2, v1, records.company[ordinal]!)
+          if (!writer.linkIfUnchanged(jobFile, hash))
+            await writer.writePublic(jobFile, v2, { hash, linkOnly: true, borrowed: true })
+          else if (writer.saturated) await writer.room()
+          await exportsWriter.addJob(v2, hash)
+          await v1Pages.add(v1)
+          if (at > 0) jobIndexFile.write(',\n')
+          jobIndexFile.write(indexedJson)
+          const parsed = () => JSON.parse(indexedJson.toString()) as IndexedJob
+          if (previousIndex) jobIndexBin.addPrevious(previousIndex, first + i, parsed)
+          else jobIndexBin.add(parsed())
+          if (!postingsCarried)
+            textIndex.add(
+              at,
+              fields.end === fields.indexedEnd + 1
+                ? []
+                : text.toString('utf8', fields.indexedEnd + 1, fields.end).split(' '),
+            )
+          liveByCompany[records.company[ordinal]!]!++
+          if (copyFrom >= 0) {
+            const next = i + 1 < run ? records.cachedLine[live[at + 1]!]! : -1
+            if (next === fields.end + 1) continue
+            cacheFile.write(text.subarray(copyFrom, fields.end + 1))
+            // Not the next line (not expected of a cache this code wrote): the rest of the run line by line.
+            copyFrom = -1
+            continue
+          }
+          cacheFile.write(text.subarray(fields.line, fields.companyEnd + 1))
+          cacheFile.write(`${at}\t`)
+          cacheFile.write(text.subarray(fields.positionEnd + 1, fields.end + 1))
         }
-      // The bodies are views of reused read buffers, valid until the next job's: each writer copies what it keeps.
+        position += run
+        continue
+      }
+      const ordinal = live[position]!
+      const { v2, v1, entry } = records.freshOutputsOf(ordinal, pool)
+      // The newest job (and its employer, below) are the OpenAPI document's examples.
+      if (position === 0) newest = newestOf(v2, v1, records.company[ordinal]!)
       const jobFile = snapshotPaths.v2Job(records.slugs[ordinal]!)
       if (!writer.linkIfUnchanged(jobFile, entry.hash))
         await writer.writePublic(jobFile, v2, { hash: entry.hash, linkOnly: true, borrowed: true })
@@ -338,16 +423,14 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       await v1Pages.add(v1)
       if (position > 0) jobIndexFile.write(',\n')
       jobIndexFile.write(entry.indexedJson)
-      jobIndexBin.add(JSON.parse(entry.indexedJson.toString()) as IndexedJob)
-      if (!(postingsCarried && entry.reused)) textIndex.add(position, entry.terms())
+      jobIndexBin.add(JSON.parse(entry.indexedJson) as IndexedJob)
+      textIndex.add(position, entry.terms)
       const company = records.company[ordinal]!
       liveByCompany[company]!++
-      // A reused record's line is its previous one with the new position.
-      cacheFile.write(entry.cacheHead ?? `${records.freshKeys.get(ordinal)!}\t${companyHashes[company]!}\t`)
-      cacheFile.write(`${position}\t`)
+      cacheFile.write(`${records.freshKeys.get(ordinal)!}\t${companyHashes[company]!}\t${position}\t`)
       cacheFile.write(entry.cacheTail)
       cacheFile.write('\n')
-      if ((position & 1023) === 0) progress.step('writing jobs', position, live.length, 'jobs')
+      position++
     }
     progress.step('writing jobs', live.length, live.length, 'jobs')
     progress.log(`wrote ${live.length} jobs in ${seconds(writeStarted)}`)
@@ -575,22 +658,40 @@ function publishedCompany(company: DatasetCompany, liveJobs: number): IndexedCom
   return { ...published, ...(description ? { description } : {}), live_jobs: liveJobs }
 }
 
-/**
- * What the write pass puts in the job index, the search lists and the next
- * cache for one published job; the same bytes whether the record was reused
- * (views of the previous cache) or checked afresh.
- */
-interface JobEntry {
-  reused: boolean
+/** What the write pass puts in the job index, the search lists and the next cache for a job checked afresh. */
+interface FreshEntry {
   /** The v2 body's content hash. */
   hash: string
   /** Its line of index/jobs.json. */
-  indexedJson: string | Buffer
-  /** Its cache line before the position (`key \t company-hash \t`), when reused; else made from the fresh key. */
-  cacheHead?: Buffer
+  indexedJson: string
   /** Its cache line after the position: `summary-json \t meta`. */
-  cacheTail: string | Buffer
-  terms(): string[]
+  cacheTail: string
+  terms: string[]
+}
+
+/** The newest job's bodies, parsed (they may be views of reused buffers), with its company: the OpenAPI examples. */
+function newestOf(v2: Buffer, v1: Buffer, company: number): { v2: V2Job; v1: V1Job; company: number } {
+  return { v2: JSON.parse(v2.toString('utf8')), v1: JSON.parse(v1.toString('utf8')), company }
+}
+
+/** Reused jobs taken as one run at most: their bodies fit the previous bodies' read-ahead many times over. */
+const MAX_REUSED_RUN = 256
+
+/**
+ * How many jobs from `position` on are reused and were consecutive in the previous snapshot too
+ * (positions first, first + 1, ...), up to MAX_REUSED_RUN; 0 when the job at `position` is not reused.
+ */
+function reusedRunAt(live: readonly number[], position: number, records: RecordTable): number {
+  const ordinal = live[position]!
+  if (records.cachedLine[ordinal] === undefined) return 0
+  const first = records.previousPosition[ordinal]!
+  let run = 1
+  while (run < MAX_REUSED_RUN && position + run < live.length) {
+    const next = live[position + run]!
+    if (records.cachedLine[next] === undefined || records.previousPosition[next] !== first + run) break
+    run++
+  }
+  return run
 }
 
 /**
@@ -626,21 +727,59 @@ function carryForwardPostings(
   return true
 }
 
-/** Reused bodies come mostly in the previous snapshot's order: read 4 MB at a time. */
-const PREVIOUS_BODIES_READ_AHEAD = 4 << 20
+/**
+ * The previous snapshot's job files by position: its manifest lists them in date order (each
+ * build adds them as the jobs go by), a reused job's file is the one at its previous position.
+ * Undefined when the count does not match.
+ */
+function jobFilesByPosition(previous: PreviousSnapshot, jobs: number): string[] | undefined {
+  const dir = snapshotPaths.v2Job('').slice(0, JOB_FILE_DIR)
+  const files: string[] = []
+  for (const file in previous.hashes) if (file.startsWith(dir)) files.push(file)
+  return files.length === jobs ? files : undefined
+}
 
-/** The previous snapshot's packed bodies, where a reused record's bodies are read back from. */
-function openPreviousBodies(dir: string): { v2: PackedBodies; v1: PackedBodies } {
-  const open = (paths: typeof snapshotPaths.v2Bodies) => {
-    const what = `${dir}/${paths.bodies}`
-    return PackedBodies.inFile(
-      path.join(dir, paths.bodies),
-      uint32View(readFileSync(path.join(dir, paths.lengths)), what),
-      what,
-      { readAheadBytes: PREVIOUS_BODIES_READ_AHEAD },
-    )
+/** A job file's path is its slug after JOB_FILE_DIR characters and before a suffix: this many in all. */
+const JOB_FILE_AFFIXES = snapshotPaths.v2Job('').length
+const JOB_FILE_DIR = snapshotPaths.v2Job('').lastIndexOf('/') + 1
+
+/** Whether bytes [start, end) of `bytes` are `text`, one byte a character (a hash, compared without making a string). */
+function isLatin1At(bytes: Buffer, start: number, end: number, text: string): boolean {
+  if (end - start !== text.length) return false
+  for (let i = 0; i < text.length; i++) if (bytes[start + i] !== text.charCodeAt(i)) return false
+  return true
+}
+
+/** The previous snapshot's index/jobs.bin, for addPrevious; undefined when it cannot be read (its jobs are parsed then). */
+function previousJobIndex(dir: string, jobs: number): PreviousJobIndex | undefined {
+  try {
+    const file = path.join(dir, snapshotPaths.jobIndexBinary)
+    const index = new PreviousJobIndex(readJobIndexFile(readFileSync(file), file))
+    return index.size === jobs ? index : undefined
+  } catch {
+    return undefined
   }
-  return { v2: open(snapshotPaths.v2Bodies), v1: open(snapshotPaths.v1Bodies) }
+}
+
+/** The previous snapshot's packed bodies and their lengths, where a reused record's bodies are read back from. */
+function openPreviousBodies(dir: string): {
+  v2: PackedBodies
+  v1: PackedBodies
+  v2Lengths: Uint32Array
+  v1Lengths: Uint32Array
+} {
+  const lengthsOf = (paths: typeof snapshotPaths.v2Bodies) =>
+    uint32View(readFileSync(path.join(dir, paths.lengths)), `${dir}/${paths.lengths}`)
+  const open = (paths: typeof snapshotPaths.v2Bodies, lengths: Uint32Array) =>
+    PackedBodies.inFile(path.join(dir, paths.bodies), lengths, `${dir}/${paths.bodies}`)
+  const v2Lengths = lengthsOf(snapshotPaths.v2Bodies)
+  const v1Lengths = lengthsOf(snapshotPaths.v1Bodies)
+  return {
+    v2: open(snapshotPaths.v2Bodies, v2Lengths),
+    v1: open(snapshotPaths.v1Bodies, v1Lengths),
+    v2Lengths,
+    v1Lengths,
+  }
 }
 
 /**
@@ -828,38 +967,14 @@ class RecordTable {
     )
   }
 
-  /**
-   * A published job's outputs: from the previous snapshot when the record was
-   * reused (its cache entry as bytes, never decoded), else from the spill.
-   */
-  outputsOf(
-    ordinal: number,
-    cache: BuildCacheReader | undefined,
-    previousBodies: { v2: PackedBodies; v1: PackedBodies } | undefined,
-    pool: RecordPool,
-  ): { v2: Buffer; v1: Buffer; entry: JobEntry } {
-    const line = this.cachedLine[ordinal]
-    if (line !== undefined) {
-      const position = this.previousPosition[ordinal]!
-      const { head, tail, indexedJson, hash, terms } = cache!.reusedAt(line)
-      return {
-        v2: previousBodies!.v2.body(position),
-        v1: previousBodies!.v1.body(position),
-        entry: { reused: true, hash, indexedJson, cacheHead: head, cacheTail: tail, terms },
-      }
-    }
+  /** The outputs of a job checked afresh in this build, read back from its spill. */
+  freshOutputsOf(ordinal: number, pool: RecordPool): { v2: Buffer; v1: Buffer; entry: FreshEntry } {
     const spilled = pool.readSpilled(this.spillWorker[ordinal]!, this.spilled[ordinal]!)
     const { hash, indexedJson, terms } = parseMeta(spilled.meta)
     return {
       v2: spilled.v2,
       v1: spilled.v1,
-      entry: {
-        reused: false,
-        hash,
-        indexedJson,
-        cacheTail: `${this.freshSummary[ordinal]!}\t${spilled.meta}`,
-        terms: () => terms,
-      },
+      entry: { hash, indexedJson, cacheTail: `${this.freshSummary[ordinal]!}\t${spilled.meta}`, terms },
     }
   }
 

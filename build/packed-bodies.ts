@@ -3,7 +3,9 @@
  * build goes, one body at a time: nothing is held but the lengths and a small
  * write buffer, and the SHA-256 the manifest records is computed on the way.
  */
+import { endianness } from 'node:os'
 import path from 'node:path'
+import type { PackedBodies } from '../core/packed-bodies.ts'
 import type { PackedBodiesPaths } from '../core/snapshot.ts'
 import { BufferedFileWriter } from './buffered-file.ts'
 import type { WriteThread } from './write-thread.ts'
@@ -24,20 +26,43 @@ export class PackedBodiesWriter {
   add(body: Buffer): void {
     if (this.count > 0) this.file.write(COMMA)
     this.file.write(body)
-    if (this.count === this.lengths.length) {
-      const grown = new Uint32Array(this.lengths.length * 2)
-      grown.set(this.lengths)
-      this.lengths = grown
-    }
+    this.reserve(1)
     this.lengths[this.count++] = body.length
+  }
+
+  /**
+   * Appends bodies `from`..`to - 1` of `previous` (a previous snapshot's packed bodies, whose
+   * lengths are `lengths`) at once: the same bytes as adding them one by one, read from the
+   * previous file straight into the chunk being written. Returns them, joined by commas, as a
+   * view valid until the next add.
+   */
+  addRange(previous: PackedBodies, from: number, to: number, lengths: Uint32Array): Buffer {
+    if (from >= to) return Buffer.alloc(0)
+    if (this.count > 0) this.file.write(COMMA)
+    const into = this.file.claim(previous.rangeLength(from, to))
+    const joined = into ? previous.rangeInto(from, to, into) : previous.range(from, to)
+    if (!into) this.file.write(joined)
+    this.reserve(to - from)
+    this.lengths.set(lengths.subarray(from, to), this.count)
+    this.count += to - from
+    return joined
   }
 
   /** Flushes and closes the bodies file; returns the lengths file's bytes (little-endian uint32) and the bodies' hash. */
   async finish(): Promise<{ lengths: Buffer; bodiesHash: string }> {
     const bodiesHash = await this.file.finish()
     const lengths = Buffer.alloc(this.count * 4)
-    for (let i = 0; i < this.count; i++) lengths.writeUInt32LE(this.lengths[i]!, i * 4)
+    if (endianness() === 'LE') lengths.set(new Uint8Array(this.lengths.buffer, 0, this.count * 4))
+    else for (let i = 0; i < this.count; i++) lengths.writeUInt32LE(this.lengths[i]!, i * 4)
     return { lengths, bodiesHash }
+  }
+
+  /** Room for `more` lengths. */
+  private reserve(more: number): void {
+    if (this.count + more <= this.lengths.length) return
+    const grown = new Uint32Array(Math.max(this.lengths.length * 2, this.count + more))
+    grown.set(this.lengths.subarray(0, this.count))
+    this.lengths = grown
   }
 
   close(): void {

@@ -117,22 +117,25 @@ export class BuildCacheReader {
   }
 
   /**
-   * What the write pass needs of a reused record, as views of the cache's bytes (no
-   * decoding): the line's head (`key \t company-hash \t`) and tail (`summary-json \t meta`),
-   * copied into the next cache around the new position, the meta's index entry (copied into index/jobs.json), its hash, and its terms on demand.
+   * What the write pass needs of a reused record, without decoding anything or making an
+   * object per line: the offsets of the line's fields, set on `into` (reused for every line),
+   * to be read from `text` (its hash, its index entry, copied into index/jobs.json, its terms,
+   * and the rest of the line, copied into the next cache around the new position).
    */
-  reusedAt(line: number): { head: Buffer; tail: Buffer; indexedJson: Buffer; hash: string; terms(): string[] } {
+  fieldsAt(line: number, into: CacheLineFields): void {
     const [, companyEnd, positionEnd, summaryEnd] = this.tabsOf(line)
-    const hashEnd = this.bytes.indexOf(0x09, summaryEnd + 1)
-    const indexedEnd = this.bytes.indexOf(0x09, hashEnd + 1)
-    const end = this.bytes.indexOf(0x0a, indexedEnd + 1)
-    return {
-      head: this.bytes.subarray(line, companyEnd + 1),
-      tail: this.bytes.subarray(positionEnd + 1, end),
-      indexedJson: this.bytes.subarray(hashEnd + 1, indexedEnd),
-      hash: this.bytes.toString('latin1', summaryEnd + 1, hashEnd),
-      terms: () => (end === indexedEnd + 1 ? [] : this.bytes.toString('utf8', indexedEnd + 1, end).split(' ')),
-    }
+    into.line = line
+    into.companyEnd = companyEnd
+    into.positionEnd = positionEnd
+    into.summaryEnd = summaryEnd
+    into.hashEnd = this.bytes.indexOf(0x09, summaryEnd + 1)
+    into.indexedEnd = this.bytes.indexOf(0x09, into.hashEnd + 1)
+    into.end = this.bytes.indexOf(0x0a, into.indexedEnd + 1)
+  }
+
+  /** The cache's bytes, which fieldsAt's offsets point into (not to be modified). */
+  get text(): Buffer {
+    return this.bytes
   }
 
   /** Offsets of the first four tabs of the line at `line`: the ends of key, company hash, position and summary. */
@@ -142,6 +145,21 @@ export class BuildCacheReader {
     const positionEnd = this.bytes.indexOf(0x09, companyEnd + 1)
     return [keyEnd, companyEnd, positionEnd, this.bytes.indexOf(0x09, positionEnd + 1)]
   }
+}
+
+/**
+ * Where the fields of one cache line are (byte offsets into BuildCacheReader.text): `line`
+ * its start, then the tab that ends each field (key, company hash, position, summary, hash,
+ * index entry) and `end`, its newline.
+ */
+export class CacheLineFields {
+  line = 0
+  companyEnd = 0
+  positionEnd = 0
+  summaryEnd = 0
+  hashEnd = 0
+  indexedEnd = 0
+  end = 0
 }
 
 /** The header line of a cache made in `contextHash`. */

@@ -39,7 +39,7 @@ parentPort.on('message', (message) => {
     if (file.error === undefined) {
       try {
         const bytes = new Uint8Array(chunks, message.slot * chunkBytes, message.length)
-        file.hash.update(bytes)
+        if (message.hashed) file.hash.update(bytes)
         for (let written = 0; written < bytes.length; )
           written += writeSync(message.fd, bytes, written, bytes.length - written)
       } catch (error) {
@@ -99,13 +99,16 @@ export class WriteThread {
     }
   }
 
-  /** Hands over the first `length` bytes of `chunk` (from takeChunk) to be hashed and appended to `fd`; the chunk is the worker's from now on. */
-  send(fd: number, chunk: Buffer, length: number): void {
+  /**
+   * Hands over the first `length` bytes of `chunk` (from takeChunk) to be appended to `fd` (and
+   * hashed, unless `hashed` is false: a file whose hash nobody records); the chunk is the worker's from now on.
+   */
+  send(fd: number, chunk: Buffer, length: number, hashed = true): void {
     if (this.failure) throw this.failure
-    this.worker.postMessage({ kind: 'chunk', fd, slot: chunk.byteOffset / CHUNK_BYTES, length })
+    this.worker.postMessage({ kind: 'chunk', fd, slot: chunk.byteOffset / CHUNK_BYTES, length, hashed })
   }
 
-  /** Resolves with the SHA-256 (base64url) of all bytes sent for `fd`, once they are written. */
+  /** Resolves with the SHA-256 (base64url) of all bytes sent hashed for `fd`, once they are all written. */
   finish(fd: number): Promise<string> {
     if (this.failure) return Promise.reject(this.failure)
     const id = this.nextId++

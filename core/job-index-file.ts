@@ -89,11 +89,16 @@ export class JobIndexFileWriter {
     Map<string, number>
   >
   private readonly lists = new Map<PostingFacet, Map<string, number[]>>()
-  private readonly hashes: string[] = []
-  private readonly slugs: string[] = []
-  private readonly ids: string[] = []
+  private readonly hashes: TextColumn
+  private readonly slugs: TextColumn
+  private readonly ids: TextColumn
+  /** While jobs are copied from a previous file (addPrevious): what was looked up already. */
+  private copying: CopyState | undefined
 
   constructor(private readonly size: number) {
+    this.hashes = new TextColumn(size)
+    this.slugs = new TextColumn(size)
+    this.ids = new TextColumn(size)
     this.floats = Object.fromEntries(FLOAT_SECTIONS.map((s) => [s, new Float64Array(size)])) as typeof this.floats
     this.codes = Object.fromEntries(VALUE_FACETS.map((f) => [f, new Uint32Array(size)])) as typeof this.codes
   }
@@ -120,6 +125,102 @@ export class JobIndexFileWriter {
     this.posting('company', job.company_id, p)
     for (const tag of job.tags) this.posting('tag', tag, p)
     for (const place of job.places) this.posting('place', place, p)
+  }
+
+  /**
+   * The next job in date order, copied from a previous index/jobs.bin where it was at
+   * `position`: the same as `add` given its entry of index/jobs.json, without parsing it. The
+   * one thing that file does not keep is the order of a job's tags (and places): it decides
+   * the order of the posting lists when two of them first appear at that job, and then the
+   * entry is parsed after all (`entry`), which happens for few jobs, the vocabulary being
+   * mostly seen by then.
+   */
+  addPrevious(previous: PreviousJobIndex, position: number, entry: () => IndexedJob): void {
+    const from = this.copying?.from === previous ? this.copying : this.startCopying(previous)
+    if (this.unlisted(from, 1, position) > 1 || this.unlisted(from, 2, position) > 1) {
+      this.add(entry())
+      return
+    }
+    const p = this.count++
+    if (p >= this.size) throw new Error(`job index: more than the ${this.size} jobs announced`)
+    const { file } = previous
+    this.hashes.copy(file.hashes, position)
+    this.slugs.copy(file.slugs, position)
+    this.ids.copy(file.ids, position)
+    this.floats.postedAt[p] = file.postedAt[position]!
+    this.floats.expiresAt[p] = file.expiresAt[position]!
+    this.floats.salaryLow[p] = file.salaryLow[position]!
+    this.floats.salaryHigh[p] = file.salaryHigh[position]!
+    // In add's order (category, level, schedule, work_arrangement, company, tags, places), so that
+    // every value and list is first made where add would make it.
+    this.copyValue(from, 0, position, p)
+    this.copyValue(from, 1, position, p)
+    this.copyKeyOnly(from, 0, position, p)
+    this.copyValue(from, 2, position, p)
+    this.copyValue(from, 3, position, p)
+    this.copyKeyOnly(from, 1, position, p)
+    this.copyKeyOnly(from, 2, position, p)
+  }
+
+  private startCopying(from: PreviousJobIndex): CopyState {
+    this.copying = {
+      from,
+      previousCodes: VALUE_FACETS.map((facet) => from.file.codes[facet]),
+      writerCodes: VALUE_FACETS.map((facet) => this.codes[facet]),
+      codes: VALUE_FACETS.map((facet) => new Uint32Array(from.file.values[facet].length + 1)),
+      valueLists: VALUE_FACETS.map(() => []),
+      keyLists: KEY_ONLY_FACETS.map(() => []),
+    }
+    return this.copying
+  }
+
+  /** A value facet's code and posting for the job at `position` of the previous file, at `p`. */
+  private copyValue(state: CopyState, f: number, position: number, p: number): void {
+    const previousCode = state.previousCodes[f]![position]!
+    if (previousCode === 0) return
+    const code = state.codes[f]![previousCode]!
+    const list = state.valueLists[f]![previousCode]
+    if (code === 0 || list === undefined) {
+      const facet = VALUE_FACETS[f]!
+      const value = state.from.file.values[facet][previousCode - 1]!
+      this.code(facet, p, value)
+      state.codes[f]![previousCode] = this.codes[facet][p]!
+      this.posting(facet, value, p)
+      state.valueLists[f]![previousCode] = this.lists.get(facet)!.get(value)!
+      return
+    }
+    state.writerCodes[f]![p] = code
+    if (list[list.length - 1] !== p) list.push(p)
+  }
+
+  /** A key-only facet's postings for the job at `position` of the previous file, at `p`. */
+  private copyKeyOnly(state: CopyState, k: number, position: number, p: number): void {
+    const facet = KEY_ONLY_FACETS[k]!
+    const { starts, ids, values } = state.from.byJob[k]!
+    const lists = state.keyLists[k]!
+    for (let i = starts[position]!; i < starts[position + 1]!; i++) {
+      const id = ids[i]!
+      const list = lists[id]
+      if (list === undefined) {
+        this.posting(facet, values[id]!, p)
+        lists[id] = this.lists.get(facet)!.get(values[id]!)!
+      } else if (list[list.length - 1] !== p) list.push(p)
+    }
+  }
+
+  /** How many of the job's values of a key-only facet have no posting list yet (any other spelling counts as none). */
+  private unlisted(state: CopyState, k: number, position: number): number {
+    const { starts, ids, values } = state.from.byJob[k]!
+    const lists = state.keyLists[k]!
+    let count = 0
+    for (let i = starts[position]!; i < starts[position + 1]!; i++) {
+      const id = ids[i]!
+      if (lists[id] !== undefined) continue
+      const list = this.lists.get(KEY_ONLY_FACETS[k]!)?.get(values[id]!)
+      if (list === undefined) count++
+      else lists[id] = list
+    }
+    return count
   }
 
   /** The file's bytes, in parts to write one after the other; `salaryOrder` as index/jobs.json has it. */
@@ -151,14 +252,9 @@ export class JobIndexFileWriter {
       allPostings.set(postings.get(key)!, at)
       at += postings.get(key)!.length
     }
-    const packed = (strings: string[]) => {
-      const offsets = new Uint32Array(strings.length + 1)
-      for (let i = 0; i < strings.length; i++) offsets[i + 1] = offsets[i]! + strings[i]!.length
-      return { bytes: Buffer.from(strings.join(''), 'utf8'), offsets }
-    }
-    const hashes = packed(this.hashes)
-    const slugs = packed(this.slugs)
-    const ids = packed(this.ids)
+    const hashes = this.hashes.packed()
+    const slugs = this.slugs.packed()
+    const ids = this.ids.packed()
     const bodies: Record<Section, ArrayBufferView> = {
       ...this.floats,
       salaryOrder: Uint32Array.from(salaryOrder),
@@ -224,6 +320,111 @@ export class JobIndexFileWriter {
 
   private posting(facet: PostingFacet, value: string | undefined, position: number): void {
     addPosting(this.lists, facet, value, position)
+  }
+}
+
+/** Posting facets kept in index/jobs.bin only as posting-list keys (not as per-job codes), in add's order. */
+const KEY_ONLY_FACETS = ['schedule', 'tag', 'place'] as const
+
+/** What JobIndexFileWriter.addPrevious has looked up: by facet, then by previous code or value id. */
+interface CopyState {
+  from: PreviousJobIndex
+  /** By facet: the previous file's codes, and the writer's. */
+  previousCodes: Uint32Array[]
+  writerCodes: Uint32Array[]
+  /** The writer's code for each previous code (0: not yet known). */
+  codes: Uint32Array[]
+  /** The writer's posting list (the array itself, grown in place) for each previous code. */
+  valueLists: (number[] | undefined)[][]
+  /** Likewise for each value of a key-only facet. */
+  keyLists: (number[] | undefined)[][]
+}
+
+/**
+ * A previous index/jobs.bin read for JobIndexFileWriter.addPrevious: its jobs, with the
+ * posting lists of the facets that have no per-job code turned around into each job's
+ * values (lowercased, as the keys hold them: a key's place among the keys and its positions
+ * come out the same as with the dataset's spelling, since the writer lowercases them).
+ */
+export class PreviousJobIndex {
+  /** By KEY_ONLY_FACETS: the values of the job at position q are values[ids[starts[q]..starts[q + 1]]]. */
+  readonly byJob: { starts: Uint32Array; ids: Uint32Array; values: string[] }[]
+
+  constructor(readonly file: JobIndexFile) {
+    const n = file.size
+    this.byJob = KEY_ONLY_FACETS.map((facet) => {
+      const prefix = `${facet}:`
+      const values: string[] = []
+      const postings: Uint32Array[] = []
+      for (const [key, positions] of file.postings) {
+        if (!key.startsWith(prefix)) continue
+        values.push(key.slice(prefix.length))
+        postings.push(positions)
+      }
+      const starts = new Uint32Array(n + 1)
+      for (const positions of postings) for (const q of positions) starts[q + 1]!++
+      for (let q = 0; q < n; q++) starts[q + 1]! += starts[q]!
+      const next = starts.slice(0, n)
+      const ids = new Uint32Array(starts[n]!)
+      for (let v = 0; v < postings.length; v++) for (const q of postings[v]!) ids[next[q]!++] = v
+      return { starts, ids, values }
+    })
+  }
+
+  get size(): number {
+    return this.file.size
+  }
+}
+
+/**
+ * One text section (hashes, slugs or ids) as the writer collects it: strings added one by one,
+ * or strings of a previous file's section, where consecutive ones are kept as one range of it
+ * (no string per job: at 1M jobs, three million small strings kept to the end were a large
+ * share of what the collector traced).
+ */
+class TextColumn {
+  private readonly parts: string[] = []
+  private readonly lengths: Uint32Array
+  private count = 0
+  /** The range of a previous section being extended, not yet in parts. */
+  private from: { joined: string; offsets: Uint32Array } | undefined
+  private start = 0
+  private end = 0
+
+  constructor(size: number) {
+    this.lengths = new Uint32Array(size)
+  }
+
+  push(text: string): void {
+    this.close()
+    this.parts.push(text)
+    this.lengths[this.count++] = text.length
+  }
+
+  /** Adds the string at `position` of a previous file's section. */
+  copy(section: { joined: string; offsets: Uint32Array }, position: number): void {
+    const start = section.offsets[position]!
+    if (this.from !== section || this.end !== start) {
+      this.close()
+      this.from = section
+      this.start = start
+    }
+    this.end = section.offsets[position + 1]!
+    this.lengths[this.count++] = this.end - start
+  }
+
+  /** The section's bytes (UTF-8) and each string's offset in UTF-16 code units, as readJobIndexFile reads them. */
+  packed(): { bytes: Buffer; offsets: Uint32Array } {
+    this.close()
+    const offsets = new Uint32Array(this.count + 1)
+    for (let i = 0; i < this.count; i++) offsets[i + 1] = offsets[i]! + this.lengths[i]!
+    return { bytes: Buffer.from(this.parts.join(''), 'utf8'), offsets }
+  }
+
+  private close(): void {
+    if (this.from === undefined) return
+    this.parts.push(this.from.joined.slice(this.start, this.end))
+    this.from = undefined
   }
 }
 

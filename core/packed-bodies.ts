@@ -117,6 +117,21 @@ export class PackedBodies {
     return this.source.read(this.offsets[from]!, this.offsets[to]! - 1)
   }
 
+  /** The byte length of range(from, to). */
+  rangeLength(from: number, to: number): number {
+    return from < to ? this.offsets[to]! - 1 - this.offsets[from]! : 0
+  }
+
+  /**
+   * range(from, to) put at the front of `into` (at least rangeLength bytes): from a file, read
+   * straight there, with no buffer between. Returns that part of `into`.
+   */
+  rangeInto(from: number, to: number, into: Buffer): Buffer {
+    const length = this.rangeLength(from, to)
+    if (length > 0) this.source.copy(this.offsets[from]!, this.offsets[from]! + length, into)
+    return into.subarray(0, length)
+  }
+
   /** The byte length of framedRange(from, to, head, tail). */
   framedLength(from: number, to: number, head: string, tail: string): number {
     const bodies = from < to ? this.offsets[to]! - 1 - this.offsets[from]! : 0
