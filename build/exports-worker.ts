@@ -4,10 +4,11 @@
  * members compressed on libuv's thread pool, beside this thread) and
  * jobs.parquet, a row group at a time, so that none of this runs on the
  * build's own thread. Batches are taken one after the other, in order.
+ * A job's body is parsed for jobs.parquet only where that file needs it
+ * (see ParquetExportFile.addRowGroup).
  */
 import { gzip } from 'node:zlib'
 import { parentPort, workerData } from 'node:worker_threads'
-import type { V2Job } from '../core/schema/api.ts'
 import { NdjsonExportWriter, PreviousMembers } from './export-ndjson.ts'
 import { ParquetExportFile } from './export-parquet.ts'
 import type { ExportsThreadFiles, ExportsThreadResult } from './exports-thread.ts'
@@ -32,7 +33,9 @@ const previousJobs =
   files.ndjson.previous && PreviousMembers.open(files.ndjson.previous.file, files.ndjson.previous.table)
 const jobs = new NdjsonExportWriter(files.ndjson.file, files.ndjson.table, gzipMembers, previousJobs)
 const parquet = new ParquetExportFile(files.parquet.file, files.parquet.table, files.parquet.previous)
-let group: V2Job[] = []
+// The row group being gathered: views of the batches' bodies (kept alive until it is written) and their hashes.
+let group: Uint8Array[] = []
+let groupHashes: string[] = []
 
 async function take(bytes: ArrayBuffer, ends: number[], hashes: string): Promise<void> {
   const all = Buffer.from(bytes)
@@ -41,18 +44,21 @@ async function take(bytes: ArrayBuffer, ends: number[], hashes: string): Promise
   for (const [index, end] of ends.entries()) {
     const line = all.subarray(start, end)
     await jobs.add(line, hashList[index]!)
-    group.push(JSON.parse(all.toString('utf8', start, end)) as V2Job)
+    group.push(line)
+    groupHashes.push(hashList[index]!)
     if (group.length >= files.parquetRowGroupRows) {
-      parquet.addRowGroup(group)
+      parquet.addRowGroup(group, groupHashes)
       group = []
+      groupHashes = []
     }
     start = end
   }
 }
 
 async function finish(): Promise<ExportsThreadResult> {
-  parquet.addRowGroup(group)
+  parquet.addRowGroup(group, groupHashes)
   group = []
+  groupHashes = []
   const result = { jobs: await jobs.finish(), parquet: parquet.finish() }
   previousJobs?.close()
   return result

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { toV2CompanyProfile, companyNameOrder } from '../core/company.ts'
 import { contentHash } from '../core/content-hash.ts'
 import { EXPORT_FILES, type ExportFileRecord, type ExportName, exportPath } from '../core/exports.ts'
-import type { IndexedCompany } from '../core/snapshot.ts'
+import { type IndexedCompany, snapshotPaths } from '../core/snapshot.ts'
 import { NdjsonExportWriter, PreviousMembers } from './export-ndjson.ts'
 import { ExportsThread } from './exports-thread.ts'
 import type { PreviousSnapshot, SnapshotFileWriter } from './file-writer.ts'
@@ -67,7 +67,13 @@ export class ExportsWriter {
         },
         parquet: {
           ...file(root, 'jobs.parquet', chunksTable('jobs.parquet')),
-          previous: previousFile('jobs.parquet', chunksTable('jobs.parquet')),
+          previous: previous && {
+            ...file(previous.dir, 'jobs.parquet', chunksTable('jobs.parquet')),
+            bodies: {
+              bodies: path.join(previous.dir, snapshotPaths.v2Bodies.bodies),
+              lengths: path.join(previous.dir, snapshotPaths.v2Bodies.lengths),
+            },
+          },
         },
       },
       parquetRowGroupRows,
