@@ -27,6 +27,8 @@ const MIN_RUN_LINES = 4
 const MAX_RUN_LINES = 64
 /** Raw bytes per message to a worker: a few dozen runs, so both workers stay busy and messages stay few. */
 const BATCH_BYTES = 1 << 20
+/** Bytes of the previous file read at once, to copy the members in them. */
+const READ_WINDOW = 1 << 20
 /** Members compressed or read but not yet written, at most: bounds memory whatever the file's size. */
 const MAX_PENDING_BATCHES = 8
 
@@ -47,6 +49,10 @@ interface MemberRecord {
 
 /** The members of a previous export that this build may copy, by run key. */
 export class PreviousMembers {
+  /** The last stretch of the file read, and where it starts: members are views of it (it is never written to). */
+  private window = Buffer.alloc(0)
+  private windowStart = 0
+
   private constructor(
     private readonly fd: number,
     private readonly byKey: Map<string, MemberRecord>,
@@ -76,18 +82,29 @@ export class PreviousMembers {
     return new PreviousMembers(fd, byKey)
   }
 
-  /** The member's bytes when the previous file has a run with this key. */
+  /**
+   * The member's bytes when the previous file has a run with this key. Members are asked for in
+   * file order, mostly one after the other: they are read a window of ~1 MB at a time (a read per
+   * member cost the exports' thread more than the copy itself when the machine was busy).
+   */
   read(key: string): Buffer | undefined {
     const found = this.byKey.get(key)
     if (!found) return undefined
-    const bytes = Buffer.allocUnsafe(found.length)
-    let done = 0
-    while (done < found.length) {
-      const read = readSync(this.fd, bytes, done, found.length - done, found.offset + done)
-      if (read === 0) return undefined
-      done += read
+    const start = found.offset - this.windowStart
+    if (start < 0 || start + found.length > this.window.length) {
+      const window = Buffer.allocUnsafe(Math.max(READ_WINDOW, found.length))
+      let done = 0
+      while (done < window.length) {
+        const read = readSync(this.fd, window, done, window.length - done, found.offset + done)
+        if (read === 0) break
+        done += read
+      }
+      if (done < found.length) return undefined
+      this.window = window.subarray(0, done)
+      this.windowStart = found.offset
+      return this.window.subarray(0, found.length)
     }
-    return bytes
+    return this.window.subarray(start, start + found.length)
   }
 
   close(): void {

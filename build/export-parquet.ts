@@ -13,10 +13,13 @@ import { createHash, type Hash } from 'node:crypto'
 import { closeSync, openSync, readFileSync, readSync, writeSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
+import { readColumn } from 'hyparquet/src/column.js'
+import { DEFAULT_PARSERS } from 'hyparquet/src/convert.js'
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer'
 import { writeColumn } from 'hyparquet-writer/src/column.js'
 import { encodeNestedValues } from 'hyparquet-writer/src/dremel.js'
 import { schemaPathResolver } from 'hyparquet-writer/src/schema.js'
+import { contentHash } from '../core/content-hash.ts'
 import type { V2Job } from '../core/schema/api.ts'
 
 type Kind = 'string' | 'int32' | 'int64' | 'timestamp' | 'boolean' | 'strings'
@@ -211,10 +214,15 @@ export interface ParquetExportResult {
   chunksReused: number
 }
 
-/** Where a previous build's jobs.parquet and its chunk table are, to copy unchanged column chunks from. */
+/**
+ * Where a previous build's jobs.parquet and its chunk table are, to copy unchanged column chunks from,
+ * and its packed v2 bodies (index/v2-jobs.bin and .len, in the same order), to read a changed job's
+ * previous body from.
+ */
 export interface PreviousParquet {
   file: string
   table: string
+  bodies?: { bodies: string; lengths: string }
 }
 
 type PageIndexes = ParquetWriter['pendingIndexes'][number]
@@ -231,8 +239,14 @@ const WRITER_VERSION = (
     ),
   ) as { version: string }
 ).version
-/** The chunk table's first line: a table made by another writer version (other bytes for the same values) is not used. */
-const CHUNKS_HEADER = `jobsnap-parquet-chunks 1 hyparquet-writer-${WRITER_VERSION}`
+/**
+ * The chunk table's first line: a table made by another writer version (other bytes for the same values)
+ * or for other columns (its chunks are taken by position) is not used.
+ */
+const CHUNKS_HEADER = `jobsnap-parquet-chunks 2 hyparquet-writer-${WRITER_VERSION} ${createHash('sha256')
+  .update(JSON.stringify([SCHEMA, PARQUET_COLUMNS.map(({ plain, noStatistics, name }) => [name, plain, noStatistics])]))
+  .digest('base64url')
+  .slice(0, 16)}`
 
 /**
  * A column chunk's metadata (and page indexes) as JSON: bigints, bytes and
@@ -274,11 +288,27 @@ function moved(result: PageIndexes, delta: bigint): PageIndexes {
   return result
 }
 
-/** A previous file's column chunks, by the hash of their column and values. */
+interface PreviousChunk {
+  key: string
+  offset: number
+  length: number
+  json: string
+}
+
+/** A previous file's row group: its first row, its rows' content hashes (comma-separated) and its chunks in column order. */
+interface PreviousGroup {
+  start: number
+  hashes: string
+  rows: number
+  chunks: PreviousChunk[]
+}
+
+/** A previous file's column chunks, by the hash of their column and values, and by row group. */
 class PreviousChunks {
   private constructor(
     private readonly fd: number,
-    private readonly byKey: Map<string, { offset: number; length: number; json: string }>,
+    private readonly byKey: Map<string, PreviousChunk>,
+    readonly groups: PreviousGroup[],
   ) {}
 
   static open(previous: PreviousParquet | undefined): PreviousChunks | undefined {
@@ -296,19 +326,31 @@ class PreviousChunks {
       closeSync(fd)
       return undefined
     }
-    const byKey = new Map<string, { offset: number; length: number; json: string }>()
+    const byKey = new Map<string, PreviousChunk>()
+    const groups: PreviousGroup[] = []
+    let start = 0
     for (const line of lines.slice(1)) {
       if (line === '') continue
       const [key, offset, length, json] = line.split('\t')
-      byKey.set(key!, { offset: Number(offset), length: Number(length), json: json! })
+      if (key === 'rows') {
+        groups.push({ start, rows: Number(offset), hashes: length!, chunks: [] })
+        start += Number(offset)
+        continue
+      }
+      const chunk = { key: key!, offset: Number(offset), length: Number(length), json: json! }
+      byKey.set(chunk.key, chunk)
+      groups.at(-1)?.chunks.push(chunk)
     }
-    return new PreviousChunks(fd, byKey)
+    return new PreviousChunks(fd, byKey, groups)
   }
 
   /** The chunk's bytes and metadata (at its old place) when the previous file has it. */
   read(key: string): { bytes: Uint8Array; offset: number; result: PageIndexes } | undefined {
     const found = this.byKey.get(key)
-    if (!found) return undefined
+    return found && this.readChunk(found)
+  }
+
+  readChunk(found: PreviousChunk): { bytes: Uint8Array; offset: number; result: PageIndexes } | undefined {
     const bytes = Buffer.allocUnsafe(found.length)
     for (let done = 0; done < found.length; ) {
       const read = readSync(this.fd, bytes, done, found.length - done, found.offset + done)
@@ -323,7 +365,61 @@ class PreviousChunks {
   }
 }
 
-/** A column's values as text, to key its chunk: every value with its type, in order. */
+/** The previous snapshot's packed v2 bodies (joined by commas), read one by one by position. */
+class PreviousBodies {
+  private constructor(
+    private readonly fd: number,
+    private readonly offsets: Float64Array,
+  ) {}
+
+  static open(paths: PreviousParquet['bodies']): PreviousBodies | undefined {
+    if (!paths) return undefined
+    let lengths: Buffer
+    let fd: number
+    try {
+      lengths = readFileSync(paths.lengths)
+      fd = openSync(paths.bodies, 'r')
+    } catch {
+      return undefined
+    }
+    const offsets = new Float64Array(lengths.length / 4 + 1)
+    for (let index = 0; index < lengths.length / 4; index++)
+      offsets[index + 1] = offsets[index]! + lengths.readUInt32LE(index * 4) + 1
+    return new PreviousBodies(fd, offsets)
+  }
+
+  /** The body at `position`, or undefined when there is none. */
+  read(position: number): Buffer | undefined {
+    if (position + 1 >= this.offsets.length) return undefined
+    const offset = this.offsets[position]!
+    const bytes = Buffer.allocUnsafe(this.offsets[position + 1]! - 1 - offset)
+    for (let done = 0; done < bytes.length; ) {
+      const read = readSync(this.fd, bytes, done, bytes.length - done, offset + done)
+      if (read === 0) return undefined
+      done += read
+    }
+    return bytes
+  }
+
+  close(): void {
+    closeSync(this.fd)
+  }
+}
+
+/** Two column values, as the writer takes them, are the same. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false
+  return a.every((item, index) => item === b[index])
+}
+
+/** A row group's rows that differ from the previous file's row group at the same place, with their previous jobs. */
+interface GroupDiff {
+  group: PreviousGroup
+  changed: number[]
+  before: V2Job[]
+}
+
 /**
  * A column chunk's key: how the column is encoded (its schema and the encoder's options, so that
  * a change to them copies nothing) and its values, each with its type, in order.
@@ -361,6 +457,8 @@ export class ParquetExportFile {
   private readonly encoders: Encoder[]
   private readonly encodings: string[]
   private readonly previous: PreviousChunks | undefined
+  private readonly previousBodies: PreviousBodies | undefined
+  private groups = 0
   private table = `${CHUNKS_HEADER}\n`
   private written = 0
   private rows = 0
@@ -412,19 +510,55 @@ export class ParquetExportFile {
     })
     this.encodings = this.encoders.map(encodingOf)
     this.previous = tableFile ? PreviousChunks.open(previous) : undefined
+    this.previousBodies = this.previous && PreviousBodies.open(previous?.bodies)
   }
 
-  /** One row group: the jobs (v2 bodies, parsed) in order. */
-  addRowGroup(jobs: V2Job[]): void {
-    if (jobs.length === 0) return
+  /**
+   * One row group: the jobs' v2 bodies in order, and their content hashes. A body is parsed only
+   * where needed: when the previous file's row group at the same place has the same number of
+   * rows and most of them are the same jobs (same hashes), only the changed rows are parsed, with
+   * their previous bodies; a column whose values at those rows did not change is copied from the
+   * previous row group, and a changed text column is its previous chunk's values, decoded, with
+   * the changed rows' new values put in. Otherwise every body is parsed and each chunk keyed by
+   * its values, as a build from scratch does.
+   */
+  addRowGroup(bodies: Uint8Array[], hashes: string[]): void {
+    if (bodies.length === 0) return
     const writer = this.writer
     const groupStart = this.bytes.offset
     const columns: PageIndexes['chunk'][] = []
+    const jobs: V2Job[] = new Array(bodies.length)
+    const parse = (row: number) => {
+      jobs[row] ??= JSON.parse(
+        Buffer.from(bodies[row]!.buffer, bodies[row]!.byteOffset, bodies[row]!.length).toString(),
+      )
+      return jobs[row]!
+    }
+    let all: V2Job[] | undefined
+    const parseAll = () => {
+      all ??= bodies.map((_, row) => parse(row))
+      return all
+    }
+    const diff = this.diff(bodies.length, hashes)
     for (const [index, column] of PARQUET_COLUMNS.entries()) {
-      const values = jobs.map((job) => column.value(job) ?? null)
-      const key = this.tableFile ? chunkKey(column, this.encodings[index]!, values) : ''
       const offset = this.bytes.offset
-      const copied = this.previous?.read(key)
+      let copied: ReturnType<PreviousChunks['read']>
+      let key = ''
+      let values: unknown[] | undefined
+      if (diff) {
+        const previous = diff.group.chunks[index]!
+        const after = diff.changed.map((row) => column.value(parse(row)) ?? null)
+        const before = diff.before.map((job) => column.value(job) ?? null)
+        if (after.every((value, at) => sameValue(value, before[at]))) {
+          copied = this.previous!.readChunk(previous)
+          key = previous.key
+        } else values = this.patched(index, previous, diff, before, after)
+      }
+      if (!copied) {
+        values ??= parseAll().map((job) => column.value(job) ?? null)
+        key = this.tableFile ? chunkKey(column, this.encodings[index]!, values) : ''
+        copied = this.previous?.read(key)
+      }
       let result: PageIndexes
       if (copied) {
         this.bytes.appendBytes(copied.bytes)
@@ -439,21 +573,91 @@ export class ParquetExportFile {
       }
       this.chunks++
       // Before finish() adds the page indexes' places to it: a copy gets its own.
-      if (this.tableFile) this.table += `${key}\t${offset}\t${this.bytes.offset - offset}\t${chunkToJson(result)}\n`
+      if (this.tableFile) {
+        if (index === 0) this.table += `rows\t${bodies.length}\t${hashes.join(',')}\n`
+        this.table += `${key}\t${offset}\t${this.bytes.offset - offset}\t${chunkToJson(result)}\n`
+      }
       columns.push(result.chunk)
       writer.pendingIndexes.push(result)
     }
     let total_byte_size = 0n
     for (const { meta_data } of columns) total_byte_size += meta_data?.total_uncompressed_size ?? 0n
-    writer.num_rows += BigInt(jobs.length)
+    writer.num_rows += BigInt(bodies.length)
     writer.row_groups.push({
       columns,
       total_byte_size,
-      num_rows: BigInt(jobs.length),
+      num_rows: BigInt(bodies.length),
       total_compressed_size: BigInt(this.bytes.offset - groupStart),
     })
-    this.rows += jobs.length
+    this.rows += bodies.length
+    this.groups++
     this.flush()
+  }
+
+  /**
+   * The rows that differ from the previous file's row group at the same place, and their
+   * previous jobs; undefined when there is no such group, it has another number of rows, too many
+   * differ (jobs were added or removed before it, so rows moved), or a previous body is not there.
+   */
+  private diff(rows: number, hashes: string[]): GroupDiff | undefined {
+    const group = this.previous?.groups[this.groups]
+    if (!group || !this.previousBodies || group.rows !== rows || group.chunks.length !== PARQUET_COLUMNS.length)
+      return undefined
+    const previousHashes = group.hashes.split(',')
+    const changed: number[] = []
+    for (let row = 0; row < rows; row++) {
+      if (previousHashes[row] === hashes[row]) continue
+      changed.push(row)
+      if (changed.length > rows / 4) return undefined
+    }
+    const before: V2Job[] = []
+    for (const row of changed) {
+      const body = this.previousBodies.read(group.start + row)
+      if (!body || contentHash(body) !== previousHashes[row]) return undefined
+      before.push(JSON.parse(body.toString()) as V2Job)
+    }
+    return { group, changed, before }
+  }
+
+  /**
+   * A changed text column's values: its previous chunk's, decoded, with the changed rows' new
+   * values put in. Undefined for other kinds of column, or when the decoded chunk does not hold
+   * at the changed rows what their previous bodies say (then the bodies are parsed instead).
+   */
+  private patched(
+    index: number,
+    previous: PreviousChunk,
+    diff: GroupDiff,
+    before: unknown[],
+    after: unknown[],
+  ): unknown[] | undefined {
+    const column = PARQUET_COLUMNS[index]!
+    if (column.kind !== 'string') return undefined
+    const chunk = this.previous!.readChunk(previous)
+    if (!chunk) return undefined
+    const leaf = this.leaves[index]!
+    const { data } = readColumn(
+      { view: new DataView(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength), offset: 0 },
+      { groupStart: 0, selectStart: 0, selectEnd: diff.group.rows, groupRows: diff.group.rows },
+      {
+        pathInSchema: [column.name],
+        type: 'BYTE_ARRAY',
+        element: leaf.at(-1)!.element as never,
+        schemaPath: leaf as never,
+        codec: 'SNAPPY',
+        parsers: DEFAULT_PARSERS,
+        utf8: true,
+      },
+    )
+    const values: unknown[] = []
+    for (const page of data as ArrayLike<unknown>[])
+      for (let at = 0; at < page.length; at++) values.push(page[at] ?? null)
+    if (values.length !== diff.group.rows) return undefined
+    for (const [at, row] of diff.changed.entries()) {
+      if (values[row] !== before[at]) return undefined
+      values[row] = after[at]
+    }
+    return values
   }
 
   finish(): ParquetExportResult {
@@ -461,6 +665,7 @@ export class ParquetExportFile {
     this.flush()
     closeSync(this.fd)
     this.previous?.close()
+    this.previousBodies?.close()
     if (this.tableFile) {
       const table = openSync(this.tableFile, 'w')
       writeSync(table, this.table)

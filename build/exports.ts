@@ -1,19 +1,19 @@
 /**
  * The snapshot's bulk exports (core/exports.ts), written during the build's
  * write pass as each live job goes by in date order: its v2 body becomes a
- * line of jobs.ndjson.gz (gzip members compressed on the compression pool,
- * unchanged runs copied from the previous snapshot's file) and a row of
- * jobs.parquet (on a thread of its own); the companies follow at the end.
+ * line of jobs.ndjson.gz (unchanged runs copied from the previous snapshot's
+ * file) and a row of jobs.parquet, both on a thread of their own
+ * (exports-thread.ts); the companies follow at the end.
  */
 import { linkSync, mkdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { toV2CompanyProfile, companyNameOrder } from '../core/company.ts'
 import { contentHash } from '../core/content-hash.ts'
 import { EXPORT_FILES, type ExportFileRecord, type ExportName, exportPath } from '../core/exports.ts'
-import type { IndexedCompany } from '../core/snapshot.ts'
+import { type IndexedCompany, snapshotPaths } from '../core/snapshot.ts'
 import { NdjsonExportWriter, PreviousMembers } from './export-ndjson.ts'
+import { ExportsThread } from './exports-thread.ts'
 import type { PreviousSnapshot, SnapshotFileWriter } from './file-writer.ts'
-import { ParquetThread } from './parquet-thread.ts'
 
 /** Private files: each gzip export's member table, for the next build to copy unchanged runs from. */
 const membersTable = (name: string) => `index/${name}.members`
@@ -37,9 +37,7 @@ export interface ExportsStats {
 }
 
 export class ExportsWriter {
-  private readonly jobs: NdjsonExportWriter
-  private readonly parquet: ParquetThread
-  private readonly previousJobs: PreviousMembers | undefined
+  private readonly thread: ExportsThread
   readonly stats: ExportsStats = {
     membersReused: 0,
     members: 0,
@@ -56,23 +54,46 @@ export class ExportsWriter {
   ) {
     mkdirSync(path.join(root, 'exports'), { recursive: true })
     mkdirSync(path.join(root, 'index'), { recursive: true })
-    this.previousJobs = this.previousMembers('jobs.ndjson.gz')
-    this.jobs = this.ndjson('jobs.ndjson.gz', this.previousJobs)
-    const parquetTable = (dir: string) => path.join(dir, chunksTable('jobs.parquet'))
-    this.parquet = new ParquetThread(
-      path.join(root, exportPath('jobs.parquet')),
-      parquetTable(root),
-      previous && { file: path.join(previous.dir, exportPath('jobs.parquet')), table: parquetTable(previous.dir) },
+    const file = (dir: string, name: ExportName, table: string) => ({
+      file: path.join(dir, exportPath(name)),
+      table: path.join(dir, table),
+    })
+    const previousFile = (name: ExportName, table: string) => previous && file(previous.dir, name, table)
+    this.thread = new ExportsThread(
+      {
+        ndjson: {
+          ...file(root, 'jobs.ndjson.gz', membersTable('jobs.ndjson.gz')),
+          previous: previousFile('jobs.ndjson.gz', membersTable('jobs.ndjson.gz')),
+        },
+        parquet: {
+          ...file(root, 'jobs.parquet', chunksTable('jobs.parquet')),
+          previous: previous && {
+            ...file(previous.dir, 'jobs.parquet', chunksTable('jobs.parquet')),
+            bodies: {
+              bodies: path.join(previous.dir, snapshotPaths.v2Bodies.bodies),
+              lengths: path.join(previous.dir, snapshotPaths.v2Bodies.lengths),
+            },
+          },
+        },
+      },
       parquetRowGroupRows,
     )
   }
 
-  /** One live job, in date order: its v2 body (lent: copied where kept) and that body's content hash. */
-  async addJob(body: Buffer, hash: string): Promise<void> {
+  /**
+   * One live job, in date order: its v2 body (lent: copied) and that body's content hash.
+   * A promise only when the exports' thread is behind and the build must wait for it.
+   */
+  addJob(body: Uint8Array, hash: string): Promise<void> | undefined {
     const started = performance.now()
-    await this.jobs.add(body, hash)
-    await this.parquet.add(body)
-    this.stats.busyMs += performance.now() - started
+    const waiting = this.thread.add(body, hash)
+    if (waiting === undefined) {
+      this.stats.busyMs += performance.now() - started
+      return undefined
+    }
+    return waiting.then(() => {
+      this.stats.busyMs += performance.now() - started
+    })
   }
 
   /**
@@ -90,10 +111,9 @@ export class ExportsWriter {
   }
 
   private async finishFiles(companies: { company: IndexedCompany; liveJobs: number }[]): Promise<ExportFileRecord[]> {
-    const jobs = await this.jobs.finish()
+    const { jobs, parquet } = await this.thread.finish()
     this.stats.members = jobs.members
     this.stats.membersReused = jobs.membersReused
-    const parquet = await this.parquet.finish()
     this.stats.parquetChunks = parquet.chunks
     this.stats.parquetChunksReused = parquet.chunksReused
     const previousCompanies = this.previousMembers('companies.ndjson.gz')
@@ -139,9 +159,7 @@ export class ExportsWriter {
 
   /** Releases threads and files (after a failure too). */
   async close(): Promise<void> {
-    this.jobs.close()
-    this.previousJobs?.close()
-    await this.parquet.close()
+    await this.thread.close()
   }
 
   private ndjson(name: ExportName, previous: PreviousMembers | undefined): NdjsonExportWriter {

@@ -332,4 +332,28 @@ describe('across snapshots', () => {
     expect(fresh.parquetChunksReused).toBe(0)
     expect(fresh.manifest.exports.find((file) => file.name === 'jobs.parquet')!.sha256).toBe(current.sha256)
   })
+
+  it('rebuilds jobs.parquet to the same bytes after edits in place to text, number and list columns', async () => {
+    // No job added or removed: every row group keeps its rows, so only the edited jobs are parsed.
+    await editJobs(dataset.dataDir, (records) => {
+      for (const [index, record] of records.entries()) {
+        if (index % 29 === 0) record.title = `${record.title} (in place)`
+        if (index % 31 === 0) record.description = `${String(record.description)} Edited in place.`
+        if (index % 37 === 0 && typeof record.salary_max === 'number') record.salary_max += 1
+        if (index % 41 === 0) record.timezones = ['Pacific/Auckland']
+      }
+    })
+    const built = await build()
+    expect(built.parquetChunksReused, 'the unedited columns are copied').toBeGreaterThan(0)
+    const fresh = await buildSnapshot({
+      dataDir: dataset.dataDir,
+      distDir: `${dataset.distDir}-fresh-in-place`,
+      siteUrl: 'https://jobsnap.example',
+      now: new Date(clock),
+      parquetRowGroupRows: 200,
+      progress: createProgress(process.stderr, true),
+    })
+    const sha = (result: BuildResult) => result.manifest.exports.find((file) => file.name === 'jobs.parquet')!.sha256
+    expect(sha(built)).toBe(sha(fresh))
+  })
 })
