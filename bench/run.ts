@@ -320,7 +320,7 @@ function buildLines(jobs: number, dataset: PreparedDataset): string[] {
 
 /**
  * What the bulk exports cost the builds: the time the build's own thread spent on them (waits for the
- * compression and Parquet threads included), as a share of the full build and in seconds of the 1% rebuild.
+ * exports thread included), as a share of the full build and in seconds of the 1% rebuild.
  */
 function exportsBuildLine(stats: NonNullable<PreparedDataset['build']>['stats'], large: boolean): string {
   const full = stats.exports_seconds
@@ -335,7 +335,7 @@ function exportsBuildLine(stats: NonNullable<PreparedDataset['build']>['stats'],
   const rebuild = change
     ? `; in the 1% rebuild ${change.exports_seconds?.toFixed(1) ?? '?'} s (${change.export_members_copied?.toLocaleString('en-US') ?? '?'} of ${change.export_members?.toLocaleString('en-US') ?? '?'} gzip members of jobs.ndjson.gz and ${change.parquet_chunks_copied?.toLocaleString('en-US') ?? '?'} of ${change.parquet_chunks?.toLocaleString('en-US') ?? '?'} column chunks of jobs.parquet copied from the previous files)${large ? `; ${verdict(changeTarget)}` : ' (the 10 s target is for 1M)'}`
     : ''
-  return `Bulk exports in the build (time on the build's own thread, waits for its compression and Parquet threads included): ${full.toFixed(1)} s of the full build = +${(share * 100).toFixed(0)}%${large ? `; ${verdict(fullTarget)}` : ` (${verdict(fullTarget)}; the targets are for 1M)`}${rebuild}.`
+  return `Bulk exports in the build (time on the build's own thread, waits for its exports thread included): ${full.toFixed(1)} s of the full build = +${(share * 100).toFixed(0)}%${large ? `; ${verdict(fullTarget)}` : ` (${verdict(fullTarget)}; the targets are for 1M)`}${rebuild}.`
 }
 
 /** Reads every identity file the HTTP scenarios serve (v2 jobs, v1 pages of 25) and the index files once. */

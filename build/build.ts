@@ -249,7 +249,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const writer = new SnapshotFileWriter(stagingDir, previous)
   // Worker threads and open files are released whether the build succeeds or throws.
   const closers: (() => unknown)[] = [() => pool.close(), () => writer.close()]
-  // Made now, so that its Parquet thread starts (a second or so under tsx) while pass 1 runs.
+  // Made now, so that its exports thread starts (a second or so under tsx) while pass 1 runs.
   const exportsWriter = new ExportsWriter(stagingDir, writer, previous, options.parquetRowGroupRows)
   closers.push(() => exportsWriter.close())
   let published = false
