@@ -120,7 +120,9 @@ async function waitForCount(page: Page, selector: string, count: number): Promis
         globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }
       ).document.querySelectorAll(css).length >= least,
     [selector, count] as const,
-    { timeout: 30_000 },
+    // Opening every operation at once re-renders Swagger UI dozens of times: ~5 s alone, over 30 s once in CI
+    // with other test files on both cores. Within the test's own 60 s.
+    { timeout: 45_000 },
   )
 }
 
