@@ -835,11 +835,12 @@ class V1PageWriter {
     const file = snapshotPaths.v1Page(page.limit, page.page)
     if (page.unchanged !== undefined) await this.writer.linkPublic(file, page.unchanged)
     else {
+      // The page's bytes are handed over as they are (framed on the worker, hashed there): at 1M jobs a build
+      // where 1% of jobs changed rewrites ~1.5 GB of pages, whose joining and hashing here held up every job.
       const { head, tail } = v1PageFrame(this.usage, page.page, page.limit, this.total)
-      await this.writer.writePublic(
-        file,
-        Buffer.concat([Buffer.from(head), page.bytes.subarray(0, page.length), Buffer.from(tail)]),
-      )
+      const bytes = page.bytes.subarray(0, page.length)
+      page.bytes = Buffer.allocUnsafe(page.bytes.length)
+      await this.writer.writePublicHashedOnWorker(file, [Buffer.from(head), bytes, Buffer.from(tail)])
     }
     page.page++
     page.count = 0

@@ -11,6 +11,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
+import { CONTENT_HASH_LENGTH } from '../core/content-hash.ts'
 import { ENCODINGS } from '../core/snapshot.ts'
 
 /** Brotli quality 6 and gzip level 9: within a few percent of the smallest files, at a fraction of quality 11's time. */
@@ -20,21 +21,35 @@ const GZIP_LEVEL = 9
 /** One public file: where it goes, its bytes, and where an identical copy may already be (link instead of writing). */
 export interface PublicFile {
   path: string
-  bytes: Buffer
+  /** Its bytes, or parts of them in order (copied once, into the message to the worker). */
+  bytes: Buffer | readonly Buffer[]
   /** Also write its brotli and gzip siblings. */
   precompress: boolean
   linkFrom?: string
+  /**
+   * Hashed on the worker (contentHash), which sends the hash back: the build's own thread
+   * neither hashes the bytes nor joins the parts. With `linkFrom`, the file is linked only
+   * when its hash is `previous` (the previous snapshot's hash of it).
+   */
+  hashOnWorker?: { previous?: string }
 }
 
 /** Per file of a batch: hard-linked, or written (its previous copy, if any, could not be linked). */
 type FileOutcome = 'linked' | 'written'
-export type BatchOutcome = FileOutcome[]
+/** Per file, what was done; and the hash of each file sent with `hashOnWorker` (else undefined). */
+export interface BatchOutcome {
+  outcomes: FileOutcome[]
+  hashes: (string | undefined)[]
+}
 
 // Plain JavaScript evaluated by the worker, so it runs however the build was started (tsx, compiled, tests).
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads')
 const { linkSync, rmSync, writeFileSync } = require('node:fs')
+const { createHash } = require('node:crypto')
 const zlib = require('node:zlib')
+// As core/content-hash.ts contentHash: the manifest and the ETags must not depend on which thread hashed.
+const contentHash = (body) => createHash('sha256').update(body).digest('base64url').slice(0, ${CONTENT_HASH_LENGTH})
 const ENCODINGS = ${JSON.stringify(ENCODINGS.map(({ name, suffix }) => [name, suffix]))}
 const SUFFIXES = ['', ...ENCODINGS.map(([, suffix]) => suffix)]
 const COMPRESS = {
@@ -86,20 +101,34 @@ parentPort.on('message', ({ id, files, bytes, links, members }) => {
       return
     }
     const all = Buffer.from(bytes)
-    const linked = files.map(({ path, start, end, precompress, linkFrom }) => {
-      if (linkFrom !== undefined && link(linkFrom, path, precompress)) return 'linked'
-      write(path, all.subarray(start, end), precompress)
+    const hashes = []
+    const linked = files.map(({ path, start, end, precompress, linkFrom, hashOnWorker }, i) => {
+      const body = all.subarray(start, end)
+      let same = linkFrom !== undefined
+      if (hashOnWorker !== undefined) {
+        hashes[i] = contentHash(body)
+        same &&= hashes[i] === hashOnWorker.previous
+      }
+      if (same && link(linkFrom, path, precompress)) return 'linked'
+      write(path, body, precompress)
       return 'written'
     })
-    parentPort.postMessage({ id, linked })
+    parentPort.postMessage({ id, linked, hashes })
   } catch (error) {
     parentPort.postMessage({ id, error: String(error && error.message || error) })
   }
 })
 `
 
+/** A worker's answer: `linked` per file, path or member; `hashes` per file of a write; `joined` the gzip members. */
+interface Reply {
+  linked: FileOutcome[] | string[] | number[]
+  hashes?: (string | undefined)[]
+  joined?: ArrayBuffer
+}
+
 interface Pending {
-  resolve(outcome: BatchOutcome | string[] | number[], joined?: ArrayBuffer): void
+  resolve(reply: Reply): void
   reject(error: Error): void
 }
 
@@ -112,25 +141,12 @@ export class CompressPool {
   constructor(size = Math.max(1, availableParallelism())) {
     this.workers = Array.from({ length: size }, () => {
       const worker = new Worker(WORKER_SOURCE, { eval: true })
-      worker.on(
-        'message',
-        ({
-          id,
-          linked,
-          joined,
-          error,
-        }: {
-          id: number
-          linked?: BatchOutcome | string[] | number[]
-          joined?: ArrayBuffer
-          error?: string
-        }) => {
-          const task = this.pending.get(id)
-          this.pending.delete(id)
-          if (error === undefined) task?.resolve(linked!, joined)
-          else task?.reject(new Error(error))
-        },
-      )
+      worker.on('message', ({ id, error, ...reply }: Reply & { id: number; error?: string }) => {
+        const task = this.pending.get(id)
+        this.pending.delete(id)
+        if (error === undefined) task?.resolve(reply)
+        else task?.reject(new Error(error))
+      })
       worker.on('error', (error) => this.failAll(error))
       return worker
     })
@@ -144,15 +160,23 @@ export class CompressPool {
   write(files: PublicFile[]): Promise<BatchOutcome> {
     const id = this.nextId++
     const worker = this.workers[this.nextWorker++ % this.workers.length]!
-    const bytes = new Uint8Array(files.reduce((sum, file) => sum + file.bytes.length, 0))
+    let total = 0
+    for (const file of files) total += byteLength(file.bytes)
+    const bytes = new Uint8Array(total)
     let offset = 0
-    const placed = files.map(({ path, bytes: body, precompress, linkFrom }) => {
-      bytes.set(body, offset)
-      offset += body.length
-      return { path, start: offset - body.length, end: offset, precompress, linkFrom }
+    const placed = files.map(({ path, bytes: body, precompress, linkFrom, hashOnWorker }) => {
+      const start = offset
+      for (const part of Buffer.isBuffer(body) ? [body] : (body as readonly Buffer[])) {
+        bytes.set(part, offset)
+        offset += part.length
+      }
+      return { path, start, end: offset, precompress, linkFrom, hashOnWorker }
     })
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (outcome: BatchOutcome | string[]) => void, reject })
+      this.pending.set(id, {
+        resolve: ({ linked, hashes }) => resolve({ outcomes: linked as FileOutcome[], hashes: hashes ?? [] }),
+        reject,
+      })
       worker.postMessage({ id, files: placed, bytes: bytes.buffer }, [bytes.buffer])
     })
   }
@@ -167,7 +191,7 @@ export class CompressPool {
     const id = this.nextId++
     const worker = this.workers[this.nextWorker++ % this.workers.length]!
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (outcome: BatchOutcome | string[]) => void, reject })
+      this.pending.set(id, { resolve: ({ linked }) => resolve(linked as string[]), reject })
       worker.postMessage({ id, links: { from: fromRoot, to: toRoot, paths: paths.join('\n') } })
     })
   }
@@ -181,7 +205,7 @@ export class CompressPool {
     const worker = this.workers[this.nextWorker++ % this.workers.length]!
     return new Promise((resolve, reject) => {
       this.pending.set(id, {
-        resolve: (lengths, joined) => {
+        resolve: ({ linked: lengths, joined }) => {
           const all = Buffer.from(joined!)
           let start = 0
           resolve(
@@ -206,4 +230,11 @@ export class CompressPool {
     for (const task of this.pending.values()) task.reject(error)
     this.pending.clear()
   }
+}
+
+function byteLength(bytes: Buffer | readonly Buffer[]): number {
+  if (Buffer.isBuffer(bytes)) return bytes.length
+  let length = 0
+  for (const part of bytes as readonly Buffer[]) length += part.length
+  return length
 }

@@ -49,6 +49,8 @@ export class SnapshotFileWriter {
   /** Files sent to the workers and not yet on disk. */
   private inFlight = 0
   private batch: PublicFile[] = []
+  /** Relative path of each file of `batch` hashed on the worker (by its place in the batch), where its hash goes. */
+  private batchHashed: (string | undefined)[] = []
   /** Relative paths waiting to be hard-linked from the previous snapshot. */
   private links: string[] = []
   private readonly madeDirs = new Set<string>()
@@ -95,6 +97,30 @@ export class SnapshotFileWriter {
     }
     await this.room()
     return hash
+  }
+
+  /**
+   * A public file given as parts (joined on the worker, never on this thread) and hashed on the
+   * worker: linked when its hash is the previous snapshot's, else written. Its place in the
+   * manifest's file map is taken now (the order files were queued in), its hash filled in when
+   * the worker is done (by flush). For files whose bytes are large and mostly changed: the v1
+   * pages of a build where jobs changed, whose hashing was a large share of this thread's time.
+   * The parts are kept until then: the caller must not reuse them.
+   */
+  async writePublicHashedOnWorker(relativePath: string, parts: readonly Buffer[]): Promise<void> {
+    this.hashes[relativePath] = ''
+    await this.ensureDir(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))
+    const previous = this.previous?.hashes[relativePath]
+    this.batchHashed[this.batch.length] = relativePath
+    this.batch.push({
+      path: path.join(this.root, relativePath),
+      bytes: parts,
+      precompress: false,
+      hashOnWorker: { ...(previous !== undefined ? { previous } : {}) },
+      ...(previous !== undefined ? { linkFrom: path.join(this.previous!.dir, relativePath) } : {}),
+    })
+    if (this.batch.length >= BATCH_SIZE) this.dispatch()
+    await this.room()
   }
 
   /**
@@ -159,16 +185,21 @@ export class SnapshotFileWriter {
   private dispatch(): void {
     if (this.batch.length === 0) return
     const files = this.batch
+    const hashed = this.batchHashed
     this.batch = []
+    this.batchHashed = []
     this.track(
       files.length,
       this.workers()
         .write(files)
-        .then((outcomes) => {
+        .then(({ outcomes, hashes }) => {
           for (const outcome of outcomes) {
             if (outcome === 'linked') this.reused++
             else this.rewritten++
           }
+          hashed.forEach((relativePath, i) => {
+            if (relativePath !== undefined) this.hashes[relativePath] = hashes[i]!
+          })
         }),
     )
   }

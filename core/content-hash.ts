@@ -12,8 +12,11 @@ import { createHash } from 'node:crypto'
  * `-br`/`-gz` for compressed copies) and the manifest's change detector.
  */
 export function contentHash(body: Buffer | string): string {
-  return createHash('sha256').update(body).digest('base64url').slice(0, 22)
+  return createHash('sha256').update(body).digest('base64url').slice(0, CONTENT_HASH_LENGTH)
 }
+
+/** Characters of the base64url SHA-256 contentHash keeps (for code that hashes the same way off this thread). */
+export const CONTENT_HASH_LENGTH = 22
 
 /** An index file's full SHA-256 (base64url), recorded in the manifest and checked on load instead of re-validating. */
 export function indexFileHash(body: Buffer | string): string {
