@@ -391,6 +391,13 @@ export class JobIndex implements RangeColumns {
     return { high: this.highPrefixes, low: this.lowPrefixes }
   }
 
+  /** salaryPrefixes with every checkpoint made, in steps: the loader asks for them, so no query waits on one. */
+  *warmSalaryPrefixesSteps(): Steps<void> {
+    const { high, low } = this.salaryPrefixes()
+    yield* high.warmSteps()
+    yield* low.warmSteps()
+  }
+
   isExpired(position: number, now: number): boolean {
     return this.expiresAt[position]! <= now
   }
