@@ -14,6 +14,8 @@
 import { isAscii } from 'node:buffer'
 import { endianness } from 'node:os'
 import { addPosting } from './posting-lists.ts'
+import { inOrder, lowestSalaries, salaryRankOf, sortedExpiries } from './index-derivations.ts'
+import { slugSlotCount, slugSlotsSteps } from './slug-slots.ts'
 import type { IndexedJob } from './snapshot.ts'
 import { runSteps, type Steps } from './steps.ts'
 
@@ -38,7 +40,25 @@ const UINT_SECTIONS = [
   'idOffsets',
 ] as const
 const TEXT_SECTIONS = ['hashes', 'slugs', 'ids'] as const
-type Section = (typeof FLOAT_SECTIONS)[number] | (typeof UINT_SECTIONS)[number] | (typeof TEXT_SECTIONS)[number]
+/**
+ * What the build derives once so that a server need not at every load (core/index-derivations.ts,
+ * core/slug-slots.ts): a file without them (an older build) loads too, the server deriving them.
+ */
+const DERIVED_SECTIONS = [
+  'salaryRank',
+  'bySalaryPostedAt',
+  'bySalaryExpiresAt',
+  'bySalarySalaryLow',
+  'bySalarySalaryHigh',
+  'expiries',
+  'lowestSalaries',
+  'slugSlots',
+] as const
+type Section =
+  | (typeof FLOAT_SECTIONS)[number]
+  | (typeof UINT_SECTIONS)[number]
+  | (typeof TEXT_SECTIONS)[number]
+  | (typeof DERIVED_SECTIONS)[number]
 
 interface JobIndexFileHead {
   jobs: number
@@ -71,6 +91,22 @@ export interface JobIndexFile {
   slugs: { joined: string; offsets: Uint32Array }
   /** Job ids (the date order's tie-break, which cursors carry), likewise. */
   ids: { joined: string; offsets: Uint32Array }
+  /** What the build derived (DERIVED_SECTIONS), when the file holds all of it. */
+  derived?: StoredDerivations
+}
+
+/** The arrays DERIVED_SECTIONS hold. */
+export interface StoredDerivations {
+  /** salaryRankOf(salaryOrder). */
+  salaryRank: Uint32Array
+  /** The range columns in salary order (inOrder). */
+  bySalary: { postedAt: Float64Array; expiresAt: Float64Array; salaryLow: Float64Array; salaryHigh: Float64Array }
+  /** sortedExpiries(expiresAt). */
+  expiries: Float64Array
+  /** lowestSalaries(salaryLow, salaryLowOrder). */
+  lowestSalaries: Float64Array
+  /** The slug table's slots (core/slug-slots.ts). */
+  slugSlots: Int32Array
 }
 
 type PostingFacet = 'category' | 'level' | 'schedule' | 'work_arrangement' | 'tag' | 'place' | 'company'
@@ -255,13 +291,25 @@ export class JobIndexFileWriter {
     const hashes = this.hashes.packed()
     const slugs = this.slugs.packed()
     const ids = this.ids.packed()
+    const order = Uint32Array.from(salaryOrder)
+    const { postedAt, expiresAt, salaryLow, salaryHigh } = this.floats
+    // The slugs as a server decodes them (decodedText), since the table hashes their UTF-16 code units.
+    const slugText = { joined: decodedText(slugs.bytes, 0, slugs.bytes.length), offsets: slugs.offsets }
     const bodies: Record<Section, ArrayBufferView> = {
       ...this.floats,
-      salaryOrder: Uint32Array.from(salaryOrder),
+      salaryOrder: order,
       salaryLowOrder,
       ...this.codes,
       postingCounts,
       postings: allPostings,
+      salaryRank: salaryRankOf(order),
+      bySalaryPostedAt: inOrder(postedAt, order),
+      bySalaryExpiresAt: inOrder(expiresAt, order),
+      bySalarySalaryLow: inOrder(salaryLow, order),
+      bySalarySalaryHigh: inOrder(salaryHigh, order),
+      expiries: sortedExpiries(expiresAt),
+      lowestSalaries: lowestSalaries(salaryLow, salaryLowOrder),
+      slugSlots: runSteps(slugSlotsSteps(slugText)),
       hashOffsets: hashes.offsets,
       slugOffsets: slugs.offsets,
       idOffsets: ids.offsets,
@@ -274,11 +322,11 @@ export class JobIndexFileWriter {
       string[]
     >
     // The head holds the sections' offsets, which depend on its own length: lay out with a fixed-width placeholder.
-    const order = Object.keys(bodies) as Section[]
+    const names = Object.keys(bodies) as Section[]
     const lay = (headLength: number) => {
       const sections = {} as Record<Section, [number, number]>
       let offset = align8(MAGIC.length + 4 + headLength)
-      for (const name of order) {
+      for (const name of names) {
         sections[name] = [offset, bodies[name].byteLength]
         offset = align8(offset + bodies[name].byteLength)
       }
@@ -297,7 +345,7 @@ export class JobIndexFileWriter {
     prefix.writeUInt32LE(headLength, MAGIC.length)
     prefix.write(head, MAGIC.length + 4, 'utf8')
     const parts: Buffer[] = [prefix]
-    for (const name of order) {
+    for (const name of names) {
       const view = bodies[name]
       const bytes = Buffer.from(view.buffer, view.byteOffset, view.byteLength)
       parts.push(endianness() === 'LE' ? bytes : swapped(view))
@@ -531,12 +579,13 @@ export function* readJobIndexPartsSteps(numeric: Buffer, text: Buffer, what: str
       fail(`its ${name} section does not fit`)
     return [offset, length / unit]
   }
-  const floats = (name: Section) => {
-    const [offset, count] = section(numeric, 0, name, 8, n)
+  /** A float section of n values, or of any number with `count` null. */
+  const floats = (name: Section, count: number | null = n) => {
+    const [offset, length] = section(numeric, 0, name, 8, count ?? undefined)
     const at = numeric.byteOffset + offset
-    if (endianness() === 'LE' && at % 8 === 0) return new Float64Array(numeric.buffer, at, count)
-    const copy = new Float64Array(count)
-    for (let i = 0; i < count; i++) copy[i] = numeric.readDoubleLE(offset + i * 8)
+    if (endianness() === 'LE' && at % 8 === 0) return new Float64Array(numeric.buffer, at, length)
+    const copy = new Float64Array(length)
+    for (let i = 0; i < length; i++) copy[i] = numeric.readDoubleLE(offset + i * 8)
     return copy
   }
   const uints = (name: Section, count?: number) => {
@@ -550,9 +599,7 @@ export function* readJobIndexPartsSteps(numeric: Buffer, text: Buffer, what: str
   const decoded = (name: Section, offsetsName: Section) => {
     const offsets = uints(offsetsName, n + 1)
     const [offset, length] = section(text, textStart, name, 1)
-    // ASCII (slugs, ids and hashes nearly always are) decodes as latin1 to the same string, several times faster.
-    const encoding = isAscii(text.subarray(offset, offset + length)) ? 'latin1' : 'utf8'
-    const joined = text.toString(encoding, offset, offset + length)
+    const joined = decodedText(text, offset, offset + length)
     if (offsets[n] !== joined.length) fail(`its ${name} offsets do not match the text`)
     return { joined, offsets }
   }
@@ -573,6 +620,20 @@ export function* readJobIndexPartsSteps(numeric: Buffer, text: Buffer, what: str
   yield
   const ids = decoded('ids', 'idOffsets')
   yield
+  const derived = DERIVED_SECTIONS.every((name) => head.sections?.[name] !== undefined)
+    ? {
+        salaryRank: uints('salaryRank', n),
+        bySalary: {
+          postedAt: floats('bySalaryPostedAt'),
+          expiresAt: floats('bySalaryExpiresAt'),
+          salaryLow: floats('bySalarySalaryLow'),
+          salaryHigh: floats('bySalarySalaryHigh'),
+        },
+        expiries: floats('expiries', null),
+        lowestSalaries: floats('lowestSalaries'),
+        slugSlots: int32s(uints('slugSlots', slugSlotCount(n) * 2)),
+      }
+    : undefined
   return {
     size: n,
     postedAt: floats('postedAt'),
@@ -587,5 +648,16 @@ export function* readJobIndexPartsSteps(numeric: Buffer, text: Buffer, what: str
     hashes,
     slugs,
     ids,
+    derived,
   }
+}
+
+/** A text section's bytes as a string: ASCII (slugs, ids and hashes nearly always are) decodes as latin1 to the same string, several times faster. */
+function decodedText(bytes: Buffer, start: number, end: number): string {
+  return bytes.toString(isAscii(bytes.subarray(start, end)) ? 'latin1' : 'utf8', start, end)
+}
+
+/** The same bytes as int32s. */
+function int32s(view: Uint32Array): Int32Array {
+  return new Int32Array(view.buffer, view.byteOffset, view.length)
 }

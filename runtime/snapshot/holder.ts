@@ -72,7 +72,7 @@ export class SnapshotHolder {
     for (;;) {
       const previous = this.served
       if (dir === previous?.dir) return { changed: false, id: previous.id }
-      const next = await loadSnapshot(dir, this.fileCache, this.bodiesInMemoryBytes)
+      const next = await loadSnapshot(dir, this.fileCache, this.bodiesInMemoryBytes, previous)
       const named = await resolveCurrentSnapshot(this.distDir)
       if (named !== dir) {
         next.close()

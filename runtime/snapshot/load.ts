@@ -98,6 +98,52 @@ async function readBytes(dir: string, file: string): Promise<Buffer> {
   }
 }
 
+/**
+ * One buffer that a load reads its transient files into in turn: the
+ * manifest, then index/jobs.bin's text, then the companies, each decoded
+ * or parsed before the next is read. At 1M jobs those are 90, 120 and 45 MB:
+ * every fresh megabyte costs ~0.8 ms of the kernel's time to fault in, and
+ * all of it was garbage a full collection had to return, so one buffer of
+ * the largest of them was ~0.1 s less of every worker's start.
+ */
+class Scratch {
+  private buffer: Buffer | undefined
+
+  /** Makes sure the next `take`s up to `bytes` reuse one buffer. */
+  reserve(bytes: number): void {
+    if ((this.buffer?.length ?? -1) < bytes) this.buffer = Buffer.allocUnsafeSlow(bytes)
+  }
+
+  /** `bytes` bytes of the buffer (grown if need be), valid until the next take. */
+  take(bytes: number): Buffer {
+    this.reserve(bytes)
+    return this.buffer!.subarray(0, bytes)
+  }
+}
+
+/** A whole file read into the scratch buffer, with its identity when it did not change while it was read. */
+async function readIntoScratch(
+  dir: string,
+  file: string,
+  scratch: Scratch,
+): Promise<{ bytes: Buffer; stats?: BigIntStats }> {
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(path.join(dir, file), 'r')
+    const before = await handle.stat({ bigint: true })
+    // Not a regular file (a pipe: its size says nothing): read to its end, into a buffer of its own.
+    const bytes = before.isFile() ? scratch.take(Number(before.size)) : await handle.readFile()
+    if (before.isFile()) await readFully(handle, bytes, 0)
+    // Grown since the stat: read as a file that changed (no identity), and refused by its hash if it differs.
+    const after = await handle.stat({ bigint: true })
+    return fileIdentity(before) === fileIdentity(after) ? { bytes, stats: before } : { bytes }
+  } catch (error) {
+    throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
+  } finally {
+    await handle?.close()
+  }
+}
+
 /** A JSON.parse failure, named after the file it came from. */
 function inFile(error: unknown, what: string): Error {
   return error instanceof SyntaxError ? new Error(`${what} is not JSON: ${error.message}`) : (error as Error)
@@ -266,6 +312,29 @@ async function readWithIdentity(dir: string, file: string): Promise<{ bytes: Buf
   }
 }
 
+/** A file's size, 0 when it cannot be read (reading it then says why). */
+async function fileSize(dir: string, file: string): Promise<number> {
+  return (await stat(path.join(dir, file)).catch(() => undefined))?.size ?? 0
+}
+
+/** How many bytes index/jobs.bin's text part holds (readJobIndexParts reads it into the scratch buffer), 0 if unknown. */
+async function jobIndexTextBytes(dir: string): Promise<number> {
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(path.join(dir, snapshotPaths.jobIndexBinary), 'r')
+    const size = (await handle.stat()).size
+    const prefix = Buffer.alloc(Math.min(size, JOB_INDEX_PREFIX_BYTES))
+    await readFully(handle, prefix, 0)
+    const head = Buffer.alloc(Math.min(size, jobIndexHeadBytes(prefix, 'jobs.bin')))
+    await readFully(handle, head, 0)
+    return size - jobIndexTextStart(head, size, 'jobs.bin')
+  } catch {
+    return 0
+  } finally {
+    await handle?.close()
+  }
+}
+
 /** Reads exactly `into.length` bytes at `position`, or throws naming where the file ended. */
 async function readFully(handle: FileHandle, into: Buffer, position: number): Promise<void> {
   for (let done = 0; done < into.length; ) {
@@ -285,6 +354,7 @@ async function readFully(handle: FileHandle, into: Buffer, position: number): Pr
 async function readJobIndexParts(
   dir: string,
   what: string,
+  scratch: Scratch,
 ): Promise<{ numeric: Buffer; text: Buffer; stats?: BigIntStats }> {
   let handle: FileHandle | undefined
   try {
@@ -304,7 +374,7 @@ async function readJobIndexParts(
     }
     const numeric = Buffer.allocUnsafeSlow(textStart)
     await readFully(handle, numeric, 0)
-    const text = Buffer.allocUnsafeSlow(size - textStart)
+    const text = scratch.take(size - textStart)
     await readFully(handle, text, textStart)
     const after = await handle.stat({ bigint: true })
     return fileIdentity(before) === fileIdentity(after) ? { numeric, text, stats: before } : { numeric, text }
@@ -440,11 +510,17 @@ export async function resolveCurrentSnapshot(distDir: string): Promise<string> {
  * arrays used as read, checked by that hash), else built from
  * index/jobs.json a slice of jobs at a time (older snapshots).
  */
-async function loadJobIndex(manifest: SnapshotManifest, dir: string, verification: Verification): Promise<JobIndex> {
+async function loadJobIndex(
+  manifest: SnapshotManifest,
+  dir: string,
+  verification: Verification,
+  scratch: Scratch,
+): Promise<JobIndex> {
   const binaryHash = manifest.index_hashes?.[snapshotPaths.jobIndexBinary]
   if (binaryHash !== undefined) {
     const what = `${dir}/${snapshotPaths.jobIndexBinary}`
-    const read = await readJobIndexParts(dir, what)
+    // The text goes into the scratch buffer: it is decoded to strings before anything else is read there.
+    const read = await readJobIndexParts(dir, what, scratch)
     if (!isVerified(verification.record, snapshotPaths.jobIndexBinary, binaryHash, read.stats)) {
       await checkHashInSlices([read.numeric, read.text], binaryHash, what)
       noteVerified(verification, snapshotPaths.jobIndexBinary, binaryHash, read.stats)
@@ -509,24 +585,41 @@ export async function loadSnapshot(
   dir: string,
   fileCache: FileCache,
   bodiesInMemoryBytes = DEFAULTS.JOBSNAP_BODIES_MEMORY_MB * 1024 * 1024,
+  /** The snapshot served now, if any: what the new one holds unchanged is shared with it (the companies). */
+  previous?: LoadedSnapshot,
 ): Promise<LoadedSnapshot> {
   const manifestPath = `${dir}/${snapshotPaths.manifest}`
-  const manifest = await loadManifest(await readBytes(dir, snapshotPaths.manifest), manifestPath)
+  const scratch = new Scratch()
+  scratch.reserve(
+    Math.max(
+      await fileSize(dir, snapshotPaths.manifest),
+      await fileSize(dir, snapshotPaths.companies),
+      await jobIndexTextBytes(dir),
+    ),
+  )
+  const manifest = await loadManifest((await readIntoScratch(dir, snapshotPaths.manifest, scratch)).bytes, manifestPath)
   const verification: Verification = { record: await readVerifiedFiles(dir), found: {} }
   await yieldToRequests()
-  const [companiesRead, termsBytes] = await Promise.all([
-    readWithIdentity(dir, snapshotPaths.companies),
-    readBytes(dir, snapshotPaths.searchTerms),
-  ])
-  const jobs = await loadJobIndex(manifest, dir, verification)
+  const termsBytes = await readBytes(dir, snapshotPaths.searchTerms)
+  const jobs = await loadJobIndex(manifest, dir, verification, scratch)
   if (jobs.size !== manifest.counts.live_jobs) {
     throw new Error(`${dir}: index has ${jobs.size} jobs, manifest says ${manifest.counts.live_jobs}`)
   }
   await yieldToRequests()
   // Sorted now rather than by the first salary_max query, which would wait for it (~0.4 s at 1M jobs).
   jobs.salaryLowOrder()
-  await yieldToRequests()
-  const companies = await loadCompanies(manifest, dir, companiesRead, verification)
+  // Likewise the salary bounds' checkpoints (~40 ms at 1M jobs in all, otherwise up to ~20 ms of one query).
+  await runStepsPausing(jobs.warmSalaryPrefixesSteps(), yieldToRequests)
+  // Read now, into the scratch buffer the job index's text was decoded from.
+  const companiesRead = await readIntoScratch(dir, snapshotPaths.companies, scratch)
+  const companiesHash = manifest.index_hashes?.[snapshotPaths.companies]
+  const same =
+    companiesHash !== undefined && previous?.manifest.index_hashes?.[snapshotPaths.companies] === companiesHash
+  // The same companies as the snapshot served now (a refresh that changed no employer): its objects, once this
+  // file is checked to be what the manifest says. Parsed again, they were ~0.3 s of a swap's CPU at 1M jobs and a
+  // second copy of ~55 MB of small objects for every collection to copy and mark until the previous one went.
+  if (same) await checkRead(verification, dir, snapshotPaths.companies, companiesRead, companiesHash)
+  const companies = same ? previous.companies : await loadCompanies(manifest, dir, companiesRead, verification)
   await yieldToRequests()
   const terms = verifiedIndex(
     manifest,
@@ -626,8 +719,8 @@ export async function loadSnapshot(
     jobs,
     text,
     companies,
-    companyById: new Map(companies.map((c) => [c.id, c])),
-    companyBySlug: new Map(companies.map((c) => [c.slug, c])),
+    companyById: same ? previous.companyById : new Map(companies.map((c) => [c.id, c])),
+    companyBySlug: same ? previous.companyBySlug : new Map(companies.map((c) => [c.slug, c])),
     v2Bodies,
     v1Bodies,
     close: closeAll,

@@ -49,6 +49,25 @@ describe('index/jobs.bin', () => {
     }
   })
 
+  it('holds what a server would derive at load, derived once by the build (a file without it loads the same)', async () => {
+    const file = readJobIndexFile(await read(snapshotPaths.jobIndexBinary), 'jobs.bin')
+    expect(file.derived).toBeDefined()
+    const stored = JobIndex.fromFile(file)
+    const derivedAtLoad = JobIndex.fromFile({ ...file, derived: undefined })
+    expect([...stored.salaryRank]).toEqual([...derivedAtLoad.salaryRank])
+    expect(stored.bySalary).toEqual(derivedAtLoad.bySalary)
+    expect(stored.salaryLowOrder()).toEqual(derivedAtLoad.salaryLowOrder())
+    const expiries = [...file.expiresAt].filter(Number.isFinite).sort((a, b) => a - b)
+    expect(expiries.length).toBeGreaterThan(10)
+    for (const t of [...expiries, -Infinity, Infinity]) {
+      for (const now of [t - 1, t, t + 1]) expect(stored.expiredCount(now)).toBe(derivedAtLoad.expiredCount(now))
+    }
+    for (const slug of derivedAtLoad.slugsInOrder()) {
+      expect(stored.positionOf(slug)).toBe(derivedAtLoad.positionOf(slug))
+      expect(stored.positionOf(`${slug}x`)).toBeUndefined()
+    }
+  })
+
   it('is what the server loads, and a changed byte makes it refuse the snapshot (last: it damages the fixture)', async () => {
     const loaded = await loadSnapshot(snapshotDir, createFileCache(0))
     loaded.close()
