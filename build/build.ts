@@ -51,7 +51,7 @@ import { SnapshotFileWriter, type PreviousSnapshot } from './file-writer.ts'
 import { salaryOrder, TermPostingsBuilder } from './index-jobs.ts'
 import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './issues.ts'
 import { isLiveAt, parseMeta, type RecordSummary } from './job-record.ts'
-import { loadDatasetContext, missingRecordsIssue, UniqueKeys } from './load-dataset.ts'
+import { loadCompanies, loadRates, missingRecordsIssue, UniqueKeys } from './load-dataset.ts'
 import { PackedBodiesWriter } from './packed-bodies.ts'
 import { ExportsWriter } from './exports.ts'
 import { WriteThread } from './write-thread.ts'
@@ -66,11 +66,11 @@ import {
   cacheHeader,
   cacheLine,
   companyHash,
-  recordKey,
 } from './record-cache.ts'
 import type { RecordOutcome, Spilled } from './record-batch.ts'
 import { RecordPool } from './record-pool.ts'
-import { findDatasetFiles, readRecordTexts } from './read-dataset.ts'
+import { findDatasetFiles } from './read-dataset.ts'
+import { keyAt, ScanThread, scanRecords, sourceAt } from './record-scan.ts'
 import { plainDescription } from './transform.ts'
 
 export interface BuildOptions {
@@ -90,6 +90,11 @@ export interface BuildOptions {
    */
   workers?: number
   progress?: Progress
+  /**
+   * Read, hash and look up the job records on a thread of their own
+   * (record-scan.ts). Default: once the job files reach IN_PROCESS_MAX_BYTES.
+   */
+  scanThread?: boolean
   /** Rows per row group of jobs.parquet (default PARQUET_ROW_GROUP_ROWS); tests use small ones. */
   parquetRowGroupRows?: number
 }
@@ -219,22 +224,34 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const nowMs = now.getTime()
 
   const issues: DatasetIssue[] = []
-  const { rates, companies } = await loadDatasetContext(options.dataDir, issues)
-  const companyIndex = new Map(companies.map((company, index) => [company.id, index]))
-  const companyHashes = companies.map(companyHash)
-
-  const previous = await previousSnapshot(options.distDir)
+  const rates = await loadRates(options.dataDir, issues)
   const contextHash = rates ? await buildContextHash(rates) : undefined
-  const cache =
-    previous && contextHash
-      ? await BuildCacheReader.open(path.join(previous.dir, snapshotPaths.buildCache), contextHash)
-      : undefined
-
   const files = await findDatasetFiles(options.dataDir, 'jobs')
   const totalBytes = (await Promise.all(files.map((file) => stat(path.join(options.dataDir, file))))).reduce(
     (sum, s) => sum + s.size,
     0,
   )
+  // Started before the companies and the previous manifest load, to read and look up the job records meanwhile.
+  const scanThread =
+    (options.scanThread ?? totalBytes >= IN_PROCESS_MAX_BYTES)
+      ? new ScanThread(
+          options.dataDir,
+          files,
+          contextHash
+            ? { file: path.join(options.distDir, CURRENT_LINK, snapshotPaths.buildCache), contextHash }
+            : undefined,
+        )
+      : undefined
+  const companies = await loadCompanies(options.dataDir, issues)
+  const companyIndex = new Map(companies.map((company, index) => [company.id, index]))
+  const companyHashes = companies.map(companyHash)
+
+  const previous = await previousSnapshot(options.distDir)
+  const cache =
+    previous && contextHash
+      ? await (scanThread?.cache ??
+          BuildCacheReader.open(path.join(previous.dir, snapshotPaths.buildCache), contextHash))
+      : undefined
   const threads = options.workers ?? (totalBytes >= IN_PROCESS_MAX_BYTES ? availableParallelism() : 0)
 
   const stagingDir = await createStagingDir(options.distDir, `${nowMs}`)
@@ -249,7 +266,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   )
   const writer = new SnapshotFileWriter(stagingDir, previous)
   // Worker threads and open files are released whether the build succeeds or throws.
-  const closers: (() => unknown)[] = [() => pool.close(), () => writer.close()]
+  const closers: (() => unknown)[] = [() => pool.close(), () => writer.close(), () => scanThread?.close()]
   // Made now, so that its exports thread starts (a second or so under tsx) while pass 1 runs.
   const exportsWriter = new ExportsWriter(stagingDir, writer, previous, options.parquetRowGroupRows)
   closers.push(() => exportsWriter.close())
@@ -258,24 +275,27 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     // Pass 1: check every record, reusing what the previous build worked out where nothing changed.
     let bytesRead = 0
     const cached = new CachedRecord()
-    for (const file of files) {
-      for await (const batch of readRecordTexts(options.dataDir, file, issues)) {
-        for (const { source, raw, bytes } of batch) {
-          const ordinal = records.add(source)
-          const key = recordKey(raw)
-          const company = cache?.read(key, cached) ? companyIndex.get(cached.summary.company_id) : undefined
-          const reusable =
-            company !== undefined &&
-            cache!.companyHashIs(cached, companyHashes[company]!) &&
-            (cached.position >= 0 || !isLiveAt(cached.summary, nowMs))
-          if (reusable) records.acceptCached(ordinal, cached.summary, cached.line, cached.position)
-          else {
-            records.freshKeys.set(ordinal, key)
-            await pool.add(ordinal, source, raw.toString('utf8'))
-          }
-          bytesRead += bytes
-          if ((ordinal & 1023) === 0) progress.step('checking jobs', bytesRead, totalBytes, 'bytes')
+    for await (const batch of scanThread?.batches() ?? scanRecords(options.dataDir, files, cache)) {
+      issues.push(...batch.issues)
+      const file = files[batch.file]!
+      const raw = Buffer.from(batch.raw.buffer, batch.raw.byteOffset, batch.raw.byteLength)
+      for (let n = 0, start = 0; n < batch.ends.length; start = batch.ends[n++]!) {
+        const ordinal = records.add(file, batch.spots[n]!)
+        // A line found in a cache the build does not use (the previous manifest was unreadable) counts for nothing.
+        const line = cache ? batch.lines[n]! : -1
+        if (line >= 0) cache!.readAt(line, cached)
+        const company = line >= 0 ? companyIndex.get(cached.summary.company_id) : undefined
+        const reusable =
+          company !== undefined &&
+          cache!.companyHashIs(cached, companyHashes[company]!) &&
+          (cached.position >= 0 || !isLiveAt(cached.summary, nowMs))
+        if (reusable) records.acceptCached(ordinal, cached.summary, cached.line, cached.position)
+        else {
+          records.freshKeys.set(ordinal, keyAt(batch, n))
+          await pool.add(ordinal, sourceAt(file, batch.spots[n]!), raw.toString('utf8', start, batch.ends[n]))
         }
+        bytesRead += batch.sizes[n]!
+        if ((ordinal & 1023) === 0) progress.step('checking jobs', bytesRead, totalBytes, 'bytes')
       }
     }
     await pool.drain()
@@ -905,17 +925,16 @@ class RecordTable {
     private readonly nowMs: number,
   ) {}
 
-  add(source: RecordSource): number {
-    if (this.sourceFiles.at(-1) !== source.file) this.sourceFiles.push(source.file)
+  /** A record of `file` at `spot` (a ScannedBatch spot: its line, its array index, or neither). */
+  add(file: string, spot: number): number {
+    if (this.sourceFiles.at(-1) !== file) this.sourceFiles.push(file)
     this.sourceFile.push(this.sourceFiles.length - 1)
-    this.sourceSpot.push(source.line ?? (source.index !== undefined ? -(source.index + 1) : 0))
+    this.sourceSpot.push(spot)
     return this.size++
   }
 
   private sourceOf(ordinal: number): RecordSource {
-    const file = this.sourceFiles[this.sourceFile[ordinal]!]!
-    const spot = this.sourceSpot[ordinal]!
-    return spot > 0 ? { file, line: spot } : spot < 0 ? { file, index: -spot - 1 } : { file }
+    return sourceAt(this.sourceFiles[this.sourceFile[ordinal]!]!, this.sourceSpot[ordinal]!)
   }
 
   acceptCached(ordinal: number, summary: RecordSummary, line: number, position: number): void {

@@ -15,7 +15,7 @@
  * back; `meta` is JobOutputs.meta, verbatim (empty when not published).
  */
 import { createHash, hash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
+import { type FileHandle, open, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fg from 'fast-glob'
@@ -87,24 +87,26 @@ export class CachedRecord {
 export class BuildCacheReader {
   private constructor(
     private readonly bytes: Buffer,
-    /** Line offsets (0: an empty slot; the header is line 0), placed by the key's first digits, probed linearly. */
-    private readonly table: Uint32Array,
+    /**
+     * Line offsets (0: an empty slot; the header is line 0), placed by the key's first digits, probed
+     * linearly; undefined where another thread does the lookups.
+     */
+    private readonly table: Uint32Array | undefined,
     readonly size: number,
   ) {}
 
-  /** The cache of `file` when it exists and was made in the same context; otherwise undefined (a full build). */
-  static async open(file: string, contextHash: string): Promise<BuildCacheReader | undefined> {
-    let bytes: Buffer
-    try {
-      bytes = await readFile(file)
-    } catch {
-      return undefined
-    }
-    const headerEnd = bytes.indexOf(LF)
-    if (headerEnd < 0 || bytes.toString('utf8', 0, headerEnd) !== `${HEADER} ${contextHash}`) return undefined
+  /**
+   * The cache of `file` when it exists and was made in the same context;
+   * otherwise undefined (a full build). `shared`: its bytes in a
+   * SharedArrayBuffer, for the build's thread to read what a scanning thread
+   * looked up (record-scan.ts).
+   */
+  static async open(file: string, contextHash: string, shared = false): Promise<BuildCacheReader | undefined> {
+    const bytes = await readCache(file, `${HEADER} ${contextHash}\n`, shared)
+    if (!bytes) return undefined
     let starts = new Uint32Array(1 << 16)
     let count = 0
-    for (let start = headerEnd + 1; start < bytes.length; ) {
+    for (let start = bytes.indexOf(LF) + 1; start < bytes.length; ) {
       const end = bytes.indexOf(LF, start)
       if (end < 0) break
       if (count === starts.length) {
@@ -131,27 +133,37 @@ export class BuildCacheReader {
     return new BuildCacheReader(bytes, table, count)
   }
 
-  /**
-   * Finds the line of `key` and sets what pass 1 needs of it on `into`; false
-   * when the cache does not have it. (A key written twice, which no build
-   * writes, finds the first.)
-   */
-  read(key: string, into: CachedRecord): boolean {
+  /** A cache another thread opened shared (and looks keys up in): its lines read here by offset. */
+  static over(bytes: SharedArrayBuffer, size: number): BuildCacheReader {
+    return new BuildCacheReader(Buffer.from(bytes), undefined, size)
+  }
+
+  /** The bytes of a cache opened shared. */
+  get shared(): SharedArrayBuffer | undefined {
+    return this.bytes.buffer instanceof SharedArrayBuffer ? this.bytes.buffer : undefined
+  }
+
+  /** The offset of the line of `key`, or -1 when the cache does not have it (a key written twice, which no build writes: the first). */
+  find(key: string): number {
     const bytes = this.bytes
-    const table = this.table
+    const table = this.table!
     const mask = table.length - 1
     let placing = 0
     for (let i = 0; i < PLACING_DIGITS; i++) placing = (placing << 6) | DIGIT_VALUE[key.charCodeAt(i) & 0x7f]!
-    let line = 0
     for (let slot = placing & mask; ; slot = (slot + 1) & mask) {
-      line = table[slot]!
-      if (line === 0) return false
+      const line = table[slot]!
+      if (line === 0) return -1
       if (bytes[line + key.length] !== TAB) continue
       let i = 0
       while (i < key.length && bytes[line + i] === key.charCodeAt(i)) i++
-      if (i === key.length) break
+      if (i === key.length) return line
     }
-    const companyStart = line + key.length + 1
+  }
+
+  /** Sets what pass 1 needs of the line at `line` (found by find) on `into`. */
+  readAt(line: number, into: CachedRecord): void {
+    const bytes = this.bytes
+    const companyStart = tabAfter(bytes, line) + 1
     const companyEnd = tabAfter(bytes, companyStart)
     const positionEnd = tabAfter(bytes, companyEnd + 1)
     const summaryEnd = tabAfter(bytes, positionEnd + 1)
@@ -160,7 +172,6 @@ export class BuildCacheReader {
     into.companyEnd = companyEnd
     into.position = Number(bytes.toString('latin1', companyEnd + 1, positionEnd))
     into.summary = JSON.parse(bytes.toString('utf8', positionEnd + 1, summaryEnd)) as RecordSummary
-    return true
   }
 
   /** Whether the company hash of the record `read` last set on `cached` is `hash`. */
@@ -207,6 +218,41 @@ export class BuildCacheReader {
     const companyEnd = this.bytes.indexOf(0x09, keyEnd + 1)
     const positionEnd = this.bytes.indexOf(0x09, companyEnd + 1)
     return [keyEnd, companyEnd, positionEnd, this.bytes.indexOf(0x09, positionEnd + 1)]
+  }
+}
+
+/**
+ * The bytes of a cache file when its first line is `header`: read into a
+ * SharedArrayBuffer when `shared`. Undefined when it cannot be read or is
+ * from another context (checked before reading the rest: ~1 GB at 1M jobs).
+ */
+async function readCache(file: string, header: string, shared: boolean): Promise<Buffer | undefined> {
+  let handle: FileHandle
+  try {
+    handle = await open(file, 'r')
+  } catch {
+    return undefined
+  }
+  try {
+    const { size } = await handle.stat()
+    const bytes = shared ? Buffer.from(new SharedArrayBuffer(size)) : Buffer.allocUnsafeSlow(size)
+    const readInto = async (from: number, to: number) => {
+      for (let at = from; at < to; ) {
+        const { bytesRead } = await handle.read(bytes, at, Math.min(to - at, 64 << 20), at)
+        if (bytesRead === 0) throw new Error('cache file shrank while read')
+        at += bytesRead
+      }
+    }
+    const headerLength = Buffer.byteLength(header)
+    if (size < headerLength) return undefined
+    await readInto(0, headerLength)
+    if (bytes.toString('utf8', 0, headerLength) !== header) return undefined
+    await readInto(headerLength, size)
+    return bytes
+  } catch {
+    return undefined
+  } finally {
+    await handle.close()
   }
 }
 
