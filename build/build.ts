@@ -965,14 +965,14 @@ class RecordTable {
         company !== undefined &&
         cache!.companyHashIs(cached, companyHashes[company]!) &&
         (cached.position >= 0 || !isLiveAt(cached.summary, this.nowMs))
-      if (reusable) this.acceptCached(ordinal, cached.summary, cached.line, cached.position)
+      if (reusable) this.acceptCached(ordinal, cached.summary, company, cached.line, cached.position)
       else fresh.push(n)
     }
     return first
   }
 
-  private acceptCached(ordinal: number, summary: RecordSummary, line: number, position: number): void {
-    this.accept(ordinal, summary, isLiveAt(summary, this.nowMs))
+  private acceptCached(ordinal: number, summary: RecordSummary, company: number, line: number, position: number): void {
+    this.accept(ordinal, summary, isLiveAt(summary, this.nowMs), company)
     this.cachedLine[ordinal] = line
     this.previousPosition[ordinal] = position
     this.reused++
@@ -1101,14 +1101,15 @@ class RecordTable {
     return count
   }
 
-  private accept(ordinal: number, summary: RecordSummary, live: boolean): void {
+  /** `company`: its index, when the caller has looked it up already. */
+  private accept(ordinal: number, summary: RecordSummary, live: boolean, company?: number): void {
     this.ids[ordinal] = summary.id
     this.slugs[ordinal] = summary.slug
     this.status[ordinal] = summary.status
     this.postedAt[ordinal] = summary.posted_at
     this.salaryHigh[ordinal] = summary.salary_high
     // Known: a record whose company is missing has an issue, and the build stops before using this.
-    this.company[ordinal] = this.companyIndex.get(summary.company_id) ?? -1
+    this.company[ordinal] = company ?? this.companyIndex.get(summary.company_id) ?? -1
     this.isLive[ordinal] = Number(live)
   }
 }
