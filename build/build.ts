@@ -51,7 +51,7 @@ import { SnapshotFileWriter, type PreviousSnapshot } from './file-writer.ts'
 import { salaryOrder, TermPostingsBuilder } from './index-jobs.ts'
 import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './issues.ts'
 import { isLiveAt, parseMeta, type RecordSummary } from './job-record.ts'
-import { loadDatasetContext, missingRecordsIssue, UniqueKeys } from './load-dataset.ts'
+import { loadRates, missingRecordsIssue, UniqueKeys } from './load-dataset.ts'
 import { PackedBodiesWriter } from './packed-bodies.ts'
 import { ExportsWriter } from './exports.ts'
 import { WriteThread } from './write-thread.ts'
@@ -60,16 +60,16 @@ import { createProgress, type Progress } from './progress.ts'
 import { acquirePublishLock, createStagingDir, publishSnapshot, pruneSnapshots, unusedSnapshotId } from './publish.ts'
 import {
   BuildCacheReader,
+  CachedRecord,
   CacheLineFields,
   buildContextHash,
   cacheHeader,
   cacheLine,
-  companyHash,
-  recordKey,
 } from './record-cache.ts'
 import type { RecordOutcome, Spilled } from './record-batch.ts'
 import { RecordPool } from './record-pool.ts'
-import { findDatasetFiles, readRecordTexts } from './read-dataset.ts'
+import { findDatasetFiles } from './read-dataset.ts'
+import { keyAt, loadCompanyContext, ScanThread, type ScannedBatch, scanRecords, sourceAt } from './record-scan.ts'
 import { plainDescription } from './transform.ts'
 
 export interface BuildOptions {
@@ -89,6 +89,11 @@ export interface BuildOptions {
    */
   workers?: number
   progress?: Progress
+  /**
+   * Read, hash and look up the job records on a thread of their own
+   * (record-scan.ts). Default: once the job files reach SCAN_THREAD_MIN_BYTES.
+   */
+  scanThread?: boolean
   /** Rows per row group of jobs.parquet (default PARQUET_ROW_GROUP_ROWS); tests use small ones. */
   parquetRowGroupRows?: number
 }
@@ -190,6 +195,13 @@ const IN_PROCESS_FIRST_RECORDS = 2048
 const IN_PROCESS_MAX_BYTES = 8 << 20
 
 /**
+ * Job files from this size (~200k records) are scanned on a thread of their own: below it, the thread's
+ * start (~0.5 s of CPU under tsx, on the core the exports thread is starting on) outweighs what it takes
+ * off the build's own thread, and a loaded machine (a rebuild beside the server under traffic) pays it twice.
+ */
+const SCAN_THREAD_MIN_BYTES = 256 << 20
+
+/**
  * Builds and publishes a snapshot. Throws DatasetInvalidError (publishing
  * nothing) when the dataset is bad, and an Error when another build or a
  * rollback is publishing into the same folder.
@@ -218,22 +230,39 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const nowMs = now.getTime()
 
   const issues: DatasetIssue[] = []
-  const { rates, companies } = await loadDatasetContext(options.dataDir, issues)
-  const companyIndex = new Map(companies.map((company, index) => [company.id, index]))
-  const companyHashes = companies.map(companyHash)
-
-  const previous = await previousSnapshot(options.distDir)
+  const rates = await loadRates(options.dataDir, issues)
   const contextHash = rates ? await buildContextHash(rates) : undefined
-  const cache =
-    previous && contextHash
-      ? await BuildCacheReader.open(path.join(previous.dir, snapshotPaths.buildCache), contextHash)
-      : undefined
-
   const files = await findDatasetFiles(options.dataDir, 'jobs')
   const totalBytes = (await Promise.all(files.map((file) => stat(path.join(options.dataDir, file))))).reduce(
     (sum, s) => sum + s.size,
     0,
   )
+  // Started before the companies and the previous manifest load: it loads the former while this thread reads
+  // the latter, then reads and looks up the job records.
+  const scanThread =
+    (options.scanThread ?? totalBytes >= SCAN_THREAD_MIN_BYTES)
+      ? new ScanThread(
+          options.dataDir,
+          files,
+          contextHash
+            ? { file: path.join(options.distDir, CURRENT_LINK, snapshotPaths.buildCache), contextHash }
+            : undefined,
+        )
+      : undefined
+  // The previous manifest first: the scanning thread loads the companies meanwhile.
+  const previous = await previousSnapshot(options.distDir)
+  const {
+    companies,
+    hashes: companyHashes,
+    issues: companyIssues,
+  } = await (scanThread?.companies ?? loadCompanyContext(options.dataDir))
+  issues.push(...companyIssues)
+  const companyIndex = new Map(companies.map((company, index) => [company.id, index]))
+  const cache =
+    previous && contextHash
+      ? await (scanThread?.cache ??
+          BuildCacheReader.open(path.join(previous.dir, snapshotPaths.buildCache), contextHash))
+      : undefined
   const threads = options.workers ?? (totalBytes >= IN_PROCESS_MAX_BYTES ? availableParallelism() : 0)
 
   const stagingDir = await createStagingDir(options.distDir, `${nowMs}`)
@@ -248,7 +277,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   )
   const writer = new SnapshotFileWriter(stagingDir, previous)
   // Worker threads and open files are released whether the build succeeds or throws.
-  const closers: (() => unknown)[] = [() => pool.close(), () => writer.close()]
+  const closers: (() => unknown)[] = [() => pool.close(), () => writer.close(), () => scanThread?.close()]
   // Made now, so that its exports thread starts (a second or so under tsx) while pass 1 runs.
   const exportsWriter = new ExportsWriter(stagingDir, writer, previous, options.parquetRowGroupRows)
   closers.push(() => exportsWriter.close())
@@ -256,27 +285,19 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   try {
     // Pass 1: check every record, reusing what the previous build worked out where nothing changed.
     let bytesRead = 0
-    for (const file of files) {
-      for await (const batch of readRecordTexts(options.dataDir, file, issues)) {
-        for (const { source, raw, bytes } of batch) {
-          const ordinal = records.add(source)
-          const key = recordKey(raw)
-          const cached = cache?.lookup(key)
-          const company = cached && companyIndex.get(cached.summary.company_id)
-          const reusable =
-            cached &&
-            company !== undefined &&
-            companyHashes[company] === cached.companyHash &&
-            (cached.position >= 0 || !isLiveAt(cached.summary, nowMs))
-          if (reusable) records.acceptCached(ordinal, cached.summary, cached.line, cached.position)
-          else {
-            records.freshKeys.set(ordinal, key)
-            await pool.add(ordinal, source, raw.toString('utf8'))
-          }
-          bytesRead += bytes
-          if ((ordinal & 1023) === 0) progress.step('checking jobs', bytesRead, totalBytes, 'bytes')
-        }
+    const fresh: number[] = []
+    for await (const batch of scanThread?.batches() ?? scanRecords(options.dataDir, files, cache)) {
+      issues.push(...batch.issues)
+      const file = files[batch.file]!
+      const first = records.takeCached(batch, file, cache, companyHashes, fresh)
+      const raw = Buffer.from(batch.raw.buffer, batch.raw.byteOffset, batch.raw.byteLength)
+      for (const n of fresh) {
+        records.freshKeys.set(first + n, keyAt(batch, n))
+        const text = raw.toString('utf8', n === 0 ? 0 : batch.ends[n - 1], batch.ends[n])
+        await pool.add(first + n, sourceAt(file, batch.spots[n]!), text)
       }
+      for (const size of batch.sizes) bytesRead += size
+      progress.step('checking jobs', bytesRead, totalBytes, 'bytes')
     }
     await pool.drain()
     progress.step('checking jobs', totalBytes, totalBytes, 'bytes')
@@ -866,6 +887,9 @@ const COMMA_BYTE = 0x2c
  * dataset): plain arrays of small values, no per-record objects, so a
  * million records stay well inside the default heap.
  */
+/** liveInDateOrder's sort keys: a date's rank times this plus a place in the list, exact in a double up to 2^26 jobs. */
+const DATE_KEY_PLACES = 2 ** 26
+
 class RecordTable {
   size = 0
   reused = 0
@@ -897,27 +921,66 @@ class RecordTable {
   /** The NDJSON line (1-based, so positive), the JSON array index as -(index + 1), or 0 for a file of one record. */
   private readonly sourceSpot: number[] = []
   private readonly issuesByOrdinal = new Map<number, DatasetIssue[]>()
+  /** takeCached's reader of one cache line, reused for every record. */
+  private readonly cached = new CachedRecord()
 
   constructor(
     private readonly companyIndex: ReadonlyMap<string, number>,
     private readonly nowMs: number,
   ) {}
 
-  add(source: RecordSource): number {
-    if (this.sourceFiles.at(-1) !== source.file) this.sourceFiles.push(source.file)
+  /** A record of `file` at `spot` (a ScannedBatch spot: its line, its array index, or neither). */
+  add(file: string, spot: number): number {
+    if (this.sourceFiles.at(-1) !== file) this.sourceFiles.push(file)
     this.sourceFile.push(this.sourceFiles.length - 1)
-    this.sourceSpot.push(source.line ?? (source.index !== undefined ? -(source.index + 1) : 0))
+    this.sourceSpot.push(spot)
     return this.size++
   }
 
   private sourceOf(ordinal: number): RecordSource {
-    const file = this.sourceFiles[this.sourceFile[ordinal]!]!
-    const spot = this.sourceSpot[ordinal]!
-    return spot > 0 ? { file, line: spot } : spot < 0 ? { file, index: -spot - 1 } : { file }
+    return sourceAt(this.sourceFiles[this.sourceFile[ordinal]!]!, this.sourceSpot[ordinal]!)
   }
 
-  acceptCached(ordinal: number, summary: RecordSummary, line: number, position: number): void {
-    this.accept(ordinal, summary, isLiveAt(summary, this.nowMs))
+  /**
+   * Adds the records of a scanned batch, taking from the previous build's
+   * cache each one found there whose company is unchanged (and that was
+   * published, unless it would not be now). Sets `fresh` to the places in
+   * the batch of the others, to be checked afresh; returns the first one's
+   * ordinal. (A small function of its own: the hot loop of an incremental
+   * build, a million times at 1M jobs.)
+   */
+  takeCached(
+    batch: ScannedBatch,
+    file: string,
+    cache: BuildCacheReader | undefined,
+    companyHashes: readonly string[],
+    fresh: number[],
+  ): number {
+    fresh.length = 0
+    const first = this.size
+    const cached = this.cached
+    for (let n = 0; n < batch.ends.length; n++) {
+      const ordinal = this.add(file, batch.spots[n]!)
+      // A line found in a cache the build does not use (the previous manifest was unreadable) counts for nothing.
+      const line = cache ? batch.lines[n]! : -1
+      if (line < 0) {
+        fresh.push(n)
+        continue
+      }
+      cache!.readAt(line, cached)
+      const company = this.companyIndex.get(cached.summary.company_id)
+      const reusable =
+        company !== undefined &&
+        cache!.companyHashIs(cached, companyHashes[company]!) &&
+        (cached.position >= 0 || !isLiveAt(cached.summary, this.nowMs))
+      if (reusable) this.acceptCached(ordinal, cached.summary, company, cached.line, cached.position)
+      else fresh.push(n)
+    }
+    return first
+  }
+
+  private acceptCached(ordinal: number, summary: RecordSummary, company: number, line: number, position: number): void {
+    this.accept(ordinal, summary, isLiveAt(summary, this.nowMs), company)
     this.cachedLine[ordinal] = line
     this.previousPosition[ordinal] = position
     this.reused++
@@ -942,6 +1005,11 @@ class RecordTable {
    * first in the files; then every issue, in dataset order, into `issues`.
    */
   finishChecks(issues: DatasetIssue[]): void {
+    if (!this.anyRepeated()) {
+      for (const ordinal of [...this.issuesByOrdinal.keys()].sort((a, b) => a - b))
+        issues.push(...this.issuesByOrdinal.get(ordinal)!)
+      return
+    }
     const ids = new UniqueKeys('job id')
     const slugs = new UniqueKeys('job slug')
     for (let ordinal = 0; ordinal < this.size; ordinal++) {
@@ -957,15 +1025,66 @@ class RecordTable {
       issues.push(...this.issuesByOrdinal.get(ordinal)!)
   }
 
+  /**
+   * Whether any id or slug comes twice: sets of the strings alone, where the
+   * checks that name each repeat and where it was first seen (an object per
+   * record) took seconds at 1M jobs; they run only when this finds one.
+   */
+  private anyRepeated(): boolean {
+    const ids = new Set<string>()
+    const slugs = new Set<string>()
+    for (let ordinal = 0; ordinal < this.size; ordinal++) {
+      const id = this.ids[ordinal]
+      if (id === undefined) continue
+      const seen = ids.size + slugs.size
+      ids.add(id)
+      slugs.add(this.slugs[ordinal]!)
+      if (ids.size + slugs.size !== seen + 2) return true
+    }
+    return false
+  }
+
   /** Ordinals of the live jobs, newest first, ties by id: the `sort=date` order. */
   liveInDateOrder(): number[] {
     const live: number[] = []
     for (let ordinal = 0; ordinal < this.size; ordinal++) if (this.isLive[ordinal] === 1) live.push(ordinal)
-    return live.sort(
-      (a, b) =>
-        this.postedAt[b]! - this.postedAt[a]! ||
-        (this.ids[a]! < this.ids[b]! ? -1 : this.ids[a]! > this.ids[b]! ? 1 : 0),
-    )
+    const byIdOnTies = (a: number, b: number) =>
+      this.ids[a]! < this.ids[b]! ? -1 : this.ids[a]! > this.ids[b]! ? 1 : 0
+    const newestFirst = (a: number, b: number) => this.postedAt[b]! - this.postedAt[a]! || byIdOnTies(a, b)
+    if (live.length < 1 << 12 || live.length > DATE_KEY_PLACES) return live.sort(newestFirst)
+    // A million comparisons by callback cost a second at 1M jobs: sorted natively instead, as numbers that
+    // put each job's date (its rank among the dates) above its place in `live`; equal dates then by id.
+    const dates = Float64Array.from(live, (ordinal) => this.postedAt[ordinal]!)
+    if (!dates.every(Number.isFinite)) return live.sort(newestFirst)
+    const distinct = dates.slice().sort()
+    let kept = 0
+    for (let at = 0; at < distinct.length; at++)
+      if (at === 0 || distinct[at] !== distinct[kept - 1]) distinct[kept++] = distinct[at]!
+    const keys = new Float64Array(live.length)
+    for (let at = 0; at < live.length; at++) {
+      // The date's rank, newest 0, by binary search among the distinct dates (ascending).
+      let low = 0
+      let high = kept - 1
+      while (low < high) {
+        const middle = (low + high) >>> 1
+        if (distinct[middle]! < dates[at]!) low = middle + 1
+        else high = middle
+      }
+      keys[at] = (kept - 1 - low) * DATE_KEY_PLACES + at
+    }
+    keys.sort()
+    const ordered = Array.from(keys, (key) => live[key % DATE_KEY_PLACES]!)
+    for (let start = 0; start < ordered.length; ) {
+      const date = this.postedAt[ordered[start]!]!
+      let end = start + 1
+      while (end < ordered.length && this.postedAt[ordered[end]!] === date) end++
+      if (end - start > 1) {
+        const tied = ordered.slice(start, end).sort(byIdOnTies)
+        for (let i = 0; i < tied.length; i++) ordered[start + i] = tied[i]!
+      }
+      start = end
+    }
+    return ordered
   }
 
   /** The outputs of a job checked afresh in this build, read back from its spill. */
@@ -990,14 +1109,15 @@ class RecordTable {
     return count
   }
 
-  private accept(ordinal: number, summary: RecordSummary, live: boolean): void {
+  /** `company`: its index, when the caller has looked it up already. */
+  private accept(ordinal: number, summary: RecordSummary, live: boolean, company?: number): void {
     this.ids[ordinal] = summary.id
     this.slugs[ordinal] = summary.slug
     this.status[ordinal] = summary.status
     this.postedAt[ordinal] = summary.posted_at
     this.salaryHigh[ordinal] = summary.salary_high
     // Known: a record whose company is missing has an issue, and the build stops before using this.
-    this.company[ordinal] = this.companyIndex.get(summary.company_id) ?? -1
+    this.company[ordinal] = company ?? this.companyIndex.get(summary.company_id) ?? -1
     this.isLive[ordinal] = Number(live)
   }
 }

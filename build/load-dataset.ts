@@ -115,17 +115,27 @@ export function missingRecordsIssue(
 }
 
 /** The records every job depends on: the rate table and the companies, validated, with every problem collected. */
-export interface DatasetContext {
+interface DatasetContext {
   rates: ExchangeRates | undefined
   companies: DatasetCompany[]
 }
 
 /** Loads the rate table and the companies (small: held in memory by the build and each of its workers). */
-export async function loadDatasetContext(
+async function loadDatasetContext(
   dataDir: string,
   issues: DatasetIssue[],
   options: LoadOptions = {},
 ): Promise<DatasetContext> {
+  const rates = await loadRates(dataDir, issues, options)
+  return { rates, companies: await loadCompanies(dataDir, issues, options) }
+}
+
+/** The rate table, first of the context: the build starts reading the job files as soon as it has it. */
+export async function loadRates(
+  dataDir: string,
+  issues: DatasetIssue[],
+  options: LoadOptions = {},
+): Promise<ExchangeRates | undefined> {
   const rates: ExchangeRates[] = []
   const rateFiles = await loadKind(dataDir, 'rates', ExchangeRates, issues, options, (record) => rates.push(record))
   if (rateFiles.files.length === 0)
@@ -138,7 +148,15 @@ export async function loadDatasetContext(
       source: { file: rateFiles.files.join(', ') },
       message: `expected one exchange-rate table, found ${rates.length}`,
     })
+  return rates[0]
+}
 
+/** The companies, validated, with the problems of their ids and slugs. */
+export async function loadCompanies(
+  dataDir: string,
+  issues: DatasetIssue[],
+  options: LoadOptions = {},
+): Promise<DatasetCompany[]> {
   const companies: DatasetCompany[] = []
   const companyIds = new UniqueKeys('company id')
   const companySlugs = new UniqueKeys('company slug')
@@ -148,7 +166,7 @@ export async function loadDatasetContext(
     companies.push(company)
   })
   issues.push(...missingRecordsIssue('companies', companyRecords.files, companyRecords.records, issues))
-  return { rates: rates[0], companies }
+  return companies
 }
 
 /**

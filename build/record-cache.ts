@@ -15,7 +15,7 @@
  * back; `meta` is JobOutputs.meta, verbatim (empty when not published).
  */
 import { createHash, hash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
+import { type FileHandle, open, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fg from 'fast-glob'
@@ -53,58 +53,132 @@ export async function buildContextHash(rates: ExchangeRates): Promise<string> {
   return digest.digest('base64url')
 }
 
-/** One cached record, as the build uses it. */
-export interface CachedRecord {
-  companyHash: string
-  /** Position in the previous snapshot's packed bodies; -1 when it was not published. */
-  position: number
-  summary: RecordSummary
+/** A base64url digit's value, by character code (0 for anything else: such a key still works, just spread worse). */
+const DIGIT_VALUE = new Uint8Array(128)
+for (const [value, digit] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'].entries())
+  DIGIT_VALUE[digit.charCodeAt(0)] = value
+
+/** Digits of a key that place it in the table: its first five, 30 evenly spread bits of a SHA-1. */
+const PLACING_DIGITS = 5
+
+const TAB = 0x09
+const LF = 0x0a
+
+/**
+ * What pass 1 needs of one cached record, set by BuildCacheReader.read on an
+ * object reused for every record (a million records made a million objects).
+ */
+export class CachedRecord {
   /** Byte offset of the line, to read the rest of it later. */
-  line: number
+  line = 0
+  /** Position in the previous snapshot's packed bodies; -1 when it was not published. */
+  position = 0
+  summary: RecordSummary = { id: '', slug: '', company_id: '', status: 'live', posted_at: 0 }
+  /** Where its company hash is in the cache's bytes. */
+  companyStart = 0
+  companyEnd = 0
 }
 
-/** The previous build's cache, held as bytes (outside the JS heap) with an index of keys to lines. */
+/**
+ * The previous build's cache, held as bytes (outside the JS heap) with an
+ * open-addressing table of line offsets in a typed array: a Map of a million
+ * key strings cost seconds to build and to probe at 1M jobs.
+ */
 export class BuildCacheReader {
   private constructor(
     private readonly bytes: Buffer,
-    private readonly lines: Map<string, number>,
+    /**
+     * Line offsets (0: an empty slot; the header is line 0), placed by the key's first digits, probed
+     * linearly; undefined where another thread does the lookups.
+     */
+    private readonly table: Uint32Array | undefined,
+    readonly size: number,
   ) {}
 
-  /** The cache of `file` when it exists and was made in the same context; otherwise undefined (a full build). */
-  static async open(file: string, contextHash: string): Promise<BuildCacheReader | undefined> {
-    let bytes: Buffer
-    try {
-      bytes = await readFile(file)
-    } catch {
-      return undefined
-    }
-    const headerEnd = bytes.indexOf(0x0a)
-    if (headerEnd < 0 || bytes.toString('utf8', 0, headerEnd) !== `${HEADER} ${contextHash}`) return undefined
-    const lines = new Map<string, number>()
-    for (let start = headerEnd + 1; start < bytes.length; ) {
-      const tab = bytes.indexOf(0x09, start)
-      const end = bytes.indexOf(0x0a, start)
-      if (tab < 0 || end < 0) break
-      lines.set(bytes.toString('latin1', start, tab), start)
+  /**
+   * The cache of `file` when it exists and was made in the same context;
+   * otherwise undefined (a full build). `shared`: its bytes in a
+   * SharedArrayBuffer, for the build's thread to read what a scanning thread
+   * looked up (record-scan.ts).
+   */
+  static async open(file: string, contextHash: string, shared = false): Promise<BuildCacheReader | undefined> {
+    const bytes = await readCache(file, `${HEADER} ${contextHash}\n`, shared)
+    if (!bytes) return undefined
+    let starts = new Uint32Array(1 << 16)
+    let count = 0
+    for (let start = bytes.indexOf(LF) + 1; start < bytes.length; ) {
+      const end = bytes.indexOf(LF, start)
+      if (end < 0) break
+      if (count === starts.length) {
+        const grown = new Uint32Array(starts.length * 2)
+        grown.set(starts)
+        starts = grown
+      }
+      starts[count++] = start
       start = end + 1
     }
-    return new BuildCacheReader(bytes, lines)
-  }
-
-  get size(): number {
-    return this.lines.size
-  }
-
-  lookup(key: string): CachedRecord | undefined {
-    const line = this.lines.get(key)
-    if (line === undefined) return undefined
-    const [keyEnd, companyEnd, positionEnd, summaryEnd] = this.tabsOf(line)
-    return {
-      companyHash: this.bytes.toString('latin1', keyEnd + 1, companyEnd),
-      position: Number(this.bytes.toString('latin1', companyEnd + 1, positionEnd)),
-      summary: JSON.parse(this.bytes.toString('utf8', positionEnd + 1, summaryEnd)) as RecordSummary,
-      line,
+    // At most half full, so that a probe rarely looks past one slot.
+    let slots = 1 << 4
+    while (slots < count * 2) slots *= 2
+    const table = new Uint32Array(slots)
+    const mask = slots - 1
+    for (let n = 0; n < count; n++) {
+      const start = starts[n]!
+      let placing = 0
+      for (let i = 0; i < PLACING_DIGITS; i++) placing = (placing << 6) | DIGIT_VALUE[bytes[start + i]! & 0x7f]!
+      let slot = placing & mask
+      while (table[slot] !== 0) slot = (slot + 1) & mask
+      table[slot] = start
     }
+    return new BuildCacheReader(bytes, table, count)
+  }
+
+  /** A cache another thread opened shared (and looks keys up in): its lines read here by offset. */
+  static over(bytes: SharedArrayBuffer, size: number): BuildCacheReader {
+    return new BuildCacheReader(Buffer.from(bytes), undefined, size)
+  }
+
+  /** The bytes of a cache opened shared. */
+  get shared(): SharedArrayBuffer | undefined {
+    return this.bytes.buffer instanceof SharedArrayBuffer ? this.bytes.buffer : undefined
+  }
+
+  /** The offset of the line of `key`, or -1 when the cache does not have it (a key written twice, which no build writes: the first). */
+  find(key: string): number {
+    const bytes = this.bytes
+    const table = this.table!
+    const mask = table.length - 1
+    let placing = 0
+    for (let i = 0; i < PLACING_DIGITS; i++) placing = (placing << 6) | DIGIT_VALUE[key.charCodeAt(i) & 0x7f]!
+    for (let slot = placing & mask; ; slot = (slot + 1) & mask) {
+      const line = table[slot]!
+      if (line === 0) return -1
+      if (bytes[line + key.length] !== TAB) continue
+      let i = 0
+      while (i < key.length && bytes[line + i] === key.charCodeAt(i)) i++
+      if (i === key.length) return line
+    }
+  }
+
+  /** Sets what pass 1 needs of the line at `line` (found by find) on `into`. */
+  readAt(line: number, into: CachedRecord): void {
+    const bytes = this.bytes
+    const companyStart = tabAfter(bytes, line) + 1
+    const companyEnd = tabAfter(bytes, companyStart)
+    const positionEnd = tabAfter(bytes, companyEnd + 1)
+    const summaryEnd = tabAfter(bytes, positionEnd + 1)
+    into.line = line
+    into.companyStart = companyStart
+    into.companyEnd = companyEnd
+    into.position = Number(bytes.toString('latin1', companyEnd + 1, positionEnd))
+    into.summary = JSON.parse(bytes.toString('utf8', positionEnd + 1, summaryEnd)) as RecordSummary
+  }
+
+  /** Whether the company hash of the record `read` last set on `cached` is `hash`. */
+  companyHashIs(cached: CachedRecord, hash: string): boolean {
+    if (cached.companyEnd - cached.companyStart !== hash.length) return false
+    for (let i = 0; i < hash.length; i++) if (this.bytes[cached.companyStart + i] !== hash.charCodeAt(i)) return false
+    return true
   }
 
   /** The line's head (`key \t company-hash \t`) and summary JSON, as views of the cache's bytes. */
@@ -145,6 +219,48 @@ export class BuildCacheReader {
     const positionEnd = this.bytes.indexOf(0x09, companyEnd + 1)
     return [keyEnd, companyEnd, positionEnd, this.bytes.indexOf(0x09, positionEnd + 1)]
   }
+}
+
+/**
+ * The bytes of a cache file when its first line is `header`: read into a
+ * SharedArrayBuffer when `shared`. Undefined when it cannot be read or is
+ * from another context (checked before reading the rest: ~1 GB at 1M jobs).
+ */
+async function readCache(file: string, header: string, shared: boolean): Promise<Buffer | undefined> {
+  let handle: FileHandle
+  try {
+    handle = await open(file, 'r')
+  } catch {
+    return undefined
+  }
+  try {
+    const { size } = await handle.stat()
+    const bytes = shared ? Buffer.from(new SharedArrayBuffer(size)) : Buffer.allocUnsafeSlow(size)
+    const readInto = async (from: number, to: number) => {
+      for (let at = from; at < to; ) {
+        const { bytesRead } = await handle.read(bytes, at, Math.min(to - at, 64 << 20), at)
+        if (bytesRead === 0) throw new Error('cache file shrank while read')
+        at += bytesRead
+      }
+    }
+    const headerLength = Buffer.byteLength(header)
+    if (size < headerLength) return undefined
+    await readInto(0, headerLength)
+    if (bytes.toString('utf8', 0, headerLength) !== header) return undefined
+    await readInto(headerLength, size)
+    return bytes
+  } catch {
+    return undefined
+  } finally {
+    await handle.close()
+  }
+}
+
+/** The offset of the first tab at or after `from` (a short field: scanned here, cheaper than a call to indexOf). */
+function tabAfter(bytes: Buffer, from: number): number {
+  let at = from
+  while (at < bytes.length && bytes[at] !== TAB) at++
+  return at
 }
 
 /**

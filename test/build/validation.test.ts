@@ -522,6 +522,31 @@ describe('a refused dataset publishes nothing', () => {
     await expect(lstat(path.join(distDir, 'current'))).rejects.toThrow(/ENOENT/)
   })
 
+  it("read on a thread of its own or on the build's, the job files give the same issues in the same order", async () => {
+    const { files, expected } = everyProblem()
+    const dataDir = await datasetDir(files)
+    // A line that is not UTF-8 too: found while reading, before any record is parsed.
+    const bad = Buffer.from(JSON.stringify(job(20)))
+    bad[bad.indexOf('Job')] = 0xff
+    await writeFile(path.join(dataDir, 'jobs.ndjson'), Buffer.concat([bad, Buffer.from('\n')]), { flag: 'a' })
+    const issuesWith = async (scanThread: boolean) => {
+      const distDir = path.join(path.dirname(dataDir), `dist-${scanThread}`)
+      const error = await buildSnapshot({
+        dataDir,
+        distDir,
+        siteUrl: 'https://jobsnap.example',
+        now: FIXTURE_NOW,
+        scanThread,
+      }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(DatasetInvalidError)
+      return (error as DatasetInvalidError).issues
+    }
+    const inThread = await issuesWith(false)
+    expect(inThread).toHaveLength(expected.length + 1)
+    expect(inThread.find((issue) => issue.source.line === 6)?.message).toMatch(/^not valid UTF-8: byte \d+ is 0xff/)
+    expect(await issuesWith(true)).toEqual(inThread)
+  })
+
   it('the real CLI exits non-zero, lists every problem on stderr and keeps the published snapshot', async () => {
     const { files, expected } = everyProblem()
     const badDir = await datasetDir(files)

@@ -74,13 +74,14 @@ describe('build cache', () => {
     await editCompanies(dataset.dataDir, (companies) => {
       companies.find((c) => c.id === companyId)!.name = 'Renamed Company'
     })
-    // On two worker threads; the full build below on the build's own thread: both paths, the same bytes.
-    incremental = await build(dataset, { now: NOW_2, workers: 2 })
+    // On two worker threads, the files read on a thread of their own; the full build below all on the
+    // build's own thread: both paths, the same bytes.
+    incremental = await build(dataset, { now: NOW_2, workers: 2, scanThread: true })
     // Untouched: everything but the two edited, the new one and the renamed company's jobs.
     expect(incremental.recordsReused).toBe((await jobCount(dataset.dataDir)) - 3 - editedCompanyJobs)
 
     const fullDist = path.join(dataset.root, 'dist-full')
-    const full = await build(dataset, { now: NOW_2, distDir: fullDist, workers: 0 })
+    const full = await build(dataset, { now: NOW_2, distDir: fullDist, workers: 0, scanThread: false })
     expect(full.recordsReused).toBe(0)
     expect(full.snapshotId).toBe(incremental.snapshotId)
 
@@ -150,7 +151,7 @@ describe('build cache', () => {
       jobs.push({ ...jobs[6]!, id: '00000000-0000-4000-8000-00000000dcba', slug: takenSlug })
       jobs[20]!.work_arrangement = 'on the moon'
     })
-    const error = await build(dataset, { now: NOW_2, workers: 2 }).catch((e: unknown) => e)
+    const error = await build(dataset, { now: NOW_2, workers: 2, scanThread: true }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(DatasetInvalidError)
     const messages = (error as DatasetInvalidError).issues.map((issue) => `${issue.field}: ${issue.message}`)
     expect(messages).toEqual([

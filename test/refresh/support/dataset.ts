@@ -52,7 +52,7 @@ export async function retitleAll(dataDir: string, revision: number): Promise<voi
 /** In-process build; give each build of one dist folder its own `now` (snapshot ids start with it). */
 export async function build(
   dataset: RefreshDataset,
-  options: { now?: Date; distDir?: string; keepSnapshots?: number; workers?: number } = {},
+  options: { now?: Date; distDir?: string; keepSnapshots?: number; workers?: number; scanThread?: boolean } = {},
 ): Promise<BuildResult> {
   return buildSnapshot({
     dataDir: dataset.dataDir,
@@ -61,6 +61,7 @@ export async function build(
     now: options.now ?? new Date(),
     keepSnapshots: options.keepSnapshots ?? 10,
     workers: options.workers,
+    scanThread: options.scanThread,
     progress: createProgress(process.stderr, true),
   })
 }
