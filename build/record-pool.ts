@@ -81,11 +81,18 @@ export class RecordPool {
     if (this.batch.length >= BATCH_RECORDS) await this.dispatch()
   }
 
-  /** Waits for every queued record's outcome. */
+  /**
+   * Waits for every queued record's outcome, then stops the worker threads: nothing is added
+   * after, and each would hold a heap of its own through the rest of the build otherwise. The
+   * spill files stay open for readSpilled.
+   */
   async drain(): Promise<void> {
     await this.dispatch()
     await Promise.all(this.inFlight)
     if (this.failure) throw this.failure
+    const workers = this.workers
+    this.workers = []
+    await Promise.all(workers.map((worker) => worker.terminate()))
   }
 
   /**
