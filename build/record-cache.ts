@@ -15,7 +15,7 @@
  * back; `meta` is JobOutputs.meta, verbatim (empty when not published).
  */
 import { createHash, hash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
+import { open, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fg from 'fast-glob'
@@ -72,14 +72,25 @@ export class BuildCacheReader {
 
   /** The cache of `file` when it exists and was made in the same context; otherwise undefined (a full build). */
   static async open(file: string, contextHash: string): Promise<BuildCacheReader | undefined> {
+    const header = `${HEADER} ${contextHash}\n`
     let bytes: Buffer
     try {
+      // The header first: a cache made by other code (the first build after an upgrade) is ~1 GB at 1M
+      // jobs, not to be read in only to be dropped, beside everything a full build holds.
+      const handle = await open(file)
+      try {
+        const head = Buffer.alloc(Buffer.byteLength(header))
+        const { bytesRead } = await handle.read(head, 0, head.length, 0)
+        if (bytesRead < head.length || head.toString('utf8') !== header) return undefined
+      } finally {
+        await handle.close()
+      }
       bytes = await readFile(file)
     } catch {
       return undefined
     }
     const headerEnd = bytes.indexOf(0x0a)
-    if (headerEnd < 0 || bytes.toString('utf8', 0, headerEnd) !== `${HEADER} ${contextHash}`) return undefined
+    if (headerEnd < 0 || bytes.toString('utf8', 0, headerEnd) !== header.slice(0, -1)) return undefined
     const lines = new Map<string, number>()
     for (let start = headerEnd + 1; start < bytes.length; ) {
       const tab = bytes.indexOf(0x09, start)
