@@ -239,7 +239,7 @@ export class JobIndexFileWriter {
         postings.set(key, existing ? Uint32Array.from(new Set([...existing, ...list])).sort() : Uint32Array.from(list))
       }
     }
-    // Copied: the lists (tens of millions of numbers at 1M jobs) are not needed any more, nor is the copying's state.
+    // Copied: the lists (millions of numbers at 1M jobs) are not needed any more, nor is the copying's state.
     this.lists.clear()
     this.copying = undefined
     const keys = [...postings.keys()]
