@@ -158,8 +158,8 @@ export class SnapshotFileWriter {
     while (this.inFlight >= this.concurrency) await Promise.race(this.pending)
   }
 
-  /** Writes a private file (index, manifest) uncompressed. */
-  async writePrivate(relativePath: string, body: string | Buffer): Promise<void> {
+  /** Writes a private file (index, manifest) uncompressed; given in parts, they are written one after the other. */
+  async writePrivate(relativePath: string, body: string | Buffer | readonly Buffer[]): Promise<void> {
     await this.ensureDir(path.dirname(relativePath).replace(/^\.$/, ''))
     await writeFile(path.join(this.root, relativePath), body)
   }

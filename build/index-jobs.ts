@@ -139,7 +139,7 @@ export class TermPostingsBuilder {
     }
   }
 
-  /** The vocabulary (sorted) with counts, and the concatenated postings as little-endian uint32. */
+  /** The vocabulary (sorted) with counts, and the concatenated postings as little-endian uint32; once (it empties the lists). */
   serialize(): { terms: SerializedTerms; postings: Buffer } {
     const terms = [...new Set([...this.postings.keys(), ...this.carried.keys()])].sort()
     const added = (term: string) => this.postings.get(term) ?? { positions: NO_POSITIONS, count: 0 }
@@ -157,6 +157,9 @@ export class TermPostingsBuilder {
           c === carried.length || (a < count && positions[a]! < carried[c]!) ? positions[a++]! : carried[c++]!
         offset = buffer.writeUInt32LE(next, offset)
       }
+      // Each list dropped once copied: at 1M jobs they hold as much as the buffer, which would otherwise double.
+      this.postings.delete(term)
+      this.carried.delete(term)
     }
     return { terms: { terms, counts }, postings: buffer }
   }

@@ -81,18 +81,26 @@ export class RecordPool {
     if (this.batch.length >= BATCH_RECORDS) await this.dispatch()
   }
 
-  /** Waits for every queued record's outcome. */
+  /**
+   * Waits for every queued record's outcome, then stops the worker threads: nothing is added
+   * after, and each would hold a heap of its own through the rest of the build otherwise. The
+   * spill files stay open for readSpilled.
+   */
   async drain(): Promise<void> {
     await this.dispatch()
     await Promise.all(this.inFlight)
     if (this.failure) throw this.failure
+    const workers = this.workers
+    this.workers = []
+    await Promise.all(workers.map((worker) => worker.terminate()))
   }
 
   /**
-   * Reads back a spilled job's meta line and bodies (after drain). The
-   * bodies are views of one buffer reused by the next call: copy to keep.
+   * Reads back a spilled job's meta line (as text and as bytes) and bodies
+   * (after drain). The bytes are views of one buffer reused by the next
+   * call: copy to keep.
    */
-  readSpilled(spill: number, spilled: Spilled): { meta: string; v2: Buffer; v1: Buffer } {
+  readSpilled(spill: number, spilled: Spilled): { meta: string; metaBytes: Buffer; v2: Buffer; v1: Buffer } {
     const size = spilled.metaLength + spilled.v2Length + spilled.v1Length
     if (this.readBuffer.length < size) this.readBuffer = Buffer.allocUnsafe(Math.max(size, this.readBuffer.length * 2))
     const bytes = this.readBuffer.subarray(0, size)
@@ -104,6 +112,7 @@ export class RecordPool {
     const v2End = spilled.metaLength + spilled.v2Length
     return {
       meta: bytes.toString('utf8', 0, spilled.metaLength),
+      metaBytes: bytes.subarray(0, spilled.metaLength),
       v2: bytes.subarray(spilled.metaLength, v2End),
       v1: bytes.subarray(v2End),
     }

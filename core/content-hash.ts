@@ -18,7 +18,13 @@ export function contentHash(body: Buffer | string): string {
 /** Characters of the base64url SHA-256 contentHash keeps (for code that hashes the same way off this thread). */
 export const CONTENT_HASH_LENGTH = 22
 
-/** An index file's full SHA-256 (base64url), recorded in the manifest and checked on load instead of re-validating. */
-export function indexFileHash(body: Buffer | string): string {
-  return createHash('sha256').update(body).digest('base64url')
+/**
+ * An index file's full SHA-256 (base64url), recorded in the manifest and checked on load instead of
+ * re-validating; of a file given in parts, that of the parts one after the other.
+ */
+export function indexFileHash(body: Buffer | string | readonly Buffer[]): string {
+  const digest = createHash('sha256')
+  if (typeof body === 'string' || Buffer.isBuffer(body)) return digest.update(body).digest('base64url')
+  for (const part of body) digest.update(part)
+  return digest.digest('base64url')
 }

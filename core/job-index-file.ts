@@ -259,7 +259,10 @@ export class JobIndexFileWriter {
     return count
   }
 
-  /** The file's bytes, in parts to write one after the other; `salaryOrder` as index/jobs.json has it. */
+  /**
+   * The file's bytes, in parts to write one after the other; `salaryOrder` as index/jobs.json has it.
+   * Once: the writer lets go of what the parts do not hold.
+   */
   finish(salaryOrder: ArrayLike<number>): Buffer[] {
     if (this.count !== this.size) throw new Error(`job index: ${this.count} jobs of the ${this.size} announced`)
     const n = this.size
@@ -272,6 +275,9 @@ export class JobIndexFileWriter {
         postings.set(key, existing ? Uint32Array.from(new Set([...existing, ...list])).sort() : Uint32Array.from(list))
       }
     }
+    // Copied: the lists (millions of numbers at 1M jobs) are not needed any more, nor is the copying's state.
+    this.lists.clear()
+    this.copying = undefined
     const keys = [...postings.keys()]
     const lowKey = new Float64Array(n)
     for (let p = 0; p < n; p++) {
@@ -466,7 +472,10 @@ class TextColumn {
     this.close()
     const offsets = new Uint32Array(this.count + 1)
     for (let i = 0; i < this.count; i++) offsets[i + 1] = offsets[i]! + this.lengths[i]!
-    return { bytes: Buffer.from(this.parts.join(''), 'utf8'), offsets }
+    const bytes = Buffer.from(this.parts.join(''), 'utf8')
+    // A million strings at 1M jobs, not needed once packed: freed before the build's next index files.
+    this.parts.length = 0
+    return { bytes, offsets }
   }
 
   private close(): void {
