@@ -121,28 +121,6 @@ class Scratch {
   }
 }
 
-/** A whole file read into the scratch buffer, with its identity when it did not change while it was read. */
-async function readIntoScratch(
-  dir: string,
-  file: string,
-  scratch: Scratch,
-): Promise<{ bytes: Buffer; stats?: BigIntStats }> {
-  let handle: FileHandle | undefined
-  try {
-    handle = await open(path.join(dir, file), 'r')
-    const before = await handle.stat({ bigint: true })
-    // Not a regular file (a pipe: its size says nothing): read to its end, into a buffer of its own.
-    const bytes = before.isFile() ? scratch.take(Number(before.size)) : await handle.readFile()
-    if (before.isFile()) await readFully(handle, bytes, 0)
-    // Grown since the stat: read as a file that changed (no identity), and refused by its hash if it differs.
-    const after = await handle.stat({ bigint: true })
-    return fileIdentity(before) === fileIdentity(after) ? { bytes, stats: before } : { bytes }
-  } catch (error) {
-    throw new Error(`snapshot ${dir}: cannot read ${file}: ${(error as Error).message}`)
-  } finally {
-    await handle?.close()
-  }
-}
 
 /** A JSON.parse failure, named after the file it came from. */
 function inFile(error: unknown, what: string): Error {
@@ -295,14 +273,24 @@ function noteVerified(verification: Verification, file: string, hash: string, st
 
 /**
  * A whole index file, with its identity when it did not change while it was
- * read (stat before and after on the same descriptor), else undefined.
+ * read (stat before and after on the same descriptor), else undefined. With
+ * `scratch`, read into its buffer (valid until its next take) rather than a
+ * buffer of its own.
  */
-async function readWithIdentity(dir: string, file: string): Promise<{ bytes: Buffer; stats?: BigIntStats }> {
+async function readWithIdentity(
+  dir: string,
+  file: string,
+  scratch?: Scratch,
+): Promise<{ bytes: Buffer; stats?: BigIntStats }> {
   let handle: FileHandle | undefined
   try {
     handle = await open(path.join(dir, file), 'r')
     const before = await handle.stat({ bigint: true })
-    const bytes = await handle.readFile()
+    // Not a regular file (a pipe: its size says nothing): read to its end, into a buffer of its own.
+    const intoScratch = scratch !== undefined && before.isFile()
+    const bytes = intoScratch ? scratch.take(Number(before.size)) : await handle.readFile()
+    if (intoScratch) await readFully(handle, bytes, 0)
+    // Grown since the stat: read as a file that changed (no identity), and refused by its hash if it differs.
     const after = await handle.stat({ bigint: true })
     return fileIdentity(before) === fileIdentity(after) ? { bytes, stats: before } : { bytes }
   } catch (error) {
@@ -597,7 +585,7 @@ export async function loadSnapshot(
       await jobIndexTextBytes(dir),
     ),
   )
-  const manifest = await loadManifest((await readIntoScratch(dir, snapshotPaths.manifest, scratch)).bytes, manifestPath)
+  const manifest = await loadManifest((await readWithIdentity(dir, snapshotPaths.manifest, scratch)).bytes, manifestPath)
   const verification: Verification = { record: await readVerifiedFiles(dir), found: {} }
   await yieldToRequests()
   const termsBytes = await readBytes(dir, snapshotPaths.searchTerms)
@@ -611,7 +599,7 @@ export async function loadSnapshot(
   // Likewise the salary bounds' checkpoints (~40 ms at 1M jobs in all, otherwise up to ~20 ms of one query).
   await runStepsPausing(jobs.warmSalaryPrefixesSteps(), yieldToRequests)
   // Read now, into the scratch buffer the job index's text was decoded from.
-  const companiesRead = await readIntoScratch(dir, snapshotPaths.companies, scratch)
+  const companiesRead = await readWithIdentity(dir, snapshotPaths.companies, scratch)
   const companiesHash = manifest.index_hashes?.[snapshotPaths.companies]
   const same =
     companiesHash !== undefined && previous?.manifest.index_hashes?.[snapshotPaths.companies] === companiesHash
