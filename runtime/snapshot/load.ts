@@ -121,7 +121,6 @@ class Scratch {
   }
 }
 
-
 /** A JSON.parse failure, named after the file it came from. */
 function inFile(error: unknown, what: string): Error {
   return error instanceof SyntaxError ? new Error(`${what} is not JSON: ${error.message}`) : (error as Error)
@@ -585,7 +584,10 @@ export async function loadSnapshot(
       await jobIndexTextBytes(dir),
     ),
   )
-  const manifest = await loadManifest((await readWithIdentity(dir, snapshotPaths.manifest, scratch)).bytes, manifestPath)
+  const manifest = await loadManifest(
+    (await readWithIdentity(dir, snapshotPaths.manifest, scratch)).bytes,
+    manifestPath,
+  )
   const verification: Verification = { record: await readVerifiedFiles(dir), found: {} }
   await yieldToRequests()
   const termsBytes = await readBytes(dir, snapshotPaths.searchTerms)
