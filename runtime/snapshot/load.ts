@@ -633,9 +633,9 @@ export async function loadSnapshot(
     companiesHash !== undefined && previous?.manifest.index_hashes?.[snapshotPaths.companies] === companiesHash
   // Into a buffer of its own, which the companies keep as their text; only checked, into the scratch buffer.
   const companiesRead = await readWithIdentity(dir, snapshotPaths.companies, same ? scratch : undefined)
-  // The same companies as the snapshot served now (a refresh that changed no employer): its objects, once this
+  // The same companies as the snapshot served now (a refresh that changed no employer): its table, once this
   // file is checked to be what the manifest says. Parsed again, they were ~0.3 s of a swap's CPU at 1M jobs and a
-  // second copy of ~55 MB of small objects for every collection to copy and mark until the previous one went.
+  // second copy of the table (and its 46 MB of text) until the previous one went.
   if (same) await checkRead(verification, dir, snapshotPaths.companies, companiesRead, companiesHash)
   const companies = same ? previous.companies : await loadCompanies(manifest, dir, companiesRead, verification)
   await yieldToRequests()
