@@ -85,7 +85,7 @@ export interface JobIndexFile {
   codes: Record<ValueFacet, Uint32Array>
   values: Record<ValueFacet, string[]>
   /** `facet:lowercased value` -> ascending positions. */
-  postings: Map<string, Uint32Array>
+  postings: PostingLists
   /** Every job's hash, joined, with offsets (UTF-16 code units) per position. */
   hashes: { joined: string; offsets: Uint32Array }
   slugs: { joined: string; offsets: Uint32Array }
@@ -395,6 +395,50 @@ interface CopyState {
 }
 
 /**
+ * The posting lists of index/jobs.bin: `facet:lowercased value` -> ascending
+ * positions, each a view on the one array of all postings, made when asked
+ * for. At 1M jobs there are ~60,000 lists (50,000 of them one company's
+ * jobs); as views made up front they were that many long-lived objects that
+ * every full collection visited (a quarter of a loaded snapshot's full
+ * collection). A fresh view each call: a holder that needs one object per
+ * list keeps those it needs.
+ */
+class PostingLists {
+  private readonly indexOf = new Map<string, number>()
+  private readonly starts: Uint32Array
+
+  constructor(
+    keys: readonly string[],
+    counts: Uint32Array,
+    private readonly all: Uint32Array,
+  ) {
+    this.starts = new Uint32Array(keys.length + 1)
+    for (let k = 0; k < keys.length; k++) {
+      this.starts[k + 1] = this.starts[k]! + counts[k]!
+      this.indexOf.set(keys[k]!, k)
+    }
+  }
+
+  /** How many positions the lists hold in all. */
+  get total(): number {
+    return this.starts[this.starts.length - 1]!
+  }
+
+  get(key: string): Uint32Array | undefined {
+    const k = this.indexOf.get(key)
+    return k === undefined ? undefined : this.all.subarray(this.starts[k], this.starts[k + 1])
+  }
+
+  keys(): IterableIterator<string> {
+    return this.indexOf.keys()
+  }
+
+  *[Symbol.iterator](): IterableIterator<[string, Uint32Array]> {
+    for (const [key, k] of this.indexOf) yield [key, this.all.subarray(this.starts[k], this.starts[k + 1])]
+  }
+}
+
+/**
  * A previous index/jobs.bin read for JobIndexFileWriter.addPrevious: its jobs, with the
  * posting lists of the facets that have no per-job code turned around into each job's
  * values (lowercased, as the keys hold them: a key's place among the keys and its positions
@@ -615,13 +659,8 @@ export function* readJobIndexPartsSteps(numeric: Buffer, text: Buffer, what: str
   const keys = head.keys
   const counts = uints('postingCounts', keys.length)
   const all = uints('postings')
-  const postings = new Map<string, Uint32Array>()
-  let at = 0
-  for (let k = 0; k < keys.length; k++) {
-    postings.set(keys[k]!, all.subarray(at, at + counts[k]!))
-    at += counts[k]!
-  }
-  if (at !== all.length) fail('its posting counts do not add up to its postings')
+  const postings = new PostingLists(keys, counts, all)
+  if (postings.total !== all.length) fail('its posting counts do not add up to its postings')
   yield
   const hashes = decoded('hashes', 'hashOffsets')
   yield

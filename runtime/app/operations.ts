@@ -54,7 +54,7 @@ export function addOperationalRoutes(app: H3, deps: OperationsDependencies): voi
         built_at: snapshot.manifest.built_at,
         age_seconds: Math.max(0, Math.round((now - Date.parse(snapshot.manifest.built_at)) / 1000)),
         live_jobs: snapshot.jobs.size,
-        companies: snapshot.companies.length,
+        companies: snapshot.companies.size,
         // Which process answered: with --workers N, each worker is its own process.
         pid: process.pid,
         ...(deps.gcPauses

@@ -31,9 +31,11 @@ export type MarketStats = z.infer<typeof MarketStatsSchema>
 export const marketStats = memoizeUntilExpiry((snapshot: LoadedSnapshot, live: number[], now: number): MarketStats => {
   // Employers with a live job, as everywhere else: one whose last job closed or expired is not tracked.
   const liveJobs = liveJobsByCompany(snapshot, now)
-  const companies = snapshot.companies.filter((company) => liveJobs.has(company.id))
+  const table = snapshot.companies
+  const companies: number[] = []
+  for (let i = 0; i < table.size; i++) if (liveJobs.has(table.id(i))) companies.push(i)
   const bySchedule = SCHEDULE_TYPE_VALUES.map((type) => {
-    const employers = companies.filter((c) => c.schedule_type === type).length
+    const employers = companies.filter((i) => table.scheduleType(i) === type).length
     return {
       schedule_type: type,
       employers,
@@ -41,7 +43,7 @@ export const marketStats = memoizeUntilExpiry((snapshot: LoadedSnapshot, live: n
     }
   })
   const hours = companies
-    .map((c) => c.hours_full_time)
+    .map((i) => table.hoursFullTime(i))
     .filter((h): h is number => h !== undefined)
     .sort((a, b) => a - b)
   const arrangement = { remote: 0, hybrid: 0, onsite: 0 }

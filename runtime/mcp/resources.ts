@@ -80,10 +80,14 @@ export function completeResourceArgument(
   }
   let slugs = companySlugs.get(snapshot)
   if (!slugs) {
-    slugs = snapshot.companies.map((company) => company.slug).sort()
+    const { companies } = snapshot
+    slugs = Array.from({ length: companies.size }, (_, i) => companies.slug(i)).sort()
     companySlugs.set(snapshot, slugs)
   }
   // Only employers with a live job: the others read as not found.
   const liveJobs = liveJobsByCompany(snapshot, now)
-  return completeFromSorted(slugs, typed, (slug) => (liveJobs.get(snapshot.companyBySlug.get(slug)!.id) ?? 0) > 0)
+  return completeFromSorted(slugs, typed, (slug) => {
+    const id = snapshot.companies.id(snapshot.companies.indexOfSlug(slug)!)
+    return (liveJobs.get(id) ?? 0) > 0
+  })
 }

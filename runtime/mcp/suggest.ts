@@ -131,8 +131,10 @@ export function checkHeadquartersCountry(
   checkCountry(snapshot, country)
   const wanted = resolveCountry(country)
   const headquarters = new Set<CountryCode>()
-  for (const company of snapshot.companies) {
-    const code = company.country && liveJobs.get(company.id) ? resolveCountry(company.country) : undefined
+  const companies = snapshot.companies
+  for (let i = 0; i < companies.size; i++) {
+    const country = companies.country(i)
+    const code = country && liveJobs.get(companies.id(i)) ? resolveCountry(country) : undefined
     if (code) headquarters.add(code)
   }
   if (wanted && headquarters.has(wanted)) return

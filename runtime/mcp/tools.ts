@@ -233,6 +233,14 @@ function searchJobsQuery(args: z.infer<typeof SearchJobsInput>): V2ListQuery {
   }
 }
 
+/** The ids of the employers whose work-life score is at least `min` (those without one never are). */
+function companiesScoringAtLeast(snapshot: LoadedSnapshot, min: number): string[] {
+  const { companies } = snapshot
+  const ids: string[] = []
+  for (let i = 0; i < companies.size; i++) if ((companies.workLifeScore(i) ?? -1) >= min) ids.push(companies.id(i))
+  return ids
+}
+
 export function searchJobs(
   snapshot: LoadedSnapshot,
   args: z.infer<typeof SearchJobsInput>,
@@ -242,9 +250,7 @@ export function searchJobs(
   const query = searchJobsQuery(args)
   const companyIds =
     // 0 asks for no minimum (as posted_within_days 0 asks for no date limit): employers without a score stay.
-    !args.min_work_life_score
-      ? undefined
-      : snapshot.companies.filter((c) => (c.work_life_score ?? -1) >= args.min_work_life_score!).map((c) => c.id)
+    !args.min_work_life_score ? undefined : companiesScoringAtLeast(snapshot, args.min_work_life_score)
   const { total, positions } = runV2Query(
     queryContext(snapshot, now),
     query,
@@ -303,7 +309,7 @@ export function getJob(snapshot: LoadedSnapshot, slug: string, now: number): z.i
     throw new ToolError(`No live job has the slug "${slug.slice(0, 200)}". Call search_jobs to find current slugs.`)
   }
   const job = jobAt(snapshot, position)
-  const company = snapshot.companyById.get(snapshot.jobs.valueAt('company', position)!)
+  const company = snapshot.companies.companyById(snapshot.jobs.valueAt('company', position)!)
   const min = job.hours_per_week_min
   const max = job.hours_per_week_max
   // Without hours of its own, a job on its employer's schedule works the employer's full-time hours; one on
@@ -453,7 +459,7 @@ export const GetCompanyOutput = z.object({
 
 export function getCompany(snapshot: LoadedSnapshot, slug: string, now: number): z.infer<typeof GetCompanyOutput> {
   // An employer whose last job closed or expired is gone, as from /api/v2/companies/{slug}.
-  const c = snapshot.companyBySlug.get(slug)
+  const c = snapshot.companies.companyBySlug(slug)
   const liveJobs = c ? (liveJobsByCompany(snapshot, now).get(c.id) ?? 0) : 0
   if (!c || liveJobs === 0)
     throw new ToolError(

@@ -7,8 +7,9 @@ import type { V2CompanyQuery } from '../../core/company-query.ts'
 import { companyNameOrder } from '../../core/company.ts'
 import { type CompanyCursor, CURSOR_NAME_CHARS } from '../../core/cursor.ts'
 import { resolveCountry } from '../../core/geo.ts'
-import { PREFIX_MIN_TERM_LENGTH, queryTerms, textTerms } from '../../core/search.ts'
+import { PREFIX_MIN_TERM_LENGTH, queryTerms } from '../../core/search.ts'
 import type { IndexedCompany } from '../../core/snapshot.ts'
+import type { CompanyTable } from './company-table.ts'
 
 export interface CompanyQueryResult {
   total: number
@@ -28,9 +29,9 @@ const compareNames = (nameA: string, slugA: string, nameB: string, slugB: string
  * the company's name is cut as far, so the comparison agrees with the order
  * for every name but two longer ones that share that start.
  */
-function compareWithCursor(company: IndexedCompany, liveJobs: number, cursor: CompanyCursor): number {
+function compareWithCursor(companies: CompanyTable, i: number, liveJobs: number, cursor: CompanyCursor): number {
   if (cursor.sort === 'jobs' && liveJobs !== cursor.jobs) return cursor.jobs - liveJobs
-  return compareNames(company.name.slice(0, CURSOR_NAME_CHARS), company.slug, cursor.name, cursor.slug)
+  return compareNames(companies.name(i).slice(0, CURSOR_NAME_CHARS), companies.slug(i), cursor.name, cursor.slug)
 }
 
 /** The cursor that continues right after `company` in `sort` order, for filters tagged `filters`. */
@@ -44,38 +45,14 @@ export function companyCursorAt(
   return sort === 'name' ? { sort, filters, name, slug } : { sort, filters, jobs: liveJobs, name, slug }
 }
 
-/** Companies in name order, sorted once per companies array (a snapshot's). */
-const sortedByName = new WeakMap<readonly IndexedCompany[], IndexedCompany[]>()
-function inNameOrder(companies: readonly IndexedCompany[]): IndexedCompany[] {
-  let sorted = sortedByName.get(companies)
-  if (!sorted) {
-    sorted = [...companies].sort(companyNameOrder)
-    sortedByName.set(companies, sorted)
-  }
-  return sorted
-}
-
-/** The words `q` searches in a company (name, one-line description), made once per company. */
-const termsOf = new WeakMap<IndexedCompany, string[]>()
-function companyTerms(company: IndexedCompany): string[] {
-  let terms = termsOf.get(company)
-  if (!terms) {
-    terms = [...new Set(textTerms(`${company.name} ${company.short_description ?? ''}`))]
-    termsOf.set(company, terms)
-  }
-  return terms
-}
-
 /** Every query word begins a word of the company's (short words must be whole words). */
-function matchesText(company: IndexedCompany, words: string[]): boolean {
-  const terms = companyTerms(company)
-  return words.every((word) =>
-    word.length < PREFIX_MIN_TERM_LENGTH ? terms.includes(word) : terms.some((term) => term.startsWith(word)),
-  )
+function matchesText(companies: CompanyTable, i: number, words: string[]): boolean {
+  const terms = companies.searchTerms(i)
+  return words.every((word) => terms.includes(word.length < PREFIX_MIN_TERM_LENGTH ? ` ${word} ` : ` ${word}`))
 }
 
 export function runCompanyQuery(
-  companies: readonly IndexedCompany[],
+  companies: CompanyTable,
   liveJobs: ReadonlyMap<string, number>,
   query: V2CompanyQuery,
 ): CompanyQueryResult {
@@ -86,26 +63,31 @@ export function runCompanyQuery(
   const schedules = query.schedule.length ? new Set(query.schedule) : undefined
   const levels = query.remote_level.length ? new Set<string>(query.remote_level) : undefined
   const words = query.q === undefined ? undefined : queryTerms(query.q)
-  const matches = inNameOrder(companies).filter((c) => {
-    if (!liveJobs.get(c.id)) return false
-    if (countries && !(c.country && countries.has(resolveCountry(c.country) ?? ''))) return false
-    if (schedules && !schedules.has(c.schedule_type)) return false
-    if (levels && !levels.has(c.remote_level)) return false
-    if (query.hires_worldwide !== undefined && c.hires_worldwide !== query.hires_worldwide) return false
-    if (words && !matchesText(c, words)) return false
-    return true
-  })
+  const matches: number[] = []
+  for (const i of companies.inNameOrder(companyNameOrder)) {
+    if (!liveJobs.get(companies.id(i))) continue
+    if (countries) {
+      const country = companies.country(i)
+      if (!(country && countries.has(resolveCountry(country) ?? ''))) continue
+    }
+    if (schedules && !schedules.has(companies.scheduleType(i))) continue
+    if (levels && !levels.has(companies.remoteLevel(i))) continue
+    if (query.hires_worldwide !== undefined && companies.hiresWorldwide(i) !== query.hires_worldwide) continue
+    if (words && !matchesText(companies, i, words)) continue
+    matches.push(i)
+  }
+  const jobsOf = (i: number) => liveJobs.get(companies.id(i))!
   // Stable sort: equal job counts keep name order.
-  if (query.sort === 'jobs') matches.sort((a, b) => liveJobs.get(b.id)! - liveJobs.get(a.id)!)
+  if (query.sort === 'jobs') matches.sort((a, b) => jobsOf(b) - jobsOf(a))
   const { cursor } = query
   const start = cursor
-    ? firstAfter(matches.length, (i) => compareWithCursor(matches[i]!, liveJobs.get(matches[i]!.id)!, cursor) <= 0)
+    ? firstAfter(matches.length, (k) => compareWithCursor(companies, matches[k]!, jobsOf(matches[k]!), cursor) <= 0)
     : (query.page - 1) * query.limit
   return {
     total: matches.length,
     page: matches
       .slice(start, start + query.limit)
-      .map((company) => ({ company, liveJobs: liveJobs.get(company.id)! })),
+      .map((i) => ({ company: companies.company(i), liveJobs: jobsOf(i) })),
     more: start + query.limit < matches.length,
   }
 }

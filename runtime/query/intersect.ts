@@ -63,9 +63,14 @@ export class BitsetCache {
     this.retired.add(list)
   }
 
+  /** Whether a list this long gets a kept bitset (bitsOf), by the list's object. */
+  keepsBitsFor(list: Uint32Array): boolean {
+    return list.length >= this.size * BITSET_SHARE
+  }
+
   /** The list's bitset when the list is long enough to be worth keeping one; undefined otherwise. */
   bitsOf(list: Uint32Array): Uint32Array | undefined {
-    if (list.length < this.size * BITSET_SHARE || this.retired.has(list)) return undefined
+    if (!this.keepsBitsFor(list) || this.retired.has(list)) return undefined
     let bits = this.cache.get(list)
     if (bits === undefined) {
       bits = new Uint32Array(wordsFor(this.size))

@@ -83,6 +83,12 @@ class PackedStrings {
   }
 }
 
+/** Posting lists by `facet:lowercased value`: a Map, or index/jobs.bin's lists (views made on demand). */
+interface PostingSource {
+  get(key: string): Uint32Array | undefined
+  keys(): IterableIterator<string>
+}
+
 /** What JobIndexBuilder assembles; JobIndex derives the rest. */
 interface JobIndexParts {
   size: number
@@ -97,7 +103,7 @@ interface JobIndexParts {
   /** salaryLowOrder's order, when the build worked it out (index/jobs.bin). */
   salaryLowOrder?: Uint32Array
   /** `facet:lowercased value` -> ascending positions. */
-  postings: Map<string, Uint32Array>
+  postings: PostingSource
   slugs: SlugTable
   /** What the constructor derives from the columns, when already made in steps (derivedSteps). */
   derived?: Derived
@@ -179,7 +185,9 @@ export class JobIndex implements RangeColumns {
   readonly bitsets: BitsetCache
   /** Every finite expires_at, ascending, to count expired jobs in O(log n). */
   private readonly expiries: Float64Array
-  private readonly postings: Map<string, Uint32Array>
+  private readonly postings: PostingSource
+  /** The lists long enough for a kept bitset, one object each: the bitset cache knows a list by its object. */
+  private readonly longLists = new Map<string, Uint32Array>()
   private readonly slugs: SlugTable
   private readonly hashes: PackedStrings
   private readonly ids: PackedStrings
@@ -277,7 +285,12 @@ export class JobIndex implements RangeColumns {
 
   /** Positions holding `value` for `facet` (case-insensitive), ascending. */
   postingsFor(facet: Facet, value: string): Uint32Array | undefined {
-    return this.postings.get(`${facet}:${value.toLowerCase()}`)
+    const key = `${facet}:${value.toLowerCase()}`
+    const kept = this.longLists.get(key)
+    if (kept) return kept
+    const list = this.postings.get(key)
+    if (list && this.bitsets.keepsBitsFor(list)) this.longLists.set(key, list)
+    return list
   }
 
   private readonly vocabularies = new Map<Facet, string[]>()

@@ -59,9 +59,9 @@ export async function handleV2Companies(ctx: RestContext): Promise<Reply> {
 
 export async function handleV2Company(ctx: RestContext, slug: string): Promise<Reply> {
   const { snapshot, now } = ctx
-  const company = snapshot.companyBySlug.get(slug)
-  const liveJobs = company ? (liveJobsByCompany(snapshot, now).get(company.id) ?? 0) : 0
-  if (!company || liveJobs === 0) {
+  const index = snapshot.companies.indexOfSlug(slug)
+  const liveJobs = index === undefined ? 0 : (liveJobsByCompany(snapshot, now).get(snapshot.companies.id(index)) ?? 0)
+  if (index === undefined || liveJobs === 0) {
     throw httpError(
       404,
       `No company with a live job has the slug ${JSON.stringify(decodedSegment(slug).slice(0, 100))}. List companies at /api/v2/companies.`,
@@ -70,7 +70,7 @@ export async function handleV2Company(ctx: RestContext, slug: string): Promise<R
   }
   const key = `company|${snapshot.id}|${snapshot.jobs.expiredCount(now)}|${slug}`
   const result = await ctx.responseCache.getOrCompute(key, async () =>
-    computedPayload(Buffer.from(JSON.stringify(toV2CompanyProfile(company, liveJobs)))),
+    computedPayload(Buffer.from(JSON.stringify(toV2CompanyProfile(snapshot.companies.company(index), liveJobs)))),
   )
   return payloadReply(ctx.request, result!.payload, {
     cacheStatus: result!.hit ? 'HIT' : 'MISS',

@@ -14,6 +14,7 @@ import { createApp, type JobsnapApp } from '../app/create-app.ts'
 import type { PrimaryLimitClient } from '../http/primary-limiter.ts'
 import { SharedLimitStore } from '../http/redis-limiter.ts'
 import { watchGcPauses } from '../ops/gc-pauses.ts'
+import { setHeapGrowth } from '../ops/heap-growth.ts'
 import type { AccessLine, Logger } from '../ops/log.ts'
 import type { Metrics } from '../ops/metrics.ts'
 import { SnapshotHolder } from '../snapshot/holder.ts'
@@ -58,6 +59,7 @@ export interface StartOptions {
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config } = options
   const log: Logger = options.log ?? (() => {})
+  setHeapGrowth()
   const fileCache = createFileCache(config.JOBSNAP_FILE_CACHE_MB * 1024 * 1024)
   // Not loaded yet: the port opens first, so /health and /ready answer while a large snapshot loads.
   const snapshots = new SnapshotHolder(config.JOBSNAP_DIST, fileCache, config.JOBSNAP_BODIES_MEMORY_MB * 1024 * 1024)

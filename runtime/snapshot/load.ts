@@ -49,6 +49,7 @@ import {
 } from '../../core/job-index-file.ts'
 import { runStepsPausing } from '../../core/steps.ts'
 import { PackedBodies, uint32View } from '../../core/packed-bodies.ts'
+import { CompanyTable, CompanyTableBuilder } from '../query/company-table.ts'
 import { JobIndex, JobIndexBuilder } from '../query/job-index.ts'
 import type { QueryContext } from '../query/run-query.ts'
 import { type PostingsFile, TextIndex } from '../query/text-index.ts'
@@ -64,9 +65,8 @@ export interface LoadedSnapshot {
   publishedAt?: number
   jobs: JobIndex
   text: TextIndex
-  companies: IndexedCompany[]
-  companyById: Map<string, IndexedCompany>
-  companyBySlug: Map<string, IndexedCompany>
+  /** The companies: the fields queries use held in arrays, the rest parsed on demand (CompanyTable). */
+  companies: CompanyTable
   /** Every v2 job body by date position, held or read by position (loadSnapshot): list pages, single jobs, tool results. */
   v2Bodies: PackedBodies
   /** Every v1 job body by date position, read from the packed file one range per page. */
@@ -100,8 +100,9 @@ async function readBytes(dir: string, file: string): Promise<Buffer> {
 
 /**
  * One buffer that a load reads its transient files into in turn: the
- * manifest, then index/jobs.bin's text, then the companies, each decoded
- * or parsed before the next is read. At 1M jobs those are 90, 120 and 45 MB:
+ * manifest, then index/jobs.bin's text, then (when a hot swap keeps the
+ * served ones, only to check them) the companies, each decoded or parsed
+ * before the next is read. At 1M jobs those are 90, 120 and 45 MB:
  * every fresh megabyte costs ~0.8 ms of the kernel's time to fault in, and
  * all of it was garbage a full collection had to return, so one buffer of
  * the largest of them was ~0.1 s less of every worker's start.
@@ -541,25 +542,52 @@ async function checkHashInSlices(bytes: Buffer | Buffer[], expected: string, wha
 }
 
 /**
- * The companies, parsed a slice at a time when their hash was recorded and they have the sliced layout; that
- * hash checked in slices too, or not at all when the verification record vouches for the file as read (one
- * synchronous hash of the 46 MB at 1M jobs was ~0.1 s of every start and one long stall of every hot swap).
+ * Where each element of an array jsonArrayByLine laid out (`[`, one element a line, `]`) lies in its text:
+ * [starts[i], ends[i]), without the comma that ends every line but the last.
+ */
+function elementLines(bytes: Buffer): { starts: Uint32Array; ends: Uint32Array } {
+  const starts: number[] = []
+  const ends: number[] = []
+  // After the opening `[` and its newline; the closing `]` follows the last element's newline.
+  for (let at = 2; bytes[at] !== 0x5d; ) {
+    const newline = bytes.indexOf(0x0a, at)
+    if (newline < 0) break
+    starts.push(at)
+    ends.push(bytes[newline - 1] === 0x2c ? newline - 1 : newline)
+    at = newline + 1
+  }
+  return { starts: Uint32Array.from(starts), ends: Uint32Array.from(ends) }
+}
+
+/**
+ * The companies (runtime/query/company-table.ts), parsed a slice at a time when their hash was recorded and
+ * they have the sliced layout, their file's bytes kept as every company's text; that hash checked in slices
+ * too, or not at all when the verification record vouches for the file as read (one synchronous hash of the
+ * 46 MB at 1M jobs was ~0.1 s of every start and one long stall of every hot swap).
  */
 async function loadCompanies(
   manifest: SnapshotManifest,
   dir: string,
   read: { bytes: Buffer; stats?: BigIntStats },
   verification: Verification,
-): Promise<IndexedCompany[]> {
+): Promise<CompanyTable> {
   const what = `${dir}/${snapshotPaths.companies}`
   const expected = manifest.index_hashes?.[snapshotPaths.companies]
-  if (expected === undefined) return verified(SnapshotCompanies, parseJson(read.bytes, what), what)
+  if (expected === undefined)
+    return CompanyTable.fromCompanies(verified(SnapshotCompanies, parseJson(read.bytes, what), what))
   await checkRead(verification, dir, snapshotPaths.companies, read, expected)
   const sliced = arrayInSlices<IndexedCompany>(read.bytes)
-  if (sliced === undefined) return parseJson(read.bytes, what) as IndexedCompany[]
-  const companies: IndexedCompany[] = []
-  await eachSlice(sliced, what, (slice) => companies.push(...slice))
-  return companies
+  if (sliced === undefined) return CompanyTable.fromCompanies(parseJson(read.bytes, what) as IndexedCompany[])
+  const { starts, ends } = elementLines(read.bytes)
+  const builder = new CompanyTableBuilder(starts, ends)
+  await eachSlice(sliced, what, (slice) => {
+    for (const company of slice) builder.add(company)
+  })
+  try {
+    return builder.finish(read.bytes)
+  } catch (error) {
+    throw new Error(`${what}: ${(error as Error).message}`)
+  }
 }
 
 /**
@@ -600,14 +628,14 @@ export async function loadSnapshot(
   jobs.salaryLowOrder()
   // Likewise the salary bounds' checkpoints (~40 ms at 1M jobs in all, otherwise up to ~20 ms of one query).
   await runStepsPausing(jobs.warmSalaryPrefixesSteps(), yieldToRequests)
-  // Read now, into the scratch buffer the job index's text was decoded from.
-  const companiesRead = await readWithIdentity(dir, snapshotPaths.companies, scratch)
   const companiesHash = manifest.index_hashes?.[snapshotPaths.companies]
   const same =
     companiesHash !== undefined && previous?.manifest.index_hashes?.[snapshotPaths.companies] === companiesHash
-  // The same companies as the snapshot served now (a refresh that changed no employer): its objects, once this
+  // Into a buffer of its own, which the companies keep as their text; only checked, into the scratch buffer.
+  const companiesRead = await readWithIdentity(dir, snapshotPaths.companies, same ? scratch : undefined)
+  // The same companies as the snapshot served now (a refresh that changed no employer): its table, once this
   // file is checked to be what the manifest says. Parsed again, they were ~0.3 s of a swap's CPU at 1M jobs and a
-  // second copy of ~55 MB of small objects for every collection to copy and mark until the previous one went.
+  // second copy of the table (and its 46 MB of text) until the previous one went.
   if (same) await checkRead(verification, dir, snapshotPaths.companies, companiesRead, companiesHash)
   const companies = same ? previous.companies : await loadCompanies(manifest, dir, companiesRead, verification)
   await yieldToRequests()
@@ -709,8 +737,6 @@ export async function loadSnapshot(
     jobs,
     text,
     companies,
-    companyById: same ? previous.companyById : new Map(companies.map((c) => [c.id, c])),
-    companyBySlug: same ? previous.companyBySlug : new Map(companies.map((c) => [c.slug, c])),
     v2Bodies,
     v1Bodies,
     close: closeAll,
@@ -724,7 +750,13 @@ export function queryContext(snapshot: LoadedSnapshot, now: number): QueryContex
     index: snapshot.jobs,
     text: snapshot.text,
     now,
-    companyIdOf: (slug) => snapshot.companyBySlug.get(slug)?.id,
-    companySlugOf: (id) => snapshot.companyById.get(id)?.slug,
+    companyIdOf: (slug) => {
+      const i = snapshot.companies.indexOfSlug(slug)
+      return i === undefined ? undefined : snapshot.companies.id(i)
+    },
+    companySlugOf: (id) => {
+      const i = snapshot.companies.indexOfId(id)
+      return i === undefined ? undefined : snapshot.companies.slug(i)
+    },
   }
 }

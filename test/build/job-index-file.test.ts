@@ -49,6 +49,21 @@ describe('index/jobs.bin', () => {
     }
   })
 
+  it('hands out each list long enough for a kept bitset as one object, so its bitset is made once', async () => {
+    const index = JobIndex.fromFile(readJobIndexFile(await read(snapshotPaths.jobIndexBinary), 'jobs.bin'))
+    const lists = FACETS.flatMap((facet) => index.valuesOf(facet).map((value) => [facet, value] as const))
+    const long = lists.filter(([facet, value]) => index.bitsets.keepsBitsFor(index.postingsFor(facet, value)!))
+    const short = lists.filter(([facet, value]) => !index.bitsets.keepsBitsFor(index.postingsFor(facet, value)!))
+    expect(long.length).toBeGreaterThan(0)
+    expect(short.length).toBeGreaterThan(0)
+    for (const [facet, value] of long) {
+      const list = index.postingsFor(facet, value)!
+      expect(index.postingsFor(facet, value.toUpperCase())).toBe(list)
+      expect(index.bitsets.bitsOf(index.postingsFor(facet, value)!)).toBe(index.bitsets.bitsOf(list))
+    }
+    for (const [facet, value] of short) expect(index.bitsets.bitsOf(index.postingsFor(facet, value)!)).toBeUndefined()
+  })
+
   it('holds what a server would derive at load, derived once by the build (a file without it loads the same)', async () => {
     const file = readJobIndexFile(await read(snapshotPaths.jobIndexBinary), 'jobs.bin')
     expect(file.derived).toBeDefined()

@@ -16,7 +16,15 @@ import {
   companyFiltersTag,
   v2FiltersTag,
 } from '../../core/index.ts'
-import { companyCursorAt, JobIndex, jobCursorAt, runCompanyQuery, runV2Query, TextIndex } from '../../runtime/index.ts'
+import {
+  CompanyTable,
+  companyCursorAt,
+  JobIndex,
+  jobCursorAt,
+  runCompanyQuery,
+  runV2Query,
+  TextIndex,
+} from '../../runtime/index.ts'
 import { testUuid } from '../support/fixtures.ts'
 
 const NOW = Date.parse('2026-11-22T12:00:00Z')
@@ -238,7 +246,7 @@ describe('runCompanyQuery with a cursor', () => {
     for (let page = 0; ; page++) {
       if (page > 1000) throw new Error('runaway crawl')
       const parsed = parseCompanies(cursor ? `${query}&cursor=${cursor}` : query)
-      const result = runCompanyQuery(listAt(page), live(page), parsed)
+      const result = runCompanyQuery(CompanyTable.fromCompanies(listAt(page)), live(page), parsed)
       seen.push(...result.page.map((entry) => entry.company.slug))
       const last = result.page.at(-1)
       if (!result.more || !last) return seen
@@ -249,9 +257,11 @@ describe('runCompanyQuery with a cursor', () => {
   it.each(['sort=name', 'sort=jobs'])('%s: the same companies in the same order as page numbers', (sort) => {
     for (const limit of [1, 7, 100]) {
       const query = `${sort}&limit=${limit}`
-      const pages = runCompanyQuery(companies, jobsOf, parseCompanies(`${sort}&limit=100`)).page.map(
-        (entry) => entry.company.slug,
-      )
+      const pages = runCompanyQuery(
+        CompanyTable.fromCompanies(companies),
+        jobsOf,
+        parseCompanies(`${sort}&limit=100`),
+      ).page.map((entry) => entry.company.slug)
       expect(pages.length).toBe(90)
       expect(
         crawl(
