@@ -1,0 +1,58 @@
+/**
+ * The per-job files of a snapshot (`v2/jobs/<slug>.json`, read by a front
+ * such as nginx, never by the servers) come in layers, so that a rebuild
+ * where 1% of jobs changed does not hard-link the other 99% one by one (at
+ * 1M jobs, ~15 s of kernel time a build). A snapshot's `v2/jobs/` is either
+ * a full layer (every live job's file) or a delta over a base snapshot's full
+ * layer: only the files of jobs new or changed since that base, with
+ *   - `v2/base`, a relative symlink to the base's `v2/jobs` folder
+ *     (`../../<base-id>/v2/jobs`), where every other live job's file is;
+ *   - `v2/gone/<slug>`, an empty file (a whiteout) for each job the base has
+ *     and this snapshot does not publish.
+ * A job's file is then `v2/jobs/<slug>.json` when there, else gone when its
+ * whiteout is there, else `v2/base/<slug>.json`: two lookups at most, since a
+ * base is always a full layer. The manifest's file map still names every
+ * live job's file with its hash, whichever layer holds it.
+ */
+import { access, readlink } from 'node:fs/promises'
+import path from 'node:path'
+
+/** A delta's link to its base's job files. */
+export const JOB_BASE_LINK = 'v2/base'
+/** A delta's whiteouts: an empty file per job its base has and it does not. */
+export const JOB_WHITEOUTS = 'v2/gone'
+/** Where a snapshot's own job files are. */
+export const JOB_FILES_DIR = 'v2/jobs'
+
+/** The `v2/base` link's target for a base snapshot id (relative to `v2/`, so a copied or moved dist folder keeps it). */
+export const jobBaseTarget = (baseId: string): string => `../../${baseId}/${JOB_FILES_DIR}`
+
+/** The id of the snapshot whose full layer a snapshot's job files are a delta over; undefined for a full layer. */
+export async function jobLayerBase(snapshotDir: string): Promise<string | undefined> {
+  try {
+    const target = await readlink(path.join(snapshotDir, JOB_BASE_LINK))
+    const id = /^\.\.\/\.\.\/([^/]+)\/v2\/jobs\/?$/.exec(target)?.[1]
+    return id
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Where a job's file (`v2/jobs/<slug>.json`, as snapshotPaths.v2Job names it) of a snapshot is on disk,
+ * looking through its layers as a front does; undefined when the snapshot does not publish it.
+ */
+export async function jobFileOnDisk(snapshotDir: string, relativePath: string): Promise<string | undefined> {
+  const own = path.join(snapshotDir, relativePath)
+  if (await exists(own)) return own
+  const slug = path.basename(relativePath, '.json')
+  if (await exists(path.join(snapshotDir, JOB_WHITEOUTS, slug))) return undefined
+  const base = path.join(snapshotDir, JOB_BASE_LINK, `${slug}.json`)
+  return (await exists(base)) ? base : undefined
+}
+
+const exists = (file: string) =>
+  access(file).then(
+    () => true,
+    () => false,
+  )
