@@ -14,7 +14,8 @@
  * base is always a full layer. The manifest's file map still names every
  * live job's file with its hash, whichever layer holds it.
  */
-import { access, readlink } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { readlink } from 'node:fs/promises'
 import path from 'node:path'
 
 /** A delta's link to its base's job files. */
@@ -40,19 +41,14 @@ export async function jobLayerBase(snapshotDir: string): Promise<string | undefi
 
 /**
  * Where a job's file (`v2/jobs/<slug>.json`, as snapshotPaths.v2Job names it) of a snapshot is on disk,
- * looking through its layers as a front does; undefined when the snapshot does not publish it.
+ * looking through its layers as a front does; undefined when the snapshot does not publish it. (For tools
+ * and tests: the servers never read job files.)
  */
-export async function jobFileOnDisk(snapshotDir: string, relativePath: string): Promise<string | undefined> {
+export function jobFileOnDisk(snapshotDir: string, relativePath: string): string | undefined {
   const own = path.join(snapshotDir, relativePath)
-  if (await exists(own)) return own
+  if (existsSync(own)) return own
   const slug = path.basename(relativePath, '.json')
-  if (await exists(path.join(snapshotDir, JOB_WHITEOUTS, slug))) return undefined
+  if (existsSync(path.join(snapshotDir, JOB_WHITEOUTS, slug))) return undefined
   const base = path.join(snapshotDir, JOB_BASE_LINK, `${slug}.json`)
-  return (await exists(base)) ? base : undefined
+  return existsSync(base) ? base : undefined
 }
-
-const exists = (file: string) =>
-  access(file).then(
-    () => true,
-    () => false,
-  )

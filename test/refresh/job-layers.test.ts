@@ -79,7 +79,7 @@ describe('job files in layers', () => {
     expect(await whiteouts(delta)).toEqual([slugs[1]])
     expect(delta.jobFilesInBase).toBe(delta.manifest.counts.live_jobs - 1)
     await expectEveryJobServed(delta)
-    expect(await jobFileOnDisk(delta.snapshotDir, snapshotPaths.v2Job(slugs[1]!))).toBeUndefined()
+    expect(jobFileOnDisk(delta.snapshotDir, snapshotPaths.v2Job(slugs[1]!))).toBeUndefined()
     // An unchanged job's file is the base's own, not a copy.
     expect(await inode(delta, snapshotPaths.v2Job(slugs[2]!))).toBe(await inode(full, snapshotPaths.v2Job(slugs[2]!)))
     // The base's view is its own: the closed job is there, the edited one as it was.

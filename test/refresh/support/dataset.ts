@@ -87,7 +87,7 @@ export async function readSnapshotFile(distDir: string, id: string, relativePath
 export async function snapshotFilePath(distDir: string, id: string, relativePath: string): Promise<string> {
   const own = path.join(snapshotDir(distDir, id), relativePath)
   if (!relativePath.startsWith('v2/jobs/') || !relativePath.endsWith('.json')) return own
-  return (await jobFileOnDisk(snapshotDir(distDir, id), relativePath)) ?? own
+  return jobFileOnDisk(snapshotDir(distDir, id), relativePath) ?? own
 }
 
 export async function readJobIndex(distDir: string, id: string): Promise<SnapshotJobIndex> {
