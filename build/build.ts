@@ -29,7 +29,14 @@ import type { DatasetCompany } from '../core/schema/dataset.ts'
 import { toV2CompanyProfile } from '../core/company.ts'
 import { SerializedTerms } from '../core/search.ts'
 import { indexFileHash } from '../core/content-hash.ts'
-import { JOB_BASE_LINK, JOB_FILES_DIR, JOB_WHITEOUTS, jobBaseTarget, jobLayerBase } from '../core/job-layers.ts'
+import {
+  JOB_BASE_LINK,
+  JOB_DELTA_LIST,
+  JOB_FILES_DIR,
+  JOB_WHITEOUTS,
+  jobBaseTarget,
+  jobLayerBase,
+} from '../core/job-layers.ts'
 import { identitiesOf, recordVerifiedFiles } from '../core/verified-files.ts'
 import { JobIndexFileWriter, PreviousJobIndex, readJobIndexFile } from '../core/job-index-file.ts'
 import {
@@ -189,10 +196,15 @@ async function jobDeltaOf(distDir: string, dir: string): Promise<PreviousSnapsho
   const baseId = await jobLayerBase(dir)
   if (baseId === undefined) return undefined
   const names = (folder: string) => readdir(path.join(dir, folder)).catch(() => [] as string[])
+  // Its list of what it holds; the folder's entries only when the list cannot be read.
+  const listed = await readFile(path.join(dir, JOB_DELTA_LIST), 'utf8').then(
+    (text) => text.split('\n').filter((line) => line !== ''),
+    async () => (await names(JOB_FILES_DIR)).map((name) => `${JOB_FILES_DIR}/${name}`),
+  )
   return {
     baseId,
     baseDir: path.join(distDir, SNAPSHOTS_DIR, baseId),
-    own: new Set((await names(JOB_FILES_DIR)).map((name) => `${JOB_FILES_DIR}/${name}`)),
+    own: new Set(listed),
     gone: new Set(await names(JOB_WHITEOUTS)),
   }
 }
@@ -623,6 +635,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     if (jobBase !== undefined) {
       await writer.writeWhiteouts(goneFromBase(previous!, changes.removed, writer.hashes))
       await writer.flush()
+      await writer.writePrivate(JOB_DELTA_LIST, linesOf(writer.ownJobFiles))
     }
     const tags = changedTags(changes, {
       first: previous === undefined,

@@ -57,6 +57,8 @@ export class SnapshotFileWriter {
   inBase = 0
   /** Whiteouts written (jobs the base layer has and this snapshot does not). */
   whiteouts = 0
+  /** With useJobBase: the job files put in this snapshot's own folder (written or linked), relative paths. */
+  readonly ownJobFiles: string[] = []
   /**
    * Files queued with `linkOnly` whose previous copy could not be linked (it
    * was deleted from the previous snapshot): the caller writes them again.
@@ -104,6 +106,7 @@ export class SnapshotFileWriter {
     // An unchanged file is hard-linked: no compression, no copy, and each snapshot folder still
     // stands alone (pruning the old one leaves the link intact), but for a delta's job files (see useJobBase).
     const from = this.sourceOf(relativePath, hash) ?? this.revertedToBase(relativePath, bytes)
+    if (from !== IN_BASE && this.jobDelta && relativePath.startsWith(JOB_FILES)) this.ownJobFiles.push(relativePath)
     if (from === IN_BASE) this.inBase++
     else if (from !== undefined && options.linkOnly === true) this.queueLink(from, relativePath)
     else {
@@ -160,6 +163,7 @@ export class SnapshotFileWriter {
     }
     if (!this.madeDirs.has(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))) return false
     this.hashes[relativePath] = hash
+    if (this.jobDelta && relativePath.startsWith(JOB_FILES)) this.ownJobFiles.push(relativePath)
     this.queueLink(from, relativePath)
     return true
   }

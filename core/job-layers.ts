@@ -24,6 +24,12 @@ export const JOB_BASE_LINK = 'v2/base'
 export const JOB_WHITEOUTS = 'v2/gone'
 /** Where a snapshot's own job files are. */
 export const JOB_FILES_DIR = 'v2/jobs'
+/**
+ * A delta's list of the job files it holds itself, one relative path a line, as its build put them there: the
+ * next build goes by it, not by what the folder holds now, so a file deleted by hand is made again, not
+ * taken to be the base's.
+ */
+export const JOB_DELTA_LIST = 'index/job-delta.txt'
 
 /** The `v2/base` link's target for a base snapshot id (relative to `v2/`, so a copied or moved dist folder keeps it). */
 export const jobBaseTarget = (baseId: string): string => `../../${baseId}/${JOB_FILES_DIR}`
