@@ -14,7 +14,7 @@
  * base is always a full layer. The manifest's file map still names every
  * live job's file with its hash, whichever layer holds it.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { readlink } from 'node:fs/promises'
 import path from 'node:path'
 
@@ -57,4 +57,24 @@ export function jobFileOnDisk(snapshotDir: string, relativePath: string): string
   if (existsSync(path.join(snapshotDir, JOB_WHITEOUTS, slug))) return undefined
   const base = path.join(snapshotDir, JOB_BASE_LINK, `${slug}.json`)
   return existsSync(base) ? base : undefined
+}
+
+/**
+ * Every job file a snapshot publishes, slug -> where it is on disk, found as a front finds them: its own
+ * `v2/jobs/`, then its base's (`v2/base`) but for the whited out. (For tools and tests.)
+ */
+export function jobFilesThroughLayers(snapshotDir: string): Map<string, string> {
+  const out = new Map<string, string>()
+  const slugsIn = (folder: string) => {
+    try {
+      return readdirSync(path.join(snapshotDir, folder)).map((name) => name.replace(/\.json$/, ''))
+    } catch {
+      return []
+    }
+  }
+  for (const slug of slugsIn(JOB_FILES_DIR)) out.set(slug, path.join(snapshotDir, JOB_FILES_DIR, `${slug}.json`))
+  const gone = new Set(slugsIn(JOB_WHITEOUTS))
+  for (const slug of slugsIn(JOB_BASE_LINK))
+    if (!out.has(slug) && !gone.has(slug)) out.set(slug, path.join(snapshotDir, JOB_BASE_LINK, `${slug}.json`))
+  return out
 }

@@ -9,15 +9,15 @@ import { readdir, readFile, readlink, realpath, rm, writeFile } from 'node:fs/pr
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BuildResult, DatasetInvalidError } from '../../build/index.ts'
-import { CURRENT_LINK, JOB_DELTA_LIST, readVerifiedFiles, SNAPSHOTS_DIR, VERIFIED_FILES } from '../../core/index.ts'
 import {
-  build,
-  createDataset,
-  editCompanies,
-  editJobs,
+  CURRENT_LINK,
+  JOB_DELTA_LIST,
   jobFilesThroughLayers,
-  type RefreshDataset,
-} from './support/dataset.ts'
+  readVerifiedFiles,
+  SNAPSHOTS_DIR,
+  VERIFIED_FILES,
+} from '../../core/index.ts'
+import { build, createDataset, editCompanies, editJobs, type RefreshDataset } from './support/dataset.ts'
 
 let dataset: RefreshDataset
 const NOW_1 = new Date('2026-10-01T00:00:00Z')
@@ -34,7 +34,7 @@ async function filesUnder(dir: string): Promise<Map<string, string>> {
     .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
     .filter((file) => !file.startsWith('v2/jobs/') && !file.startsWith('v2/gone/') && file !== JOB_DELTA_LIST)
     .map((file): [string, string] => [file, path.join(dir, file)])
-  for (const [slug, file] of await jobFilesThroughLayers(dir)) files.push([`v2/jobs/${slug}.json`, file])
+  for (const [slug, file] of jobFilesThroughLayers(dir)) files.push([`v2/jobs/${slug}.json`, file])
   return new Map(files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 }
 

@@ -10,18 +10,10 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse as parseYaml } from 'yaml'
 import { type BuildResult, rollbackSnapshot } from '../../build/index.ts'
-import { V2ChangesResponse } from '../../core/index.ts'
+import { jobFilesThroughLayers, V2ChangesResponse } from '../../core/index.ts'
 import type { RunningServer } from '../../runtime/index.ts'
 import { startFixtureServer, testUuid } from '../support/fixtures.ts'
-import {
-  build,
-  createDataset,
-  editCompanies,
-  editJobs,
-  jobFilesThroughLayers,
-  type RefreshDataset,
-  snapshotDir,
-} from './support/dataset.ts'
+import { build, createDataset, editCompanies, editJobs, type RefreshDataset, snapshotDir } from './support/dataset.ts'
 
 interface ChangesBody {
   since: string
@@ -50,7 +42,7 @@ async function jobFiles(id: string): Promise<Map<string, string>> {
   const known = filesOf.get(id)
   if (known) return known
   const out = new Map<string, string>()
-  for (const [slug, file] of await jobFilesThroughLayers(snapshotDir(dataset.distDir, id)))
+  for (const [slug, file] of jobFilesThroughLayers(snapshotDir(dataset.distDir, id)))
     out.set(slug, await readFile(file, 'utf8'))
   return out
 }

@@ -5,10 +5,10 @@
  * that has nothing to do with refreshing), and helpers to edit it between
  * builds and read a snapshot's files back.
  */
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { type BuildResult, buildSnapshot, createProgress } from '../../../build/index.ts'
-import { JOB_WHITEOUTS, jobFileOnDisk, SnapshotJobIndex, snapshotPaths, SNAPSHOTS_DIR } from '../../../core/index.ts'
+import { jobFileOnDisk, SnapshotJobIndex, snapshotPaths, SNAPSHOTS_DIR } from '../../../core/index.ts'
 import { editNdjson, type GeneratedDataset, generatedDataset, type RawJob } from '../../support/fixtures.ts'
 
 export type RefreshDataset = GeneratedDataset
@@ -81,21 +81,6 @@ export function snapshotDir(distDir: string, id: string): string {
 /** A snapshot's file; a job file is looked up through the snapshot's layers, as a front does (core/job-layers.ts). */
 export async function readSnapshotFile(distDir: string, id: string, relativePath: string): Promise<Buffer> {
   return readFile(await snapshotFilePath(distDir, id, relativePath))
-}
-
-/**
- * Every job file a snapshot publishes, slug -> where it is on disk, found as a front finds them: its own
- * `v2/jobs/`, then its base's (`v2/base`) but for the whited out (core/job-layers.ts).
- */
-export async function jobFilesThroughLayers(dir: string): Promise<Map<string, string>> {
-  const out = new Map<string, string>()
-  const slugsIn = async (folder: string) =>
-    (await readdir(path.join(dir, folder)).catch(() => [] as string[])).map((name) => name.replace(/\.json$/, ''))
-  for (const slug of await slugsIn('v2/jobs')) out.set(slug, path.join(dir, 'v2/jobs', `${slug}.json`))
-  const gone = new Set(await slugsIn(JOB_WHITEOUTS))
-  for (const slug of await slugsIn('v2/base'))
-    if (!out.has(slug) && !gone.has(slug)) out.set(slug, path.join(dir, 'v2/base', `${slug}.json`))
-  return out
 }
 
 /** Where a snapshot's file is on disk: a job file through the layers (a path that does not exist when it is gone). */
