@@ -27,7 +27,7 @@
  * Load generator and servers share this machine's cores: the numbers
  * compare servers under the same handicap, they are not absolute capacities.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -343,8 +343,10 @@ function warmPageCache(snapshotDir: string): { files: number; bytes: number; ms:
   const t0 = performance.now()
   let files = 0
   let bytes = 0
-  for (const dir of ['v2/jobs', 'v1/25', 'index']) {
+  // v2/base: a snapshot whose job files are a delta over another's (core/job-layers.ts) serves the rest from there.
+  for (const dir of ['v2/jobs', 'v2/base', 'v1/25', 'index']) {
     const full = path.join(snapshotDir, dir)
+    if (dir === 'v2/base' && !existsSync(full)) continue
     for (const name of readdirSync(full)) {
       if (isCompressedCopy(name)) continue
       bytes += readFileSync(path.join(full, name)).length

@@ -27,7 +27,7 @@ import {
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { cliArgs } from './datasets.ts'
-import { snapshotPaths } from '../core/index.ts'
+import { jobFileOnDisk, snapshotPaths } from '../core/index.ts'
 import { freePort, LOOPBACK } from '../support/processes.ts'
 import { memoryOf, smapsOf, startChild, waitForHttp, type Child } from './procs.ts'
 
@@ -253,7 +253,11 @@ http {
     root ${snapshotDir};
     location = /health { return 200 '{"status":"ok"}'; }
     location = /api/v1 { try_files /v1/25/$v1_page.json =404; }
-    location ~ "^/api/v2/jobs/([a-z0-9-]+)$" { try_files /v2/jobs/$1.json =404; }
+    location ~ "^/api/v2/jobs/(?<slug>[a-z0-9-]+)$" {
+      # Job files in layers (core/job-layers.ts): a whiteout, then the snapshot's own, then its base's.
+      if (-f $document_root/v2/gone/$slug) { return 404; }
+      try_files /v2/jobs/$slug.json /v2/base/$slug.json =404;
+    }
     location / { return 404 '{"error":{"code":404}}'; }
   }
 }
@@ -311,7 +315,7 @@ export function jsonServerDb(
   try {
     writeSync(fd, '{"jobs":[\n')
     slugs.forEach((slug, i) => {
-      const bytes = readFileSync(path.join(snapshotDir, 'v2', 'jobs', `${slug}.json`))
+      const bytes = readFileSync(jobFileOnDisk(snapshotDir, snapshotPaths.v2Job(slug))!)
       if (i > 0) writeSync(fd, ',\n')
       writeSync(fd, bytes)
     })

@@ -10,7 +10,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { snapshotPaths } from '../core/index.ts'
+import { jobFileOnDisk, snapshotPaths } from '../core/index.ts'
 import type { LoadResult } from './load.ts'
 import { runMcpLoad } from './mcp-load.ts'
 import { LOOPBACK } from '../support/processes.ts'
@@ -137,7 +137,7 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
   })
 
   // The floor references return the bytes of one real response of each kind: a single job, a v1 page.
-  const jobFile = path.join(o.snapshotDir, snapshotPaths.v2Job(vocabulary.slugs[0]!))
+  const jobFile = jobFileOnDisk(o.snapshotDir, snapshotPaths.v2Job(vocabulary.slugs[0]!))!
   const pageFile = path.join(o.snapshotDir, snapshotPaths.v1Page(25, 1))
   lines.push(
     `wrk floor references: bare node:http and a one-route h3 app on srvx (bench/bare-server.ts), returning the ${readFileSync(jobFile).length}-byte body of one real job (or the ${readFileSync(pageFile).length}-byte first v1 page) to every request, with none of jobsnap's headers, limiter or routing; and bare node:http sending jobsnap's header fields for that response with fixed values.`,

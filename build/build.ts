@@ -20,7 +20,7 @@ import { DEFAULTS } from '../core/config.ts'
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { mkdir, readFile, rm, stat } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, stat, symlink } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import { PackedBodies, uint32View } from '../core/packed-bodies.ts'
@@ -29,12 +29,21 @@ import type { DatasetCompany } from '../core/schema/dataset.ts'
 import { toV2CompanyProfile } from '../core/company.ts'
 import { SerializedTerms } from '../core/search.ts'
 import { indexFileHash } from '../core/content-hash.ts'
+import {
+  JOB_BASE_LINK,
+  JOB_DELTA_LIST,
+  JOB_FILES_DIR,
+  JOB_WHITEOUTS,
+  jobBaseTarget,
+  jobLayerBase,
+} from '../core/job-layers.ts'
 import { identitiesOf, recordVerifiedFiles } from '../core/verified-files.ts'
 import { JobIndexFileWriter, PreviousJobIndex, readJobIndexFile } from '../core/job-index-file.ts'
 import {
   CURRENT_LINK,
   PRECOMPUTED_V1_LIMITS,
   SNAPSHOT_FORMAT,
+  SNAPSHOTS_DIR,
   SnapshotManifestHead,
   jsonArrayByLine,
   serializeManifest,
@@ -96,6 +105,11 @@ export interface BuildOptions {
   scanThread?: boolean
   /** Rows per row group of jobs.parquet (default PARQUET_ROW_GROUP_ROWS); tests use small ones. */
   parquetRowGroupRows?: number
+  /**
+   * The job files are a delta over the last full layer (core/job-layers.ts) while it stays within this
+   * percentage of the live jobs; 0: always a full layer. Default: JOBSNAP_JOB_DELTA_MAX_PERCENT's.
+   */
+  jobDeltaMaxPercent?: number
 }
 
 export interface BuildResult {
@@ -110,6 +124,13 @@ export interface BuildResult {
   /** Public files written anew vs hard-linked unchanged from the previous snapshot. */
   filesRewritten: number
   filesReused: number
+  /**
+   * The snapshot whose full layer of job files this one's are a delta over (undefined: a full layer of
+   * its own), the job files left there (not put on disk), and the whiteouts written (among filesRewritten).
+   */
+  jobBase: string | undefined
+  jobFilesInBase: number
+  jobWhiteouts: number
   /** Job records whose checks and outputs were reused from the previous build's cache. */
   recordsReused: number
   /** Gzip members of jobs.ndjson.gz copied from the previous snapshot's, of all its members. */
@@ -155,6 +176,7 @@ async function previousSnapshot(distDir: string): Promise<PreviousSnapshot | und
     const parsedHead = SnapshotManifestHead.extend({ format: z.int(), exports: z.unknown() }).safeParse(head)
     if (!parsedHead.success || typeof files !== 'object' || files === null || Array.isArray(files)) return undefined
     for (const hash of Object.values(files)) if (typeof hash !== 'string') return undefined
+    const jobDelta = await jobDeltaOf(distDir, dir)
     return {
       id: parsedHead.data.snapshot_id,
       dir,
@@ -162,10 +184,56 @@ async function previousSnapshot(distDir: string): Promise<PreviousSnapshot | und
       indexHashes: parsedHead.data.index_hashes ?? {},
       liveJobs: parsedHead.data.counts.live_jobs,
       siteUrl: parsedHead.data.site_url,
+      ...(jobDelta ? { jobDelta } : {}),
     }
   } catch {
     return undefined
   }
+}
+
+/** When a snapshot's job files are a delta (core/job-layers.ts): its base, and the files and whiteouts it holds itself. */
+async function jobDeltaOf(distDir: string, dir: string): Promise<PreviousSnapshot['jobDelta']> {
+  const baseId = await jobLayerBase(dir)
+  if (baseId === undefined) return undefined
+  const names = (folder: string) => readdir(path.join(dir, folder)).catch(() => [] as string[])
+  // Its list of what it holds; the folder's entries only when the list cannot be read.
+  const listed = await readFile(path.join(dir, JOB_DELTA_LIST), 'utf8').then(
+    (text) => text.split('\n').filter((line) => line !== ''),
+    async () => (await names(JOB_FILES_DIR)).map((name) => `${JOB_FILES_DIR}/${name}`),
+  )
+  return {
+    baseId,
+    baseDir: path.join(distDir, SNAPSHOTS_DIR, baseId),
+    own: new Set(listed),
+    gone: new Set(await names(JOB_WHITEOUTS)),
+  }
+}
+
+/**
+ * The base whose full layer of job files this build's are to be a delta over (core/job-layers.ts),
+ * or undefined for a full layer of its own: the previous snapshot's base (or the previous snapshot,
+ * when its layer is full), while it is on disk and the delta stays within `maxPercent` of the live
+ * jobs. The delta's size is bounded before any file is written: the previous delta's files and
+ * whiteouts, the live jobs not reused unchanged from the previous build, and the previous live jobs
+ * that are not among those reused (removed or changed).
+ */
+async function jobDeltaBase(
+  previous: PreviousSnapshot | undefined,
+  live: number,
+  reusedLive: number,
+  maxPercent: number,
+): Promise<string | undefined> {
+  if (previous === undefined || maxPercent <= 0 || live === 0) return undefined
+  const delta = previous.jobDelta
+  const bound =
+    (delta ? delta.own.size + delta.gone.size : 0) + (live - reusedLive) + ((previous.liveJobs ?? 0) - reusedLive)
+  if (bound * 100 > live * maxPercent) return undefined
+  if (delta === undefined) return previous.id
+  const baseThere = await stat(path.join(delta.baseDir, JOB_FILES_DIR)).then(
+    (found) => found.isDirectory(),
+    () => false,
+  )
+  return baseThere ? delta.baseId : undefined
 }
 
 function snapshotIdFor(builtAt: Date, hashes: Record<string, string>): string {
@@ -314,6 +382,17 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
 
     // Pass 2: the live jobs in date order.
     await mkdir(path.join(stagingDir, 'index'), { recursive: true })
+    const jobBase = await jobDeltaBase(
+      previous,
+      live.length,
+      records.countLiveReused(live),
+      options.jobDeltaMaxPercent ?? DEFAULTS.JOBSNAP_JOB_DELTA_MAX_PERCENT,
+    )
+    if (jobBase !== undefined) {
+      await mkdir(path.join(stagingDir, JOB_FILES_DIR), { recursive: true })
+      await symlink(jobBaseTarget(jobBase), path.join(stagingDir, JOB_BASE_LINK))
+      writer.useJobBase()
+    }
     const previousBodies = cache && previous ? openPreviousBodies(previous.dir) : undefined
     if (previousBodies)
       closers.push(
@@ -553,6 +632,11 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     }
     const companiesChanged = previous?.indexHashes[snapshotPaths.companies] !== indexHashes[snapshotPaths.companies]
     const changes = diffSnapshots(previous?.hashes, writer.hashes, companiesChanged)
+    if (jobBase !== undefined) {
+      await writer.writeWhiteouts(goneFromBase(previous!, changes.removed, writer.hashes))
+      await writer.flush()
+      await writer.writePrivate(JOB_DELTA_LIST, linesOf(writer.ownJobFiles))
+    }
     const tags = changedTags(changes, {
       first: previous === undefined,
       companies:
@@ -583,6 +667,9 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       changedTags: tags,
       filesRewritten: writer.rewritten,
       filesReused: writer.reused,
+      jobBase,
+      jobFilesInBase: writer.inBase,
+      jobWhiteouts: writer.whiteouts,
       recordsReused: records.reused,
       exportMembersReused: exportsWriter.stats.membersReused,
       exportMembers: exportsWriter.stats.members,
@@ -761,6 +848,25 @@ function jobFilesByPosition(previous: PreviousSnapshot, jobs: number): string[] 
   const files: string[] = []
   for (const file in previous.hashes) if (file.startsWith(dir)) files.push(file)
   return files.length === jobs ? files : undefined
+}
+
+/**
+ * The slugs a delta's whiteouts name: jobs its base layer may hold and it does not publish. The base's
+ * jobs are the previous snapshot's, but for those the previous delta added (a whiteout for one of those
+ * is harmless: the job is gone either way) and those it had whiteouts for: so the previous snapshot's
+ * removed job files, and its whiteouts still not published.
+ */
+function goneFromBase(
+  previous: PreviousSnapshot,
+  removed: readonly string[],
+  hashes: Record<string, string>,
+): Set<string> {
+  const gone = new Set<string>()
+  for (const file of removed)
+    if (file.startsWith(snapshotPaths.v2Job('').slice(0, JOB_FILE_DIR)))
+      gone.add(file.slice(JOB_FILE_DIR, file.length - (JOB_FILE_AFFIXES - JOB_FILE_DIR)))
+  for (const slug of previous.jobDelta?.gone ?? []) if (hashes[snapshotPaths.v2Job(slug)] === undefined) gone.add(slug)
+  return gone
 }
 
 /** A job file's path is its slug after JOB_FILE_DIR characters and before a suffix: this many in all. */
@@ -1124,6 +1230,13 @@ class RecordTable {
   /** The summary (JSON) of a record checked afresh. */
   freshSummaryOf(ordinal: number): string {
     return this.freshSummary[ordinal]!
+  }
+
+  /** How many of the live jobs were reused from the previous build (their files unchanged since it). */
+  countLiveReused(live: readonly number[]): number {
+    let count = 0
+    for (const ordinal of live) if (this.cachedLine[ordinal] !== undefined) count++
+    return count
   }
 
   countWhere(test: (ordinal: number) => boolean): number {

@@ -17,6 +17,7 @@ export async function runBuildCommand(config: Config, options: { now?: Date; qui
       distDir: config.JOBSNAP_DIST,
       siteUrl: config.JOBSNAP_SITE_URL,
       keepSnapshots: config.JOBSNAP_KEEP_SNAPSHOTS,
+      jobDeltaMaxPercent: config.JOBSNAP_JOB_DELTA_MAX_PERCENT,
       now: options.now,
       progress,
     })
@@ -26,7 +27,7 @@ export async function runBuildCommand(config: Config, options: { now?: Date; qui
       `published snapshot ${result.snapshotId}: ${counts.live_jobs} live jobs (${counts.closed_jobs} closed, ${counts.expired_jobs} expired left out), ${counts.companies} companies, in ${(result.durationMs / 1000).toFixed(1)} s -> ${result.snapshotDir}`,
     )
     console.log(
-      `changes: ${changes.added.length} files added, ${changes.changed.length} changed, ${changes.removed.length} removed (${result.filesRewritten} written, ${result.filesReused} reused); ${result.recordsReused} of ${counts.records_jobs} job records reused from the previous build; ${changes.purge.length} paths to purge listed in ${path.join(result.snapshotDir, CHANGED_PATHS_FILE)}, ${result.changedTags.length} cache tags in ${CHANGED_TAGS_FILE} (send them with jobsnap purge)`,
+      `changes: ${changes.added.length} files added, ${changes.changed.length} changed, ${changes.removed.length} removed (${result.filesRewritten} written, ${result.filesReused} reused${result.jobBase === undefined ? '; job files: a full layer' : `; job files: a delta over ${result.jobBase}, ${result.jobFilesInBase} left there, ${result.jobWhiteouts} whiteouts written`}); ${result.recordsReused} of ${counts.records_jobs} job records reused from the previous build; ${changes.purge.length} paths to purge listed in ${path.join(result.snapshotDir, CHANGED_PATHS_FILE)}, ${result.changedTags.length} cache tags in ${CHANGED_TAGS_FILE} (send them with jobsnap purge)`,
     )
     console.log(
       `exports: ${Math.round(result.exportsMs)} ms of the build's own thread; ${result.exportMembersReused} of ${result.exportMembers} gzip members of jobs.ndjson.gz and ${result.parquetChunksReused} of ${result.parquetChunks} column chunks of jobs.parquet copied from the previous snapshot`,

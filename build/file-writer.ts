@@ -12,6 +12,8 @@
  * at 1M jobs is 3M files to create, and to link again on every rebuild).
  */
 import { contentHash } from '../core/content-hash.ts'
+import { JOB_WHITEOUTS } from '../core/job-layers.ts'
+import { readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CompressPool, type PublicFile } from './compress-pool.ts'
@@ -27,12 +29,23 @@ export interface PreviousSnapshot {
   /** What frames its v1 pages: the live job count and the site named in the usage notice. */
   liveJobs?: number
   siteUrl?: string
+  /**
+   * Set when its job files are a delta over a base's full layer (core/job-layers.ts): the base's folder,
+   * the job files it holds itself (relative paths), and its whiteouts (slugs).
+   */
+  jobDelta?: { baseId: string; baseDir: string; own: ReadonlySet<string>; gone: ReadonlySet<string> }
 }
+
+/** A job file of the new snapshot that its base layer holds already: nothing to put on disk. */
+const IN_BASE = Symbol('in base')
+/** The per-job files' folder, as snapshotPaths.v2Job names them. */
+const JOB_FILES = 'v2/jobs/'
 
 /** Files per message to a worker: amortises the message, small enough to keep both workers busy. */
 const BATCH_SIZE = 64
 /** Link-only files per message: each is a line of one string, so a message can carry many. */
 const LINK_BATCH_SIZE = 1024
+const EMPTY = Buffer.alloc(0)
 
 export class SnapshotFileWriter {
   /** Relative path -> content hash, for the manifest. */
@@ -40,6 +53,12 @@ export class SnapshotFileWriter {
   /** Public files written anew (not linked from the previous snapshot). */
   rewritten = 0
   reused = 0
+  /** Job files left in the base layer (a delta's jobs unchanged since its base): neither written nor linked. */
+  inBase = 0
+  /** Whiteouts written (jobs the base layer has and this snapshot does not). */
+  whiteouts = 0
+  /** With useJobBase: the job files put in this snapshot's own folder (written or linked), relative paths. */
+  readonly ownJobFiles: string[] = []
   /**
    * Files queued with `linkOnly` whose previous copy could not be linked (it
    * was deleted from the previous snapshot): the caller writes them again.
@@ -51,8 +70,13 @@ export class SnapshotFileWriter {
   private batch: PublicFile[] = []
   /** Relative path of each file of `batch` hashed on the worker (by its place in the batch), where its hash goes. */
   private batchHashed: (string | undefined)[] = []
-  /** Relative paths waiting to be hard-linked from the previous snapshot. */
-  private links: string[] = []
+  /** Relative paths waiting to be hard-linked, by the folder they are linked from. */
+  private readonly links = new Map<string, string[]>()
+  /**
+   * Set (useJobBase) when this snapshot's job files are a delta over the previous snapshot's base
+   * layer, or over the previous snapshot itself when that is a full layer.
+   */
+  private jobDelta = false
   private readonly madeDirs = new Set<string>()
   private pool: CompressPool | undefined
 
@@ -80,18 +104,18 @@ export class SnapshotFileWriter {
     this.hashes[relativePath] = hash
     await this.ensureDir(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))
     // An unchanged file is hard-linked: no compression, no copy, and each snapshot folder still
-    // stands alone (pruning the old one leaves the link intact).
-    const unchanged = this.previous?.hashes[relativePath] === hash
-    if (unchanged && options.linkOnly === true) {
-      this.links.push(relativePath)
-      if (this.links.length >= LINK_BATCH_SIZE) this.dispatchLinks()
-    } else {
+    // stands alone (pruning the old one leaves the link intact), but for a delta's job files (see useJobBase).
+    const from = this.sourceOf(relativePath, hash) ?? this.revertedToBase(relativePath, bytes)
+    if (from !== IN_BASE && this.jobDelta && relativePath.startsWith(JOB_FILES)) this.ownJobFiles.push(relativePath)
+    if (from === IN_BASE) this.inBase++
+    else if (from !== undefined && options.linkOnly === true) this.queueLink(from, relativePath)
+    else {
       const full = path.join(this.root, relativePath)
       this.batch.push({
         path: full,
         bytes: options.borrowed ? Buffer.from(bytes) : bytes,
         precompress: options.precompress === true,
-        ...(unchanged ? { linkFrom: path.join(this.previous!.dir, relativePath) } : {}),
+        ...(from !== undefined ? { linkFrom: path.join(from, relativePath) } : {}),
       })
       if (this.batch.length >= BATCH_SIZE) this.dispatch()
     }
@@ -130,12 +154,82 @@ export class SnapshotFileWriter {
    * writes the file with writePublic. The caller waits for `room()` while `saturated`.
    */
   linkIfUnchanged(relativePath: string, hash: string): boolean {
-    if (this.previous?.hashes[relativePath] !== hash) return false
+    const from = this.sourceOf(relativePath, hash)
+    if (from === undefined) return false
+    if (from === IN_BASE) {
+      this.hashes[relativePath] = hash
+      this.inBase++
+      return true
+    }
     if (!this.madeDirs.has(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))) return false
     this.hashes[relativePath] = hash
-    this.links.push(relativePath)
-    if (this.links.length >= LINK_BATCH_SIZE) this.dispatchLinks()
+    if (this.jobDelta && relativePath.startsWith(JOB_FILES)) this.ownJobFiles.push(relativePath)
+    this.queueLink(from, relativePath)
     return true
+  }
+
+  /**
+   * Makes this snapshot's job files a delta (core/job-layers.ts) over the full layer the previous
+   * snapshot's are (its base's, or its own): a job file unchanged since the previous snapshot and held
+   * by that layer is left there, one the previous delta holds is linked from it, any other is written.
+   * Called before the first job file; the caller makes the `v2/base` link and the whiteouts.
+   */
+  useJobBase(): void {
+    if (this.previous === undefined) throw new Error('a delta of job files needs a previous snapshot')
+    this.jobDelta = true
+  }
+
+  /** Writes an empty whiteout file, `v2/gone/<slug>`, for each of `slugs` (not in the manifest's file map). */
+  async writeWhiteouts(slugs: Iterable<string>): Promise<void> {
+    await this.ensureDir(JOB_WHITEOUTS)
+    for (const slug of slugs) {
+      this.batch.push({ path: path.join(this.root, JOB_WHITEOUTS, slug), bytes: EMPTY, precompress: false })
+      this.whiteouts++
+      if (this.batch.length >= BATCH_SIZE * 16) this.dispatch()
+      await this.room()
+    }
+  }
+
+  /**
+   * Where an identical copy of a public file already is: IN_BASE (a job file the base layer of this
+   * snapshot's delta holds), the folder to hard-link it from, or undefined (it is written).
+   */
+  private sourceOf(relativePath: string, hash: string): string | typeof IN_BASE | undefined {
+    const previous = this.previous
+    if (previous?.hashes[relativePath] !== hash) return undefined
+    if (!relativePath.startsWith(JOB_FILES)) return previous.dir
+    const delta = previous.jobDelta
+    // Unchanged since the previous snapshot: where the previous snapshot has it, the base layer or its own.
+    const ownCopy = delta === undefined || delta.own.has(relativePath)
+    if (this.jobDelta) return ownCopy && delta !== undefined ? previous.dir : IN_BASE
+    return ownCopy ? previous.dir : delta.baseDir
+  }
+
+  /**
+   * IN_BASE when a job file the previous delta held (changed since the base) or had a whiteout for (gone) is
+   * back to the base's bytes (a change undone, a job back): read from the base and compared, which only such
+   * a file costs (a share of the changed jobs).
+   */
+  private revertedToBase(relativePath: string, bytes: Buffer): typeof IN_BASE | undefined {
+    const delta = this.previous?.jobDelta
+    if (!this.jobDelta || delta === undefined) return undefined
+    const slug = relativePath.slice(JOB_FILES.length, -'.json'.length)
+    if (!delta.own.has(relativePath) && !delta.gone.has(slug)) return undefined
+    try {
+      return readFileSync(path.join(delta.baseDir, relativePath)).equals(bytes) ? IN_BASE : undefined
+    } catch {
+      return undefined
+    }
+  }
+
+  private queueLink(from: string, relativePath: string): void {
+    let paths = this.links.get(from)
+    if (paths === undefined) {
+      paths = []
+      this.links.set(from, paths)
+    }
+    paths.push(relativePath)
+    if (paths.length >= LINK_BATCH_SIZE) this.dispatchLinks(from)
   }
 
   /**
@@ -166,7 +260,7 @@ export class SnapshotFileWriter {
 
   async flush(): Promise<void> {
     this.dispatch()
-    this.dispatchLinks()
+    for (const from of this.links.keys()) this.dispatchLinks(from)
     await Promise.all(this.pending)
   }
 
@@ -204,14 +298,14 @@ export class SnapshotFileWriter {
     )
   }
 
-  private dispatchLinks(): void {
-    if (this.links.length === 0) return
-    const paths = this.links
-    this.links = []
+  private dispatchLinks(from: string): void {
+    const paths = this.links.get(from)
+    if (paths === undefined || paths.length === 0) return
+    this.links.set(from, [])
     this.track(
       paths.length,
       this.workers()
-        .link(`${this.previous!.dir}/`, `${this.root}/`, paths)
+        .link(`${from}/`, `${this.root}/`, paths)
         .then((failed) => {
           this.reused += paths.length - failed.length
           this.failedLinks.push(...failed)

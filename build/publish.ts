@@ -19,6 +19,7 @@ import {
   SNAPSHOTS_DIR,
   snapshotPaths,
 } from '../core/snapshot.ts'
+import { jobLayerBase } from '../core/job-layers.ts'
 
 const STAGING_PREFIX = '.staging-'
 
@@ -239,7 +240,8 @@ export async function listSnapshots(distDir: string): Promise<string[]> {
 
 /**
  * Removes staging folders of dead builds and all but the newest `keep`
- * snapshots (never the current one). Each is first renamed out
+ * snapshots (never the current one, nor the base whose job files a kept
+ * snapshot's delta looks through: core/job-layers.ts). Each is first renamed out
  * of the snapshot list (one rename: from then on it is gone to every
  * reader), then deleted by the system's `rm -rf` in the background: deleting
  * a snapshot's ~100k job files took ~0.6 s of every rebuild at 100k jobs
@@ -264,7 +266,11 @@ export async function pruneSnapshots(distDir: string, keep: number): Promise<str
     }
   }
   const snapshots = await inPublishOrder(distDir)
-  const removed = snapshots.slice(0, Math.max(0, snapshots.length - keep)).filter((id) => id !== current)
+  const candidates = snapshots.slice(0, Math.max(0, snapshots.length - keep)).filter((id) => id !== current)
+  // A kept snapshot whose job files are a delta needs its base's (core/job-layers.ts); a base is a full layer.
+  const kept = snapshots.filter((id) => !candidates.includes(id))
+  const bases = new Set(await Promise.all(kept.map((id) => jobLayerBase(path.join(snapshotsDir, id)))))
+  const removed = candidates.filter((id) => !bases.has(id))
   if (removed.length) await recordPruned(distDir, removed)
   for (const id of removed) await discard(id)
   return removed

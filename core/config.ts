@@ -104,6 +104,11 @@ const ConfigSchema = z.object({
   JOBSNAP_MCP_ORIGINS: csv.default(['*']),
   /** Snapshots kept on disk for rollback. */
   JOBSNAP_KEEP_SNAPSHOTS: intFromEnv(1).default(3),
+  /**
+   * A rebuild writes only the job files new or changed since the last full set (core/job-layers.ts) while
+   * those, with the jobs gone since, stay within this percentage of the live jobs; past it, or at 0, a full set.
+   */
+  JOBSNAP_JOB_DELTA_MAX_PERCENT: intFromEnv(0).max(100).default(20),
   /** Redis URL for shared rate limits across replicas; empty: in-memory. */
   JOBSNAP_REDIS_URL: z.string().default(''),
   /** Log format: pretty on a terminal, json otherwise. */

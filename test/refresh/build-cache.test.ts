@@ -9,19 +9,33 @@ import { readdir, readFile, readlink, realpath, rm, writeFile } from 'node:fs/pr
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BuildResult, DatasetInvalidError } from '../../build/index.ts'
-import { CURRENT_LINK, readVerifiedFiles, SNAPSHOTS_DIR, VERIFIED_FILES } from '../../core/index.ts'
+import {
+  CURRENT_LINK,
+  JOB_DELTA_LIST,
+  jobFilesThroughLayers,
+  readVerifiedFiles,
+  SNAPSHOTS_DIR,
+  VERIFIED_FILES,
+} from '../../core/index.ts'
 import { build, createDataset, editCompanies, editJobs, type RefreshDataset } from './support/dataset.ts'
 
 let dataset: RefreshDataset
 const NOW_1 = new Date('2026-10-01T00:00:00Z')
 const NOW_2 = new Date('2026-10-02T00:00:00Z')
 
-async function filesUnder(dir: string): Promise<string[]> {
+/**
+ * A snapshot's files as served, relative path -> where it is: the job files looked up through the layers
+ * (a delta's own, then its base's but for the whited out), the layers' own entries (v2/gone, the delta's list) left out.
+ */
+async function filesUnder(dir: string): Promise<Map<string, string>> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true })
-  return entries
+  const files = entries
     .filter((e) => e.isFile())
     .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
-    .sort()
+    .filter((file) => !file.startsWith('v2/jobs/') && !file.startsWith('v2/gone/') && file !== JOB_DELTA_LIST)
+    .map((file): [string, string] => [file, path.join(dir, file)])
+  for (const [slug, file] of jobFilesThroughLayers(dir)) files.push([`v2/jobs/${slug}.json`, file])
+  return new Map(files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 }
 
 async function jobCount(dataDir: string): Promise<number> {
@@ -87,9 +101,11 @@ describe('build cache', () => {
 
     const incrementalFiles = await filesUnder(incremental.snapshotDir)
     const fullFiles = await filesUnder(full.snapshotDir)
-    expect(incrementalFiles).toEqual(fullFiles)
+    expect(incremental.jobBase, 'the incremental build made a delta of job files').toBe(first.snapshotId)
+    expect(full.jobBase).toBeUndefined()
+    expect([...incrementalFiles.keys()]).toEqual([...fullFiles.keys()])
     let compared = 0
-    for (const file of fullFiles) {
+    for (const file of fullFiles.keys()) {
       // Only the purge lists and the job changes differ: they are relative to the snapshot each build replaced.
       if (file === 'changed-paths.txt' || file === 'changed-tags.txt' || file === 'index/changes.json') continue
       // The verification record names each build's own files (inode, times): only its hashes must agree.
@@ -101,10 +117,7 @@ describe('build cache', () => {
         expect(await hashes(incremental.snapshotDir)).toEqual(recorded)
         continue
       }
-      const [a, b] = await Promise.all([
-        readFile(path.join(incremental.snapshotDir, file)),
-        readFile(path.join(full.snapshotDir, file)),
-      ])
+      const [a, b] = await Promise.all([readFile(incrementalFiles.get(file)!), readFile(fullFiles.get(file)!)])
       expect(a.equals(b), file).toBe(true)
       compared++
     }
@@ -113,10 +126,12 @@ describe('build cache', () => {
   })
 
   it('a job file deleted by hand from the previous snapshot is written again, not lost', async () => {
+    // A file the delta holds itself (a base's file is linked only when a full set is made).
     const victim = (await readdir(path.join(incremental.snapshotDir, 'v2', 'jobs')))[0]!
     const expected = await readFile(path.join(incremental.snapshotDir, 'v2', 'jobs', victim))
     await rm(path.join(incremental.snapshotDir, 'v2', 'jobs', victim))
     const next = await build(dataset, { now: new Date(NOW_2.getTime() + 1000), workers: 0 })
+    expect(next.jobBase).toBe(first.snapshotId)
     expect(next.recordsReused).toBe(await jobCount(dataset.dataDir))
     expect((await readFile(path.join(next.snapshotDir, 'v2', 'jobs', victim))).equals(expected)).toBe(true)
   })

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse as parseYaml } from 'yaml'
 import { type BuildResult, rollbackSnapshot } from '../../build/index.ts'
-import { V2ChangesResponse } from '../../core/index.ts'
+import { jobFilesThroughLayers, V2ChangesResponse } from '../../core/index.ts'
 import type { RunningServer } from '../../runtime/index.ts'
 import { startFixtureServer, testUuid } from '../support/fixtures.ts'
 import { build, createDataset, editCompanies, editJobs, type RefreshDataset, snapshotDir } from './support/dataset.ts'
@@ -41,10 +41,9 @@ const filesOf = new Map<string, Map<string, string>>()
 async function jobFiles(id: string): Promise<Map<string, string>> {
   const known = filesOf.get(id)
   if (known) return known
-  const dir = path.join(snapshotDir(dataset.distDir, id), 'v2/jobs')
   const out = new Map<string, string>()
-  for (const file of await readdir(dir))
-    out.set(file.replace(/\.json$/, ''), await readFile(path.join(dir, file), 'utf8'))
+  for (const [slug, file] of jobFilesThroughLayers(snapshotDir(dataset.distDir, id)))
+    out.set(slug, await readFile(file, 'utf8'))
   return out
 }
 
@@ -73,7 +72,8 @@ async function currentId(): Promise<string> {
 
 beforeAll(async () => {
   dataset = await createDataset({ prefix: 'changes', jobs: 200, companies: 30 })
-  const keep = { keepSnapshots: KEEP }
+  // Full sets of job files: pruning then goes by KEEP alone (it keeps a base a kept delta looks through too).
+  const keep = { keepSnapshots: KEEP, jobDeltaMaxPercent: 0 }
   const record = async () => {
     const result = await build(dataset, { now: nextNow(), ...keep })
     builds.push(result)
@@ -232,7 +232,7 @@ describe('GET /api/v2/changes', () => {
     const abandoned = builds.at(-1)!.snapshotId
     const republished = builds.at(-2)!.snapshotId
     for (let i = 0; i < 6 && (await exists(abandoned)); i++) {
-      const result = await build(dataset, { now: nextNow(), keepSnapshots: KEEP })
+      const result = await build(dataset, { now: nextNow(), keepSnapshots: KEEP, jobDeltaMaxPercent: 0 })
       const deadline = Date.now() + 10_000
       while ((await currentId()) !== result.snapshotId && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 50))
@@ -255,7 +255,7 @@ describe('GET /api/v2/changes', () => {
     await editJobs(dataset.dataDir, (jobs) => {
       jobs.find((job) => job.slug === slug)!.expires_at = expiresAt
     })
-    const result = await build(dataset, { now: nextNow(), keepSnapshots: KEEP })
+    const result = await build(dataset, { now: nextNow(), keepSnapshots: KEEP, jobDeltaMaxPercent: 0 })
     expect(result.snapshotId).not.toBe(since)
     const later = await startFixtureServer(
       dataset.distDir,

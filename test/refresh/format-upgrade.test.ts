@@ -32,7 +32,10 @@ describe('a snapshot of the previous format', () => {
     await writeFile(manifestFile, manifest.replace(`"format": ${SNAPSHOT_FORMAT}`, `"format": ${SNAPSHOT_FORMAT - 1}`))
 
     const next = await build(dataset, { now: new Date('2026-11-20T00:01:00Z') })
-    expect(next.filesReused, 'the unchanged public files are hard-linked').toBeGreaterThan(100)
+    expect(
+      next.filesReused + next.jobFilesInBase,
+      'the unchanged public files are hard-linked (or left in the base it looks through)',
+    ).toBeGreaterThan(100)
     const link = JSON.parse(await readFile(path.join(next.snapshotDir, 'index/changes.json'), 'utf8'))
     expect(link).toMatchObject({ previous: old.snapshotId, added: [], updated: [], removed: [] })
 

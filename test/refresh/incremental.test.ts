@@ -19,6 +19,7 @@ import {
   readJobIndex,
   readSnapshotFile,
   type RefreshDataset,
+  snapshotFilePath,
 } from './support/dataset.ts'
 import { get, header } from './support/http.ts'
 
@@ -86,8 +87,9 @@ function publicFiles(result: BuildResult): string[] {
   )
 }
 
+/** A public file's inode, a job file's looked up through the snapshot's layers (its base's when it is there). */
 async function inode(result: BuildResult, file: string): Promise<number> {
-  return (await stat(path.join(result.snapshotDir, file))).ino
+  return (await stat(await snapshotFilePath(dataset.distDir, result.snapshotId, file))).ino
 }
 
 describe('incremental build', () => {
@@ -99,7 +101,7 @@ describe('incremental build', () => {
     previous = await build(dataset, { now: nextNow() })
     expect(previous.snapshotId).not.toBe(first.snapshotId)
     expect(previous.filesRewritten).toBe(0)
-    expect(previous.filesReused).toBe(Object.keys(previous.manifest.files).length)
+    expect(previous.filesReused + previous.jobFilesInBase).toBe(Object.keys(previous.manifest.files).length)
     expect(previous.changes).toEqual({ added: [], changed: [], removed: [], purge: [] })
     expect(await changedPathsOf(previous)).toEqual([])
     for (const file of publicFiles(previous)) expect(await inode(previous, file), file).toBe(await inode(first, file))
@@ -133,7 +135,7 @@ describe('incremental build', () => {
         removed: next.changes.removed,
       }).toEqual({ added: [], changed: changedFiles, removed: [] })
       expect(next.filesRewritten).toBe(changedFiles.length)
-      expect(next.filesReused).toBe(Object.keys(next.manifest.files).length - changedFiles.length)
+      expect(next.filesReused + next.jobFilesInBase).toBe(Object.keys(next.manifest.files).length - changedFiles.length)
 
       // Unchanged files are the previous snapshot's inodes; changed ones are new files.
       const rewritten = new Set(changedFiles)

@@ -18,7 +18,8 @@ import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, REPO_ROOT } from '../../support/processes.ts'
 import { type RawResponse, rawExchange, rawGet, targetOf } from '../../support/raw-http.ts'
-import { build, createDataset, readJobIndex, retitleAll, type RefreshDataset } from './support/dataset.ts'
+import { rollbackSnapshot } from '../../build/index.ts'
+import { build, createDataset, editJobs, readJobIndex, retitleAll, type RefreshDataset } from './support/dataset.ts'
 import { get, header, mcpPing, type HttpResult } from './support/http.ts'
 import { eventually, killAll, ServerProcess } from './support/processes.ts'
 
@@ -427,5 +428,61 @@ describe('deploy/nginx.conf hardened', () => {
       '/feeds/jobs.rss',
     ])
       expectJsonError(await rawGet(targetOf(orphan), requestPath), 502, `upstream down: ${requestPath}`)
+  })
+})
+
+describe('deploy/nginx.conf over job files in layers', () => {
+  /** The job through the front and from jobsnap direct: the same answer; `fromFile` whether nginx answered it from a file. */
+  async function expectJob(slug: string, status: number, fromFile: boolean, snapshot: string): Promise<HttpResult> {
+    const through = await getFrom(freshClient(), `${front}/api/v2/jobs/${slug}`)
+    const direct = await getFrom(freshClient(), `${server.url}/api/v2/jobs/${slug}`)
+    expect(comparable(through), slug).toEqual(comparable(direct))
+    expect(through.status, slug).toBe(status)
+    expect(header(through, 'x-snapshot-id'), slug).toBe(snapshot)
+    expect(header(through, 'x-ratelimit-limit') === undefined, `${slug} answered from a file`).toBe(fromFile)
+    return through
+  }
+  const loaded = (id: string, from: number) =>
+    server.waitForLog((line) => line.message === 'snapshot loaded' && line.snapshot_id === id, 10_000, from)
+
+  it('answers a changed job from the delta, an unchanged one from the base, a gone one as jobsnap’s 404', async () => {
+    let from = server.logs.length
+    const base = await build(dataset, { jobDeltaMaxPercent: 0 })
+    expect(base.jobBase).toBeUndefined()
+    await loaded(base.snapshotId, from)
+    const [changed, closed, unchanged] = (await readJobIndex(dataset.distDir, base.snapshotId)).jobs
+    const before = await expectJob(unchanged!.slug, 200, true, base.snapshotId)
+    await editJobs(dataset.dataDir, (jobs) => {
+      jobs.find((job) => job.id === changed!.id)!.title += ' (layered)'
+      jobs.find((job) => job.id === closed!.id)!.status = 'closed'
+    })
+    from = server.logs.length
+    const delta = await build(dataset)
+    expect(delta.jobBase).toBe(base.snapshotId)
+    await loaded(delta.snapshotId, from)
+    const edited = await expectJob(changed!.slug, 200, true, delta.snapshotId)
+    expect(JSON.parse(edited.body.toString('utf8')).title).toMatch(/ \(layered\)$/)
+    const after = await expectJob(unchanged!.slug, 200, true, delta.snapshotId)
+    expect(header(after, 'etag'), 'the base’s file: the same ETag').toBe(header(before, 'etag'))
+    await expectJob(closed!.slug, 404, false, delta.snapshotId)
+
+    // Re-added: served from a file again.
+    await editJobs(dataset.dataDir, (jobs) => {
+      jobs.find((job) => job.id === closed!.id)!.status = 'live'
+    })
+    from = server.logs.length
+    const back = await build(dataset)
+    expect(back.jobBase).toBe(base.snapshotId)
+    await loaded(back.snapshotId, from)
+    await expectJob(closed!.slug, 200, true, back.snapshotId)
+    await expectJob(changed!.slug, 200, true, back.snapshotId)
+
+    // A rollback serves the previous snapshot's own view: the job gone again, the edit still there.
+    from = server.logs.length
+    expect((await rollbackSnapshot(dataset.distDir)).to).toBe(delta.snapshotId)
+    await loaded(delta.snapshotId, from)
+    await expectJob(closed!.slug, 404, false, delta.snapshotId)
+    expect((await expectJob(changed!.slug, 200, true, delta.snapshotId)).body.equals(edited.body)).toBe(true)
+    await expectJob(unchanged!.slug, 200, true, delta.snapshotId)
   })
 })

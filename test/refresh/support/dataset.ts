@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { type BuildResult, buildSnapshot, createProgress } from '../../../build/index.ts'
-import { SnapshotJobIndex, snapshotPaths, SNAPSHOTS_DIR } from '../../../core/index.ts'
+import { jobFileOnDisk, SnapshotJobIndex, snapshotPaths, SNAPSHOTS_DIR } from '../../../core/index.ts'
 import { editNdjson, type GeneratedDataset, generatedDataset, type RawJob } from '../../support/fixtures.ts'
 
 export type RefreshDataset = GeneratedDataset
@@ -52,7 +52,14 @@ export async function retitleAll(dataDir: string, revision: number): Promise<voi
 /** In-process build; give each build of one dist folder its own `now` (snapshot ids start with it). */
 export async function build(
   dataset: RefreshDataset,
-  options: { now?: Date; distDir?: string; keepSnapshots?: number; workers?: number; scanThread?: boolean } = {},
+  options: {
+    now?: Date
+    distDir?: string
+    keepSnapshots?: number
+    workers?: number
+    scanThread?: boolean
+    jobDeltaMaxPercent?: number
+  } = {},
 ): Promise<BuildResult> {
   return buildSnapshot({
     dataDir: dataset.dataDir,
@@ -62,6 +69,7 @@ export async function build(
     keepSnapshots: options.keepSnapshots ?? 10,
     workers: options.workers,
     scanThread: options.scanThread,
+    jobDeltaMaxPercent: options.jobDeltaMaxPercent,
     progress: createProgress(process.stderr, true),
   })
 }
@@ -70,8 +78,16 @@ export function snapshotDir(distDir: string, id: string): string {
   return path.join(distDir, SNAPSHOTS_DIR, id)
 }
 
+/** A snapshot's file; a job file is looked up through the snapshot's layers, as a front does (core/job-layers.ts). */
 export async function readSnapshotFile(distDir: string, id: string, relativePath: string): Promise<Buffer> {
-  return readFile(path.join(snapshotDir(distDir, id), relativePath))
+  return readFile(await snapshotFilePath(distDir, id, relativePath))
+}
+
+/** Where a snapshot's file is on disk: a job file through the layers (a path that does not exist when it is gone). */
+export async function snapshotFilePath(distDir: string, id: string, relativePath: string): Promise<string> {
+  const own = path.join(snapshotDir(distDir, id), relativePath)
+  if (!relativePath.startsWith('v2/jobs/') || !relativePath.endsWith('.json')) return own
+  return jobFileOnDisk(snapshotDir(distDir, id), relativePath) ?? own
 }
 
 export async function readJobIndex(distDir: string, id: string): Promise<SnapshotJobIndex> {
