@@ -96,6 +96,11 @@ export interface BuildOptions {
   scanThread?: boolean
   /** Rows per row group of jobs.parquet (default PARQUET_ROW_GROUP_ROWS); tests use small ones. */
   parquetRowGroupRows?: number
+  /**
+   * Also write index/jobs.json, the job index as builds before index/jobs.bin wrote it (431 MB at 1M
+   * jobs that no server of this code reads): tests make the snapshots of older builds with it.
+   */
+  legacyJobIndex?: boolean
 }
 
 export interface BuildResult {
@@ -325,13 +330,15 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     closers.push(() => writeThread.close())
     const packedV2 = new PackedBodiesWriter(stagingDir, snapshotPaths.v2Bodies, writeThread)
     const packedV1 = new PackedBodiesWriter(stagingDir, snapshotPaths.v1Bodies, writeThread)
-    const jobIndexFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.jobIndex), writeThread)
+    const jobIndexFile = options.legacyJobIndex
+      ? new BufferedFileWriter(path.join(stagingDir, snapshotPaths.jobIndex), writeThread)
+      : undefined
     // Written, not hashed: nothing records the cache's hash (~1 GB of SHA-256 at 1M jobs for nothing).
     const cacheFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.buildCache), writeThread, false)
     closers.push(
       () => packedV2.close(),
       () => packedV1.close(),
-      () => jobIndexFile.close(),
+      () => jobIndexFile?.close(),
       () => cacheFile.close(),
     )
     const v1Pages = new V1PageWriter(
@@ -351,7 +358,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     let newest: { v2: V2Job; v1: V1Job; company: number } | undefined
 
     const bySalary = salaryOrder(live.map((ordinal) => records.salaryHigh[ordinal]))
-    jobIndexFile.write(`{"salary_order":${JSON.stringify(bySalary)},"jobs":${live.length === 0 ? '[]' : '[\n'}`)
+    jobIndexFile?.write(`{"salary_order":${JSON.stringify(bySalary)},"jobs":${live.length === 0 ? '[]' : '[\n'}`)
     cacheFile.write(cacheHeader(contextHash!))
     const fields = new CacheLineFields()
     for (let position = 0; position < live.length; ) {
@@ -402,8 +409,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
           else if (writer.saturated) await writer.room()
           await exportsWriter.addJob(v2, hash)
           await v1Pages.add(v1)
-          if (at > 0) jobIndexFile.write(',\n')
-          jobIndexFile.write(indexedJson)
+          if (jobIndexFile) {
+            if (at > 0) jobIndexFile.write(',\n')
+            jobIndexFile.write(indexedJson)
+          }
           const parsed = () => JSON.parse(indexedJson.toString()) as IndexedJob
           if (previousIndex) jobIndexBin.addPrevious(previousIndex, first + i, parsed)
           else jobIndexBin.add(parsed())
@@ -442,8 +451,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       packedV1.add(v1)
       await exportsWriter.addJob(v2, entry.hash)
       await v1Pages.add(v1)
-      if (position > 0) jobIndexFile.write(',\n')
-      jobIndexFile.write(entry.indexedJson)
+      if (jobIndexFile) {
+        if (position > 0) jobIndexFile.write(',\n')
+        jobIndexFile.write(entry.indexedJson)
+      }
       jobIndexBin.add(JSON.parse(entry.indexedJson) as IndexedJob)
       textIndex.add(position, entry.terms)
       const company = records.company[ordinal]!
@@ -457,7 +468,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     progress.log(`wrote ${live.length} jobs in ${seconds(writeStarted)}`)
     const finishStarted = performance.now()
     await v1Pages.finish()
-    jobIndexFile.write(live.length === 0 ? '}\n' : '\n]}\n')
+    jobIndexFile?.write(live.length === 0 ? '}\n' : '\n]}\n')
     // Records not published (closed, expired) are cached too: next time they skip their schema pass.
     // A reused record published before (and expired since) had a meta: not kept, as a fresh build would not have one.
     for (let ordinal = 0; ordinal < records.size; ordinal++) {
@@ -494,7 +505,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       indexHashes[relativePath] = indexFileHash(body)
       await writer.writePrivate(relativePath, body)
     }
-    indexHashes[snapshotPaths.jobIndex] = await jobIndexFile.finish()
+    if (jobIndexFile) indexHashes[snapshotPaths.jobIndex] = await jobIndexFile.finish()
     // Its parts one after the other: joined, they would be a second copy of ~200 MB at 1M jobs.
     await writeIndexFile(snapshotPaths.jobIndexBinary, jobIndexBin.finish(bySalary))
     await cacheFile.finish()
@@ -559,8 +570,11 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
         previous && companiesChanged
           ? changedCompanies((await previousCompanies(previous.dir)) ?? [], companyIndexFile)
           : [],
+      // index/jobs.bin holds everything a list filters and sorts on (index/jobs.json, which older builds
+      // also wrote, held no more), so its hash changes whenever a list's answer may.
       jobIndexChanged:
-        previous !== undefined && previous.indexHashes[snapshotPaths.jobIndex] !== indexHashes[snapshotPaths.jobIndex],
+        previous !== undefined &&
+        previous.indexHashes[snapshotPaths.jobIndexBinary] !== indexHashes[snapshotPaths.jobIndexBinary],
     })
     await writer.writePrivate(CHANGED_PATHS_FILE, linesOf(changes.purge))
     await writer.writePrivate(CHANGED_TAGS_FILE, linesOf(tags))
@@ -686,7 +700,7 @@ function publishedCompany(company: DatasetCompany, liveJobs: number): IndexedCom
 interface FreshEntry {
   /** The v2 body's content hash. */
   hash: string
-  /** Its line of index/jobs.json. */
+  /** Its index entry (IndexedJob) as JSON. */
   indexedJson: string
   /** Its cache line after the position: `summary-json \t meta`. */
   cacheTail: string

@@ -8,7 +8,8 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { type BuildResult, buildSnapshot, createProgress } from '../../../build/index.ts'
-import { SnapshotJobIndex, snapshotPaths, SNAPSHOTS_DIR } from '../../../core/index.ts'
+import { SNAPSHOTS_DIR } from '../../../core/index.ts'
+import { readSnapshotJobIndex, type SnapshotJobEntries } from '../../../support/job-index.ts'
 import { editNdjson, type GeneratedDataset, generatedDataset, type RawJob } from '../../support/fixtures.ts'
 
 export type RefreshDataset = GeneratedDataset
@@ -52,7 +53,14 @@ export async function retitleAll(dataDir: string, revision: number): Promise<voi
 /** In-process build; give each build of one dist folder its own `now` (snapshot ids start with it). */
 export async function build(
   dataset: RefreshDataset,
-  options: { now?: Date; distDir?: string; keepSnapshots?: number; workers?: number; scanThread?: boolean } = {},
+  options: {
+    now?: Date
+    distDir?: string
+    keepSnapshots?: number
+    workers?: number
+    scanThread?: boolean
+    legacyJobIndex?: boolean
+  } = {},
 ): Promise<BuildResult> {
   return buildSnapshot({
     dataDir: dataset.dataDir,
@@ -62,6 +70,7 @@ export async function build(
     keepSnapshots: options.keepSnapshots ?? 10,
     workers: options.workers,
     scanThread: options.scanThread,
+    legacyJobIndex: options.legacyJobIndex,
     progress: createProgress(process.stderr, true),
   })
 }
@@ -74,8 +83,7 @@ export async function readSnapshotFile(distDir: string, id: string, relativePath
   return readFile(path.join(snapshotDir(distDir, id), relativePath))
 }
 
-export async function readJobIndex(distDir: string, id: string): Promise<SnapshotJobIndex> {
-  return SnapshotJobIndex.parse(
-    JSON.parse((await readSnapshotFile(distDir, id, snapshotPaths.jobIndex)).toString('utf8')),
-  )
+/** The snapshot's job index, from its index/jobs.bin. */
+export function readJobIndex(distDir: string, id: string): Promise<SnapshotJobEntries> {
+  return readSnapshotJobIndex(snapshotDir(distDir, id))
 }
