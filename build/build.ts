@@ -407,8 +407,12 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
           if (!writer.linkIfUnchanged(jobFile, hash))
             await writer.writePublic(jobFile, v2, { hash, linkOnly: true, borrowed: true })
           else if (writer.saturated) await writer.room()
-          await exportsWriter.addJob(v2, hash)
-          await v1Pages.add(v1)
+          // Awaited only when there is something to wait for: `await undefined` still suspends and resumes this
+          // function (and allocates), twice per job.
+          const exported = exportsWriter.addJob(v2, hash)
+          if (exported) await exported
+          const paged = v1Pages.add(v1)
+          if (paged) await paged
           if (jobIndexFile) {
             if (at > 0) jobIndexFile.write(',\n')
             jobIndexFile.write(indexedJson)
@@ -449,8 +453,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       else if (writer.saturated) await writer.room()
       packedV2.add(v2)
       packedV1.add(v1)
-      await exportsWriter.addJob(v2, entry.hash)
-      await v1Pages.add(v1)
+      const exported = exportsWriter.addJob(v2, entry.hash)
+      if (exported) await exported
+      const paged = v1Pages.add(v1)
+      if (paged) await paged
       if (jobIndexFile) {
         if (position > 0) jobIndexFile.write(',\n')
         jobIndexFile.write(entry.indexedJson)
@@ -845,23 +851,37 @@ class V1PageWriter {
     for (const page of this.pending) page.unchanged = unchangedHash(page.limit, 1)
   }
 
-  async add(body: Buffer): Promise<void> {
-    for (const page of this.pending) {
-      if (page.unchanged !== undefined) {
-        if (++page.count === page.limit) await this.write(page)
-        continue
+  /**
+   * Adds the next job's v1 body to each page size's current page. A promise only when a page
+   * was completed (then wait for it before the next add): most jobs complete none.
+   */
+  add(body: Buffer): Promise<void> | undefined {
+    return this.addFrom(0, body)
+  }
+
+  private addFrom(first: number, body: Buffer): Promise<void> | undefined {
+    for (let i = first; i < this.pending.length; i++) {
+      const page = this.pending[i]!
+      if (page.unchanged === undefined) {
+        const needed = page.length + body.length + 1
+        if (needed > page.bytes.length) {
+          const grown = Buffer.allocUnsafe(Math.max(needed, page.bytes.length * 2))
+          page.bytes.copy(grown, 0, 0, page.length)
+          page.bytes = grown
+        }
+        if (page.count > 0) page.bytes[page.length++] = COMMA_BYTE
+        page.bytes.set(body, page.length)
+        page.length += body.length
       }
-      const needed = page.length + body.length + 1
-      if (needed > page.bytes.length) {
-        const grown = Buffer.allocUnsafe(Math.max(needed, page.bytes.length * 2))
-        page.bytes.copy(grown, 0, 0, page.length)
-        page.bytes = grown
-      }
-      if (page.count > 0) page.bytes[page.length++] = COMMA_BYTE
-      page.bytes.set(body, page.length)
-      page.length += body.length
-      if (++page.count === page.limit) await this.write(page)
+      // The page is written before the next size's page takes the body, as one at a time always did.
+      if (++page.count === page.limit) return this.writeThenAdd(page, i + 1, body)
     }
+    return undefined
+  }
+
+  private async writeThenAdd(page: PendingPage, next: number, body: Buffer): Promise<void> {
+    await this.write(page)
+    await this.addFrom(next, body)
   }
 
   /** The last, partial pages (and page 1 of an empty snapshot). */
