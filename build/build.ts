@@ -110,6 +110,11 @@ export interface BuildOptions {
    * percentage of the live jobs; 0: always a full layer. Default: JOBSNAP_JOB_DELTA_MAX_PERCENT's.
    */
   jobDeltaMaxPercent?: number
+  /**
+   * Also write index/jobs.json, the job index as builds before index/jobs.bin wrote it (431 MB at 1M
+   * jobs that no server of this code reads): tests make the snapshots of older builds with it.
+   */
+  legacyJobIndex?: boolean
 }
 
 export interface BuildResult {
@@ -404,13 +409,15 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     closers.push(() => writeThread.close())
     const packedV2 = new PackedBodiesWriter(stagingDir, snapshotPaths.v2Bodies, writeThread)
     const packedV1 = new PackedBodiesWriter(stagingDir, snapshotPaths.v1Bodies, writeThread)
-    const jobIndexFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.jobIndex), writeThread)
+    const jobIndexFile = options.legacyJobIndex
+      ? new BufferedFileWriter(path.join(stagingDir, snapshotPaths.jobIndex), writeThread)
+      : undefined
     // Written, not hashed: nothing records the cache's hash (~1 GB of SHA-256 at 1M jobs for nothing).
     const cacheFile = new BufferedFileWriter(path.join(stagingDir, snapshotPaths.buildCache), writeThread, false)
     closers.push(
       () => packedV2.close(),
       () => packedV1.close(),
-      () => jobIndexFile.close(),
+      () => jobIndexFile?.close(),
       () => cacheFile.close(),
     )
     const v1Pages = new V1PageWriter(
@@ -430,7 +437,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     let newest: { v2: V2Job; v1: V1Job; company: number } | undefined
 
     const bySalary = salaryOrder(live.map((ordinal) => records.salaryHigh[ordinal]))
-    jobIndexFile.write(`{"salary_order":${JSON.stringify(bySalary)},"jobs":${live.length === 0 ? '[]' : '[\n'}`)
+    jobIndexFile?.write(`{"salary_order":${JSON.stringify(bySalary)},"jobs":${live.length === 0 ? '[]' : '[\n'}`)
     cacheFile.write(cacheHeader(contextHash!))
     const fields = new CacheLineFields()
     for (let position = 0; position < live.length; ) {
@@ -479,10 +486,16 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
           if (!writer.linkIfUnchanged(jobFile, hash))
             await writer.writePublic(jobFile, v2, { hash, linkOnly: true, borrowed: true })
           else if (writer.saturated) await writer.room()
-          await exportsWriter.addJob(v2, hash)
-          await v1Pages.add(v1)
-          if (at > 0) jobIndexFile.write(',\n')
-          jobIndexFile.write(indexedJson)
+          // Awaited only when there is something to wait for: `await undefined` still suspends and resumes this
+          // function (and allocates), twice per job.
+          const exported = exportsWriter.addJob(v2, hash)
+          if (exported) await exported
+          const paged = v1Pages.add(v1)
+          if (paged) await paged
+          if (jobIndexFile) {
+            if (at > 0) jobIndexFile.write(',\n')
+            jobIndexFile.write(indexedJson)
+          }
           const parsed = () => JSON.parse(indexedJson.toString()) as IndexedJob
           if (previousIndex) jobIndexBin.addPrevious(previousIndex, first + i, parsed)
           else jobIndexBin.add(parsed())
@@ -519,10 +532,14 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       else if (writer.saturated) await writer.room()
       packedV2.add(v2)
       packedV1.add(v1)
-      await exportsWriter.addJob(v2, entry.hash)
-      await v1Pages.add(v1)
-      if (position > 0) jobIndexFile.write(',\n')
-      jobIndexFile.write(entry.indexedJson)
+      const exported = exportsWriter.addJob(v2, entry.hash)
+      if (exported) await exported
+      const paged = v1Pages.add(v1)
+      if (paged) await paged
+      if (jobIndexFile) {
+        if (position > 0) jobIndexFile.write(',\n')
+        jobIndexFile.write(entry.indexedJson)
+      }
       jobIndexBin.add(JSON.parse(entry.indexedJson) as IndexedJob)
       textIndex.add(position, entry.terms)
       const company = records.company[ordinal]!
@@ -536,7 +553,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     progress.log(`wrote ${live.length} jobs in ${seconds(writeStarted)}`)
     const finishStarted = performance.now()
     await v1Pages.finish()
-    jobIndexFile.write(live.length === 0 ? '}\n' : '\n]}\n')
+    jobIndexFile?.write(live.length === 0 ? '}\n' : '\n]}\n')
     // Records not published (closed, expired) are cached too: next time they skip their schema pass.
     // A reused record published before (and expired since) had a meta: not kept, as a fresh build would not have one.
     for (let ordinal = 0; ordinal < records.size; ordinal++) {
@@ -573,7 +590,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       indexHashes[relativePath] = indexFileHash(body)
       await writer.writePrivate(relativePath, body)
     }
-    indexHashes[snapshotPaths.jobIndex] = await jobIndexFile.finish()
+    if (jobIndexFile) indexHashes[snapshotPaths.jobIndex] = await jobIndexFile.finish()
     // Its parts one after the other: joined, they would be a second copy of ~200 MB at 1M jobs.
     await writeIndexFile(snapshotPaths.jobIndexBinary, jobIndexBin.finish(bySalary))
     await cacheFile.finish()
@@ -643,8 +660,11 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
         previous && companiesChanged
           ? changedCompanies((await previousCompanies(previous.dir)) ?? [], companyIndexFile)
           : [],
+      // index/jobs.bin holds everything a list filters and sorts on (index/jobs.json, which older builds
+      // also wrote, held no more), so its hash changes whenever a list's answer may.
       jobIndexChanged:
-        previous !== undefined && previous.indexHashes[snapshotPaths.jobIndex] !== indexHashes[snapshotPaths.jobIndex],
+        previous !== undefined &&
+        previous.indexHashes[snapshotPaths.jobIndexBinary] !== indexHashes[snapshotPaths.jobIndexBinary],
     })
     await writer.writePrivate(CHANGED_PATHS_FILE, linesOf(changes.purge))
     await writer.writePrivate(CHANGED_TAGS_FILE, linesOf(tags))
@@ -773,7 +793,7 @@ function publishedCompany(company: DatasetCompany, liveJobs: number): IndexedCom
 interface FreshEntry {
   /** The v2 body's content hash. */
   hash: string
-  /** Its line of index/jobs.json. */
+  /** Its index entry (IndexedJob) as JSON. */
   indexedJson: string
   /** Its cache line after the position: `summary-json \t meta`. */
   cacheTail: string
@@ -937,23 +957,37 @@ class V1PageWriter {
     for (const page of this.pending) page.unchanged = unchangedHash(page.limit, 1)
   }
 
-  async add(body: Buffer): Promise<void> {
-    for (const page of this.pending) {
-      if (page.unchanged !== undefined) {
-        if (++page.count === page.limit) await this.write(page)
-        continue
+  /**
+   * Adds the next job's v1 body to each page size's current page. A promise only when a page
+   * was completed (then wait for it before the next add): most jobs complete none.
+   */
+  add(body: Buffer): Promise<void> | undefined {
+    return this.addFrom(0, body)
+  }
+
+  private addFrom(first: number, body: Buffer): Promise<void> | undefined {
+    for (let i = first; i < this.pending.length; i++) {
+      const page = this.pending[i]!
+      if (page.unchanged === undefined) {
+        const needed = page.length + body.length + 1
+        if (needed > page.bytes.length) {
+          const grown = Buffer.allocUnsafe(Math.max(needed, page.bytes.length * 2))
+          page.bytes.copy(grown, 0, 0, page.length)
+          page.bytes = grown
+        }
+        if (page.count > 0) page.bytes[page.length++] = COMMA_BYTE
+        page.bytes.set(body, page.length)
+        page.length += body.length
       }
-      const needed = page.length + body.length + 1
-      if (needed > page.bytes.length) {
-        const grown = Buffer.allocUnsafe(Math.max(needed, page.bytes.length * 2))
-        page.bytes.copy(grown, 0, 0, page.length)
-        page.bytes = grown
-      }
-      if (page.count > 0) page.bytes[page.length++] = COMMA_BYTE
-      page.bytes.set(body, page.length)
-      page.length += body.length
-      if (++page.count === page.limit) await this.write(page)
+      // The page is written before the next size's page takes the body, as one at a time always did.
+      if (++page.count === page.limit) return this.writeThenAdd(page, i + 1, body)
     }
+    return undefined
+  }
+
+  private async writeThenAdd(page: PendingPage, next: number, body: Buffer): Promise<void> {
+    await this.write(page)
+    await this.addFrom(next, body)
   }
 
   /** The last, partial pages (and page 1 of an empty snapshot). */

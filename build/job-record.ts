@@ -59,7 +59,7 @@ export interface JobOutputs {
 
 /** Parsed back from JobOutputs.meta. */
 export interface JobMeta {
-  /** index/jobs.json's line for the job. */
+  /** The job's index entry (IndexedJob) as JSON: what index/jobs.bin is made from. */
   indexedJson: string
   /** Content hash of the v2 body: the file's ETag. */
   hash: string

@@ -193,7 +193,7 @@ export class BuildCacheReader {
   /**
    * What the write pass needs of a reused record, without decoding anything or making an
    * object per line: the offsets of the line's fields, set on `into` (reused for every line),
-   * to be read from `text` (its hash, its index entry, copied into index/jobs.json, its terms,
+   * to be read from `text` (its hash, its index entry, its terms,
    * and the rest of the line, copied into the next cache around the new position).
    */
   fieldsAt(line: number, into: CacheLineFields): void {

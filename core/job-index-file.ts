@@ -3,8 +3,8 @@
  * once by the build so that a server loads it as typed arrays over the bytes
  * read (no JSON parsing, no object per job, no sorting): at 1M jobs parsing
  * index/jobs.json took most of a worker's 12-18 s start and left hundreds of
- * megabytes of garbage behind. index/jobs.json stays, for other readers and
- * for older servers.
+ * megabytes of garbage behind. Builds no longer write index/jobs.json (a
+ * server still loads it from a snapshot built before index/jobs.bin existed).
  *
  * Layout (little-endian): the 8 bytes `JOBSNAPI`, a uint32 length, that many
  * bytes of JSON (JobIndexFileHead: counts, the value vocabularies, the

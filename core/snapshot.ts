@@ -6,10 +6,10 @@
  *   openapi.yaml(.gz|.br)       the generated OpenAPI 3.1 document
  *   v1/<limit>/<page>.json(...) precomputed v1 pages for each PRECOMPUTED_V1_LIMITS
  *   v2/jobs/<slug>.json(...)    one v2 job each, exact response bytes
- *   index/jobs.json             SnapshotJobIndex: compact filter/sort data, date order,
- *                               one job per line (see serializeJobIndex)
- *   index/jobs.bin              the same index laid out as the server holds it (typed
+ *   index/jobs.bin              the job index laid out as the server holds it (typed
  *                               arrays; core/job-index-file.ts): what a server loads
+ *   index/jobs.json             only in snapshots built before index/jobs.bin existed:
+ *                               SnapshotJobIndex, one job per line (serializeJobIndex)
  *   index/companies.json        full company profiles for the MCP tools
  *   index/terms.json            full-text vocabulary and posting counts (core/search.ts)
  *   index/postings.bin          full-text posting lists, little-endian uint32

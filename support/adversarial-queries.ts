@@ -21,11 +21,11 @@ import {
   queryTermsProblem,
   SCHEDULE_TYPE_VALUES,
   SerializedTerms,
-  SnapshotJobIndex,
   snapshotPaths,
   v2FiltersTag,
   WORK_ARRANGEMENTS,
 } from '../core/index.ts'
+import { readSnapshotJobIndex, type SnapshotJobEntries } from './job-index.ts'
 
 export interface AdversarialQuery {
   /** Short label for reports. */
@@ -132,7 +132,7 @@ function repeatedValueFilters(): { name: string; query: string }[] {
  * the API would hand it out for these filters): the seek, then a walk of
  * the second half, where few matches may be left to find.
  */
-function fromHalfway(index: SnapshotJobIndex, query: string): string | undefined {
+function fromHalfway(index: SnapshotJobEntries, query: string): string | undefined {
   const parsed = parseV2ListQuery(new URLSearchParams(query))
   if (!parsed.ok || index.jobs.length === 0) return undefined
   const { sort } = parsed.value
@@ -152,12 +152,8 @@ export async function adversarialQueries(snapshotDir: string): Promise<Adversari
   const terms = SerializedTerms.parse(
     JSON.parse(await readFile(path.join(snapshotDir, snapshotPaths.searchTerms), 'utf8')),
   )
-  const index = SnapshotJobIndex.parse(
-    JSON.parse(await readFile(path.join(snapshotDir, snapshotPaths.jobIndex), 'utf8')),
-  )
-  const tagCounts = new Map<string, number>()
-  for (const job of index.jobs) for (const tag of job.tags) tagCounts.set(tag, (tagCounts.get(tag) ?? 0) + 1)
-  const skills = [...tagCounts]
+  const index = await readSnapshotJobIndex(snapshotDir)
+  const skills = [...index.tagCounts]
     .sort((a, b) => b[1] - a[1])
     .slice(0, 150)
     .map(([tag]) => tag)

@@ -1,6 +1,7 @@
 /**
  * index/jobs.bin: the job index the server loads as typed arrays is, value
- * for value, the index it would build from index/jobs.json, and a changed
+ * for value, the index it would build from the index/jobs.json of older
+ * builds (written here on request, from the same build), and a changed
  * byte makes the server refuse the snapshot.
  */
 import { readFile, realpath, writeFile } from 'node:fs/promises'
@@ -17,7 +18,7 @@ describe('index/jobs.bin', () => {
   let snapshotDir: string
 
   beforeAll(async () => {
-    fixture = await buildFixture({ jobs: 400, companies: 50, seed: 9 })
+    fixture = await buildFixture({ jobs: 400, companies: 50, seed: 9, legacyJobIndex: true })
     snapshotDir = await realpath(path.join(fixture.distDir, CURRENT_LINK))
   })
   afterAll(() => fixture?.cleanup())

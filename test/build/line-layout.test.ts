@@ -194,6 +194,8 @@ describe('a server loading a real snapshot in slices', () => {
       siteUrl: 'https://jobsnap.example',
       now: FIXTURE_NOW,
       progress: { step() {}, log() {}, done() {} },
+      // index/jobs.json as older builds wrote it: how a server loads such a snapshot is tested here.
+      legacyJobIndex: true,
     })
     const dir = await realpath(path.join(distDir, 'current'))
     const jobsBytes = await readFile(path.join(dir, snapshotPaths.jobIndex))

@@ -13,13 +13,13 @@ import {
   CURRENT_LINK,
   PackedBodies,
   parseV2ListQuery,
-  type SnapshotJobIndex,
   type SnapshotManifest,
   snapshotPaths,
   v1PageFrame,
   v1UsageNotice,
 } from '../../core/index.ts'
 import { createFileCache, loadSnapshot, queryContext, runV2Query } from '../../runtime/index.ts'
+import { readSnapshotJobIndex } from '../../support/job-index.ts'
 import { buildFixture, FIXTURE_NOW, tempDir, type FixtureSnapshot } from '../support/fixtures.ts'
 
 const lengthsOf = (bytes: Buffer) =>
@@ -98,7 +98,7 @@ describe('a built snapshot', () => {
   const read = (file: string) => readFile(path.join(snapshotDir, file))
 
   it('packs every v2 job body exactly as its file, in date order', async () => {
-    const index = JSON.parse((await read(snapshotPaths.jobIndex)).toString()) as SnapshotJobIndex
+    const index = await readSnapshotJobIndex(snapshotDir)
     const file = path.join(snapshotDir, snapshotPaths.v2Bodies.bodies)
     const packed = PackedBodies.inMemory(
       readFileSync(file),

@@ -16,7 +16,6 @@ import {
   type DatasetCompany,
   type DatasetJob,
   SnapshotCompanies,
-  SnapshotJobIndex,
   SnapshotManifest,
   snapshotPaths,
   V1ListResponse,
@@ -24,6 +23,7 @@ import {
 } from '../../core/index.ts'
 import { createFileCache, loadSnapshot } from '../../runtime/index.ts'
 import { FIXTURE_NOW, tempDir, testUuid, writeDatasetFiles } from '../support/fixtures.ts'
+import { readSnapshotJobIndex } from '../../support/job-index.ts'
 import { REPO_ROOT, runCli } from '../../support/processes.ts'
 
 const NOW = FIXTURE_NOW
@@ -141,7 +141,7 @@ describe('a built snapshot', () => {
   })
 
   it('leaves closed and expired jobs out of the v1 pages, the index, the search terms and the counts', async () => {
-    const index = SnapshotJobIndex.parse(JSON.parse(await readFile(path.join(dir, 'index/jobs.json'), 'utf8')))
+    const index = await readSnapshotJobIndex(dir)
     expect(index.jobs.map((j) => j.slug)).toEqual(EXPECTED_ORDER)
     expect(index.salary_order).toHaveLength(LIVE.length)
 
@@ -191,6 +191,10 @@ describe('a built snapshot', () => {
     expect(publicFiles).toHaveLength(130 + 6 + 2 + 1 + 3)
     expect(manifest.exports.map((file) => file.name)).toEqual(['jobs.ndjson.gz', 'companies.ndjson.gz', 'jobs.parquet'])
     expect(Object.keys(manifest.files).some((f) => f.startsWith('index/') || f === 'manifest.json')).toBe(false)
+    // The job index is index/jobs.bin alone: no index/jobs.json (older builds' copy) on disk or in the hashes.
+    expect(Object.keys(manifest.index_hashes ?? {})).toContain(snapshotPaths.jobIndexBinary)
+    expect(Object.keys(manifest.index_hashes ?? {})).not.toContain(snapshotPaths.jobIndex)
+    expect(onDisk).not.toContain(snapshotPaths.jobIndex)
     for (const file of publicFiles) {
       expect(manifest.files[file], file).toBe(sha22(await readFile(path.join(dir, file))))
     }

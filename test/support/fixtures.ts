@@ -69,7 +69,9 @@ export async function generatedDataset(options: DatasetOptions = {}): Promise<Ge
 }
 
 /** A generated dataset built into a snapshot, as of `now` (default FIXTURE_NOW). */
-export async function buildFixture(options: DatasetOptions & { now?: Date } = {}): Promise<FixtureSnapshot> {
+export async function buildFixture(
+  options: DatasetOptions & { now?: Date; legacyJobIndex?: boolean } = {},
+): Promise<FixtureSnapshot> {
   const dataset = await generatedDataset(options)
   const build = await buildSnapshot({
     dataDir: dataset.dataDir,
@@ -77,6 +79,7 @@ export async function buildFixture(options: DatasetOptions & { now?: Date } = {}
     siteUrl: 'https://jobsnap.example',
     now: options.now ?? FIXTURE_NOW,
     progress: createProgress(process.stderr, true),
+    legacyJobIndex: options.legacyJobIndex,
   })
   return { ...dataset, build }
 }

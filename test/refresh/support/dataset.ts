@@ -8,7 +8,8 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { type BuildResult, buildSnapshot, createProgress } from '../../../build/index.ts'
-import { jobFileOnDisk, SnapshotJobIndex, snapshotPaths, SNAPSHOTS_DIR } from '../../../core/index.ts'
+import { jobFileOnDisk, SNAPSHOTS_DIR } from '../../../core/index.ts'
+import { readSnapshotJobIndex, type SnapshotJobEntries } from '../../../support/job-index.ts'
 import { editNdjson, type GeneratedDataset, generatedDataset, type RawJob } from '../../support/fixtures.ts'
 
 export type RefreshDataset = GeneratedDataset
@@ -59,6 +60,7 @@ export async function build(
     workers?: number
     scanThread?: boolean
     jobDeltaMaxPercent?: number
+    legacyJobIndex?: boolean
   } = {},
 ): Promise<BuildResult> {
   return buildSnapshot({
@@ -70,6 +72,7 @@ export async function build(
     workers: options.workers,
     scanThread: options.scanThread,
     jobDeltaMaxPercent: options.jobDeltaMaxPercent,
+    legacyJobIndex: options.legacyJobIndex,
     progress: createProgress(process.stderr, true),
   })
 }
@@ -90,8 +93,7 @@ export async function snapshotFilePath(distDir: string, id: string, relativePath
   return jobFileOnDisk(snapshotDir(distDir, id), relativePath) ?? own
 }
 
-export async function readJobIndex(distDir: string, id: string): Promise<SnapshotJobIndex> {
-  return SnapshotJobIndex.parse(
-    JSON.parse((await readSnapshotFile(distDir, id, snapshotPaths.jobIndex)).toString('utf8')),
-  )
+/** The snapshot's job index, from its index/jobs.bin. */
+export function readJobIndex(distDir: string, id: string): Promise<SnapshotJobEntries> {
+  return readSnapshotJobIndex(snapshotDir(distDir, id))
 }
