@@ -9,6 +9,7 @@ import path from 'node:path'
 import {
   CATEGORY_LABELS,
   countryName,
+  jobFilesThroughLayers,
   LEVEL_LABELS,
   resolveCountry,
   SCHEDULE_TYPE_VALUES,
@@ -46,21 +47,18 @@ export interface Vocabulary {
   words: string[]
 }
 
-/** Slugs from the v2 file names; skills, countries and words from a sample of jobs. */
+/** Slugs from the v2 file names (through the snapshot's job layers); skills, countries and words from a sample of jobs. */
 export function loadVocabulary(snapshotDir: string, sampleSize = 600): Vocabulary {
-  const jobsDir = path.join(snapshotDir, 'v2', 'jobs')
-  const slugs = readdirSync(jobsDir)
-    .filter((name) => name.endsWith('.json'))
-    .map((name) => name.slice(0, -'.json'.length))
-    .sort()
-  if (slugs.length === 0) throw new Error(`no v2 job files in ${jobsDir}`)
+  const jobFiles = jobFilesThroughLayers(snapshotDir)
+  const slugs = [...jobFiles.keys()].sort()
+  if (slugs.length === 0) throw new Error(`no v2 job files in ${path.join(snapshotDir, 'v2')}`)
   const v1Pages = readdirSync(path.join(snapshotDir, 'v1', '25')).filter((name) => /^\d+\.json$/.test(name)).length
   const random = prng(7)
   const skills = new Set<string>()
   const countries = new Set<string>()
   const words = new Set<string>()
   for (let i = 0; i < Math.min(sampleSize, slugs.length); i++) {
-    const job = JSON.parse(readFileSync(path.join(jobsDir, `${pick(random, slugs)}.json`), 'utf8')) as V2Job
+    const job = JSON.parse(readFileSync(jobFiles.get(pick(random, slugs))!, 'utf8')) as V2Job
     for (const tag of [...(job.skills ?? []), ...(job.stack ?? []), ...(job.tools ?? [])]) {
       skills.add(tag.slug)
       for (const word of tag.name.toLowerCase().split(/[^a-z0-9]+/)) if (word.length >= 3) words.add(word)
