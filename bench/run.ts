@@ -302,7 +302,7 @@ function buildLines(jobs: number, dataset: PreparedDataset): string[] {
         ? atMost(change.wall_seconds, 60, 'target ≤ 60 s')
         : atMost(share * 100, 10, 'target ≤ 10% of the full build')
       lines.push(
-        `Build after retitling ${change.records_changed.toLocaleString('en-US')} job records (1%), over the full build's snapshot: ${change.wall_seconds.toFixed(1)} s wall = ${(share * 100).toFixed(0)}% of the full build, peak RSS ${change.peak_rss_mb ?? '?'} MB; ${change.records_reused?.toLocaleString('en-US') ?? '?'} records reused from the build cache, ${change.files_written?.toLocaleString('en-US') ?? '?'} public files written (the rest hard-linked)${targeted ? `; ${verdict(changeTarget)}` : ''}; ${when}.`,
+        `Build after retitling ${change.records_changed.toLocaleString('en-US')} job records (1%), over the full build's snapshot: ${change.wall_seconds.toFixed(1)} s wall = ${(share * 100).toFixed(0)}% of the full build, peak RSS ${change.peak_rss_mb ?? '?'} MB; ${change.records_reused?.toLocaleString('en-US') ?? '?'} records reused from the build cache, ${change.files_written?.toLocaleString('en-US') ?? '?'} public files written (the rest hard-linked, or left in the job files' base layer)${targeted ? `; ${verdict(changeTarget)}` : ''}; ${when}.`,
       )
     } else {
       lines.push(
