@@ -31,6 +31,7 @@ import { SerializedTerms } from '../core/search.ts'
 import { indexFileHash } from '../core/content-hash.ts'
 import {
   JOB_BASE_LINK,
+  JOB_BASE_HASHES,
   JOB_DELTA_LIST,
   JOB_FILES_DIR,
   JOB_WHITEOUTS,
@@ -206,11 +207,23 @@ async function jobDeltaOf(distDir: string, dir: string): Promise<PreviousSnapsho
     (text) => text.split('\n').filter((line) => line !== ''),
     async () => (await names(JOB_FILES_DIR)).map((name) => `${JOB_FILES_DIR}/${name}`),
   )
+  const baseHashes = await readFile(path.join(dir, JOB_BASE_HASHES), 'utf8').then(
+    (text) => {
+      const bySlug = new Map<string, string>()
+      for (const line of text.split('\n')) {
+        const tab = line.indexOf('\t')
+        if (tab > 0) bySlug.set(line.slice(0, tab), line.slice(tab + 1))
+      }
+      return bySlug
+    },
+    () => undefined,
+  )
   return {
     baseId,
     baseDir: path.join(distDir, SNAPSHOTS_DIR, baseId),
     own: new Set(listed),
     gone: new Set(await names(JOB_WHITEOUTS)),
+    ...(baseHashes ? { baseHashes } : {}),
   }
 }
 
@@ -653,6 +666,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       await writer.writeWhiteouts(goneFromBase(previous!, changes.removed, writer.hashes))
       await writer.flush()
       await writer.writePrivate(JOB_DELTA_LIST, linesOf(writer.ownJobFiles))
+      await writer.writePrivate(
+        JOB_BASE_HASHES,
+        linesOf(Array.from(writer.jobBaseHashes, ([slug, hash]) => `${slug}\t${hash}`)),
+      )
     }
     const tags = changedTags(changes, {
       first: previous === undefined,

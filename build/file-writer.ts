@@ -31,15 +31,25 @@ export interface PreviousSnapshot {
   siteUrl?: string
   /**
    * Set when its job files are a delta over a base's full layer (core/job-layers.ts): the base's folder,
-   * the job files it holds itself (relative paths), and its whiteouts (slugs).
+   * the job files it holds itself (relative paths), its whiteouts (slugs), and what the base holds under
+   * those (slug -> content hash, JOB_BASE_HASHES; undefined for a delta made before that was recorded).
    */
-  jobDelta?: { baseId: string; baseDir: string; own: ReadonlySet<string>; gone: ReadonlySet<string> }
+  jobDelta?: {
+    baseId: string
+    baseDir: string
+    own: ReadonlySet<string>
+    gone: ReadonlySet<string>
+    baseHashes?: ReadonlyMap<string, string>
+  }
 }
 
 /** A job file of the new snapshot that its base layer holds already: nothing to put on disk. */
 const IN_BASE = Symbol('in base')
 /** The per-job files' folder, as snapshotPaths.v2Job names them. */
 const JOB_FILES = 'v2/jobs/'
+
+/** A job file's slug, from its relative path. */
+const slugOf = (relativePath: string): string => relativePath.slice(JOB_FILES.length, -'.json'.length)
 
 /** Files per message to a worker: amortises the message, small enough to keep both workers busy. */
 const BATCH_SIZE = 64
@@ -59,6 +69,11 @@ export class SnapshotFileWriter {
   whiteouts = 0
   /** With useJobBase: the job files put in this snapshot's own folder (written or linked), relative paths. */
   readonly ownJobFiles: string[] = []
+  /**
+   * With useJobBase: slug -> the content hash of the base's file, for each job file put in this snapshot's
+   * own folder or whited out that the base has a file for (written as JOB_BASE_HASHES).
+   */
+  readonly jobBaseHashes = new Map<string, string>()
   /**
    * Files queued with `linkOnly` whose previous copy could not be linked (it
    * was deleted from the previous snapshot): the caller writes them again.
@@ -105,8 +120,8 @@ export class SnapshotFileWriter {
     await this.ensureDir(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))
     // An unchanged file is hard-linked: no compression, no copy, and each snapshot folder still
     // stands alone (pruning the old one leaves the link intact), but for a delta's job files (see useJobBase).
-    const from = this.sourceOf(relativePath, hash) ?? this.revertedToBase(relativePath, bytes)
-    if (from !== IN_BASE && this.jobDelta && relativePath.startsWith(JOB_FILES)) this.ownJobFiles.push(relativePath)
+    const from = this.sourceOf(relativePath, hash) ?? this.revertedToBase(relativePath, hash)
+    if (from !== IN_BASE && this.jobDelta && relativePath.startsWith(JOB_FILES)) this.addOwnJobFile(relativePath)
     if (from === IN_BASE) this.inBase++
     else if (from !== undefined && options.linkOnly === true) this.queueLink(from, relativePath)
     else {
@@ -163,7 +178,7 @@ export class SnapshotFileWriter {
     }
     if (!this.madeDirs.has(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))) return false
     this.hashes[relativePath] = hash
-    if (this.jobDelta && relativePath.startsWith(JOB_FILES)) this.ownJobFiles.push(relativePath)
+    if (this.jobDelta && relativePath.startsWith(JOB_FILES)) this.addOwnJobFile(relativePath)
     this.queueLink(from, relativePath)
     return true
   }
@@ -183,6 +198,7 @@ export class SnapshotFileWriter {
   async writeWhiteouts(slugs: Iterable<string>): Promise<void> {
     await this.ensureDir(JOB_WHITEOUTS)
     for (const slug of slugs) {
+      this.recordBaseHash(slug)
       this.batch.push({ path: path.join(this.root, JOB_WHITEOUTS, slug), bytes: EMPTY, precompress: false })
       this.whiteouts++
       if (this.batch.length >= BATCH_SIZE * 16) this.dispatch()
@@ -207,19 +223,43 @@ export class SnapshotFileWriter {
 
   /**
    * IN_BASE when a job file the previous delta held (changed since the base) or had a whiteout for (gone) is
-   * back to the base's bytes (a change undone, a job back): read from the base and compared, which only such
-   * a file costs (a share of the changed jobs).
+   * back to the base's bytes (a change undone, a job back): its hash is the base's.
    */
-  private revertedToBase(relativePath: string, bytes: Buffer): typeof IN_BASE | undefined {
+  private revertedToBase(relativePath: string, hash: string): typeof IN_BASE | undefined {
     const delta = this.previous?.jobDelta
     if (!this.jobDelta || delta === undefined) return undefined
-    const slug = relativePath.slice(JOB_FILES.length, -'.json'.length)
-    if (!delta.own.has(relativePath) && !delta.gone.has(slug)) return undefined
+    if (!delta.own.has(relativePath) && !delta.gone.has(slugOf(relativePath))) return undefined
+    return this.baseHashOf(relativePath) === hash ? IN_BASE : undefined
+  }
+
+  /**
+   * The content hash of the file the base layer holds for a job file (undefined: it holds none). Where the
+   * previous snapshot shows the base's file, its hash is the manifest's; under the previous delta's own files
+   * and whiteouts, it is what that delta recorded, or, for a delta made before those were recorded, the hash of
+   * the base's file, read (once per such file, on the first build after an upgrade).
+   */
+  private baseHashOf(relativePath: string): string | undefined {
+    const previous = this.previous!
+    const delta = previous.jobDelta
+    const slug = slugOf(relativePath)
+    if (delta === undefined || (!delta.own.has(relativePath) && !delta.gone.has(slug)))
+      return previous.hashes[relativePath]
+    if (delta.baseHashes !== undefined) return delta.baseHashes.get(slug)
     try {
-      return readFileSync(path.join(delta.baseDir, relativePath)).equals(bytes) ? IN_BASE : undefined
+      return contentHash(readFileSync(path.join(delta.baseDir, relativePath)))
     } catch {
       return undefined
     }
+  }
+
+  private addOwnJobFile(relativePath: string): void {
+    this.ownJobFiles.push(relativePath)
+    this.recordBaseHash(slugOf(relativePath))
+  }
+
+  private recordBaseHash(slug: string): void {
+    const hash = this.baseHashOf(`${JOB_FILES}${slug}.json`)
+    if (hash !== undefined) this.jobBaseHashes.set(slug, hash)
   }
 
   private queueLink(from: string, relativePath: string): void {

@@ -20,7 +20,14 @@ export {
 export { CURSOR_MAX_LENGTH, encodeCursor } from './cursor.ts'
 export { companyFiltersTag, parseV2CompanyQuery } from './company-query.ts'
 export { PackedBodies } from './packed-bodies.ts'
-export { JOB_DELTA_LIST, JOB_WHITEOUTS, jobFileOnDisk, jobFilesThroughLayers, jobLayerBase } from './job-layers.ts'
+export {
+  JOB_BASE_HASHES,
+  JOB_DELTA_LIST,
+  JOB_WHITEOUTS,
+  jobFileOnDisk,
+  jobFilesThroughLayers,
+  jobLayerBase,
+} from './job-layers.ts'
 export { JobIndexFileWriter, PreviousJobIndex, readJobIndexFile, VALUE_FACETS } from './job-index-file.ts'
 export { fileIdentity, readVerifiedFiles, VERIFIED_FILES } from './verified-files.ts'
 export { parseV2ListQuery, V2_LIST_PARAMS, v2FiltersTag } from './query.ts'

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BuildResult, DatasetInvalidError } from '../../build/index.ts'
 import {
   CURRENT_LINK,
+  JOB_BASE_HASHES,
   JOB_DELTA_LIST,
   jobFilesThroughLayers,
   readVerifiedFiles,
@@ -32,7 +33,13 @@ async function filesUnder(dir: string): Promise<Map<string, string>> {
   const files = entries
     .filter((e) => e.isFile())
     .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
-    .filter((file) => !file.startsWith('v2/jobs/') && !file.startsWith('v2/gone/') && file !== JOB_DELTA_LIST)
+    .filter(
+      (file) =>
+        !file.startsWith('v2/jobs/') &&
+        !file.startsWith('v2/gone/') &&
+        file !== JOB_DELTA_LIST &&
+        file !== JOB_BASE_HASHES,
+    )
     .map((file): [string, string] => [file, path.join(dir, file)])
   for (const [slug, file] of jobFilesThroughLayers(dir)) files.push([`v2/jobs/${slug}.json`, file])
   return new Map(files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))

@@ -6,11 +6,18 @@
  * threshold (or with it at 0) a build makes a full layer again. Every live
  * job's file, looked up as a front does, is the bytes the manifest names.
  */
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BuildResult, listSnapshots, rollbackSnapshot } from '../../build/index.ts'
-import { contentHash, JOB_WHITEOUTS, jobFileOnDisk, jobLayerBase, snapshotPaths } from '../../core/index.ts'
+import {
+  contentHash,
+  JOB_BASE_HASHES,
+  JOB_WHITEOUTS,
+  jobFileOnDisk,
+  jobLayerBase,
+  snapshotPaths,
+} from '../../core/index.ts'
 import {
   build,
   createDataset,
@@ -49,6 +56,17 @@ async function expectEveryJobServed(result: Pick<BuildResult, 'snapshotId' | 'ma
     expect(contentHash(await readSnapshotFile(dataset.distDir, result.snapshotId, file)), file).toBe(hash)
   }
   expect(jobs).toBe(result.manifest.counts.live_jobs)
+}
+
+/** What a delta recorded of its base's files under the jobs it overrides: slug -> hash. */
+async function baseHashes(result: BuildResult): Promise<Map<string, string>> {
+  const text = await readFile(path.join(result.snapshotDir, JOB_BASE_HASHES), 'utf8')
+  return new Map(
+    text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => line.split('\t') as [string, string]),
+  )
 }
 
 const inode = async (result: BuildResult, file: string) =>
@@ -107,6 +125,45 @@ describe('job files in layers', () => {
     expect(undone.jobBase).toBe(full.snapshotId)
     expect(await ownJobFiles(undone)).toEqual([`${slugs[0]}.json`])
     await expectEveryJobServed(undone)
+    // What the base holds under the one job the delta overrides: the full layer's hash of it.
+    const jobFile = snapshotPaths.v2Job(slugs[0]!)
+    expect(await baseHashes(undone)).toEqual(new Map([[slugs[0]!, full.manifest.files[jobFile]!]]))
+  })
+
+  it('tells a change undone by the hash the previous delta recorded, without reading the base’s file', async () => {
+    await editJobs(dataset.dataDir, (jobs) => {
+      jobs.find((job) => job.id === ids[6])!.title += ' (edited)'
+    })
+    const edited = await build(dataset, { now: nextNow() })
+    expect(await ownJobFiles(edited)).toEqual([`${slugs[0]}.json`, `${slugs[6]}.json`].sort())
+    await editJobs(dataset.dataDir, (jobs) => {
+      const job = jobs.find((j) => j.id === ids[6])!
+      job.title = job.title.replace(/ \(edited\)$/, '')
+    })
+    // The base's file out of reach while the build runs: a build that read it could not tell it is unchanged.
+    const baseFile = path.join(full.snapshotDir, snapshotPaths.v2Job(slugs[6]!))
+    await rename(baseFile, `${baseFile}.away`)
+    const undone = await build(dataset, { now: nextNow() }).finally(() => rename(`${baseFile}.away`, baseFile))
+    expect(await ownJobFiles(undone)).toEqual([`${slugs[0]}.json`])
+    await expectEveryJobServed(undone)
+  })
+
+  it('a delta made before base hashes were recorded: an undone change is found by reading the base’s file', async () => {
+    await editJobs(dataset.dataDir, (jobs) => {
+      jobs.find((job) => job.id === ids[7])!.title += ' (edited)'
+    })
+    const edited = await build(dataset, { now: nextNow() })
+    await rm(path.join(edited.snapshotDir, JOB_BASE_HASHES))
+    await editJobs(dataset.dataDir, (jobs) => {
+      const job = jobs.find((j) => j.id === ids[7])!
+      job.title = job.title.replace(/ \(edited\)$/, '')
+    })
+    const undone = await build(dataset, { now: nextNow() })
+    expect(await ownJobFiles(undone)).toEqual([`${slugs[0]}.json`])
+    await expectEveryJobServed(undone)
+    // Recorded again from the base's bytes.
+    const jobFile = snapshotPaths.v2Job(slugs[0]!)
+    expect(await baseHashes(undone)).toEqual(new Map([[slugs[0]!, full.manifest.files[jobFile]!]]))
   })
 
   it('pruning keeps the base a kept snapshot looks through, and a rollback target still finds its files', async () => {
