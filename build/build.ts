@@ -488,7 +488,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
           else if (writer.saturated) await writer.room()
           // Awaited only when there is something to wait for: `await undefined` still suspends and resumes this
           // function (and allocates), twice per job.
-          const exported = exportsWriter.addJob(v2, hash)
+          const exported = exportsWriter.addPrevious(first + i, hash)
           if (exported) await exported
           const paged = v1Pages.add(v1)
           if (paged) await paged
