@@ -18,7 +18,7 @@
 import { CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './changed-files.ts'
 import { DEFAULTS } from '../core/config.ts'
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { closeSync, openSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { mkdir, readdir, readFile, rm, stat, symlink } from 'node:fs/promises'
 import path from 'node:path'
@@ -417,6 +417,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       closers.push(
         () => previousBodies.v2.close(),
         () => previousBodies.v1.close(),
+        () => closeSync(previousBodies.v2File.fd),
       )
     // The big private files are written and hashed on a thread of their own (write-thread.ts).
     const writeThread = new WriteThread()
@@ -462,23 +463,21 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
         // of its packed files, read straight into the new ones' write buffers; each job's body is a view there.
         const bodies = previousBodies!
         const first = records.previousPosition[live[position]!]!
-        const v2Lengths = bodies.v2Lengths.subarray(first, first + run)
+        // The v2 bodies are copied by the write thread: nothing here needs them (the exports' thread reads its own),
+        // but for the rare job whose file must be written and the newest job, read then.
         const v1Lengths = bodies.v1Lengths.subarray(first, first + run)
-        const v2Run = packedV2.addRange(bodies.v2, first, first + run, bodies.v2Lengths)
+        packedV2.copyRange(bodies.v2File.fd, bodies.v2File.offsets, first, first + run, bodies.v2Lengths)
         const v1Run = packedV1.addRange(bodies.v1, first, first + run, bodies.v1Lengths)
         const text = cache!.text
         // Their cache lines follow one another in the previous cache (written in position order); at
         // unchanged positions they are copied as one range, else each with its new position.
         let copyFrom = first === position ? records.cachedLine[live[position]!]! : -1
-        let v2At = 0
         let v1At = 0
         for (let i = 0; i < run; i++) {
           const at = position + i
           const ordinal = live[at]!
           cache!.fieldsAt(records.cachedLine[ordinal]!, fields)
-          const v2 = v2Run.subarray(v2At, v2At + v2Lengths[i]!)
           const v1 = v1Run.subarray(v1At, v1At + v1Lengths[i]!)
-          v2At += v2Lengths[i]! + 1
           v1At += v1Lengths[i]! + 1
           // The previous manifest's own strings for the file and its hash where they are the same: nothing new
           // to allocate, hash and keep per job (at 1M jobs, a large share of what the collector traced).
@@ -496,9 +495,9 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
               ? previousHash
               : text.toString('latin1', fields.summaryEnd + 1, fields.hashEnd)
           const indexedJson = text.subarray(fields.hashEnd + 1, fields.indexedEnd)
-          if (at === 0) newest = newestOf(v2, v1, records.company[ordinal]!)
+          if (at === 0) newest = newestOf(bodies.v2.body(first + i), v1, records.company[ordinal]!)
           if (!writer.linkIfUnchanged(jobFile, hash))
-            await writer.writePublic(jobFile, v2, { hash, linkOnly: true, borrowed: true })
+            await writer.writePublic(jobFile, bodies.v2.body(first + i), { hash, linkOnly: true, borrowed: true })
           else if (writer.saturated) await writer.room()
           // Awaited only when there is something to wait for: `await undefined` still suspends and resumes this
           // function (and allocates), twice per job.
@@ -924,12 +923,16 @@ function previousJobIndex(dir: string, jobs: number): PreviousJobIndex | undefin
   }
 }
 
-/** The previous snapshot's packed bodies and their lengths, where a reused record's bodies are read back from. */
+/**
+ * The previous snapshot's packed bodies and their lengths, where a reused record's bodies are read back from;
+ * and the v2 file open once more, with where each body starts, for the write thread to copy from.
+ */
 function openPreviousBodies(dir: string): {
   v2: PackedBodies
   v1: PackedBodies
   v2Lengths: Uint32Array
   v1Lengths: Uint32Array
+  v2File: { fd: number; offsets: Float64Array }
 } {
   const lengthsOf = (paths: typeof snapshotPaths.v2Bodies) =>
     uint32View(readFileSync(path.join(dir, paths.lengths)), `${dir}/${paths.lengths}`)
@@ -937,11 +940,17 @@ function openPreviousBodies(dir: string): {
     PackedBodies.inFile(path.join(dir, paths.bodies), lengths, `${dir}/${paths.bodies}`)
   const v2Lengths = lengthsOf(snapshotPaths.v2Bodies)
   const v1Lengths = lengthsOf(snapshotPaths.v1Bodies)
+  // Opened first: it checks that the lengths add up to the file's size, which the offsets below rely on.
+  const v2 = open(snapshotPaths.v2Bodies, v2Lengths)
+  const v1 = open(snapshotPaths.v1Bodies, v1Lengths)
+  const offsets = new Float64Array(v2Lengths.length + 1)
+  for (let i = 0; i < v2Lengths.length; i++) offsets[i + 1] = offsets[i]! + v2Lengths[i]! + 1
   return {
-    v2: open(snapshotPaths.v2Bodies, v2Lengths),
-    v1: open(snapshotPaths.v1Bodies, v1Lengths),
+    v2,
+    v1,
     v2Lengths,
     v1Lengths,
+    v2File: { fd: openSync(path.join(dir, snapshotPaths.v2Bodies.bodies), 'r'), offsets },
   }
 }
 
