@@ -12,7 +12,7 @@
  * records again and again.
  */
 import { createHash, type Hash } from 'node:crypto'
-import { closeSync, openSync, writeSync } from 'node:fs'
+import { closeSync, openSync, readSync, writeSync } from 'node:fs'
 import type { WriteThread } from './write-thread.ts'
 
 /** Bytes gathered before one write on this thread: a 1M-job file takes a few thousand syscalls. */
@@ -25,6 +25,8 @@ export class BufferedFileWriter {
   private readonly hash: Hash | undefined
   private scratch: Buffer
   private buffered = 0
+  /** Parts of the chunk being filled that the write thread reads from other files (WriteThread.send's fills). */
+  private fills: number[] = []
 
   /**
    * Creates (or truncates) `file`; its folder must exist. `hashed: false` for a file whose hash
@@ -68,6 +70,27 @@ export class BufferedFileWriter {
     return view
   }
 
+  /**
+   * Appends bytes [position, position + length) of the file open as `fd`, which must stay open and
+   * unchanged until finish: read there by the write thread when there is one (this thread never
+   * touches them), else here.
+   */
+  copyFrom(fd: number, position: number, length: number): void {
+    for (let done = 0; done < length; ) {
+      if (this.buffered === this.scratch.length) this.flush()
+      const part = Math.min(length - done, this.scratch.length - this.buffered)
+      if (this.thread) this.fills.push(this.buffered, fd, position + done, part)
+      else
+        for (let read = 0; read < part; ) {
+          const n = readSync(fd, this.scratch, this.buffered + read, part - read, position + done + read)
+          if (n === 0) throw new Error(`${this.file}: the file copied from ended early`)
+          read += n
+        }
+      this.buffered += part
+      done += part
+    }
+  }
+
   /** Flushes and closes; returns the SHA-256 (base64url) of everything written. */
   async finish(): Promise<string> {
     this.flush()
@@ -107,7 +130,14 @@ export class BufferedFileWriter {
   private flush(): void {
     if (this.buffered === 0) return
     if (this.thread) {
-      this.thread.send(this.fd, this.scratch, this.buffered, this.hashed)
+      this.thread.send(
+        this.fd,
+        this.scratch,
+        this.buffered,
+        this.hashed,
+        this.fills.length > 0 ? this.fills : undefined,
+      )
+      if (this.fills.length > 0) this.fills = []
       this.scratch = this.thread.takeChunk()
     } else {
       const bytes = this.scratch.subarray(0, this.buffered)

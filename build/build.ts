@@ -18,7 +18,7 @@
 import { CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './changed-files.ts'
 import { DEFAULTS } from '../core/config.ts'
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { closeSync, openSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { mkdir, readdir, readFile, rm, stat, symlink } from 'node:fs/promises'
 import path from 'node:path'
@@ -166,12 +166,15 @@ async function previousCompanies(dir: string): Promise<{ slug: string }[] | unde
   }
 }
 
+/** The previous snapshot, with its job files in the order its manifest lists them (see jobFilesByPosition). */
+type PreviousManifest = PreviousSnapshot & { jobFiles: string[]; fileCount: number }
+
 /**
  * The published snapshot's folder and file hashes, when there is a readable
  * one to reuse from. The manifest's head goes through its schema; its file
  * map (a million entries at 1M jobs, seconds through zod) through a plain loop.
  */
-async function previousSnapshot(distDir: string): Promise<PreviousSnapshot | undefined> {
+async function previousSnapshot(distDir: string): Promise<PreviousManifest | undefined> {
   const dir = path.join(distDir, CURRENT_LINK)
   try {
     const { files, ...head } = JSON.parse(await readFile(path.join(dir, snapshotPaths.manifest), 'utf8')) as {
@@ -181,11 +184,22 @@ async function previousSnapshot(distDir: string): Promise<PreviousSnapshot | und
     // feed and lends its unchanged public files, whose bytes no format change has touched.
     const parsedHead = SnapshotManifestHead.extend({ format: z.int(), exports: z.unknown() }).safeParse(head)
     if (!parsedHead.success || typeof files !== 'object' || files === null || Array.isArray(files)) return undefined
-    for (const hash of Object.values(files)) if (typeof hash !== 'string') return undefined
+    // One walk over the map both checks it and picks out the job files: a million keys at 1M jobs, where each
+    // walk (Object.values, for-in) costs a second or more, the keys being put in order first.
+    const hashes = files as Record<string, unknown>
+    const jobFiles: string[] = []
+    let fileCount = 0
+    for (const file in hashes) {
+      if (typeof hashes[file] !== 'string') return undefined
+      if (file.startsWith(JOB_FILES_PREFIX)) jobFiles.push(file)
+      fileCount++
+    }
     const jobDelta = await jobDeltaOf(distDir, dir)
     return {
       id: parsedHead.data.snapshot_id,
       dir,
+      jobFiles,
+      fileCount,
       hashes: files as Record<string, string>,
       indexHashes: parsedHead.data.index_hashes ?? {},
       liveJobs: parsedHead.data.counts.live_jobs,
@@ -416,6 +430,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       closers.push(
         () => previousBodies.v2.close(),
         () => previousBodies.v1.close(),
+        () => closeSync(previousBodies.v2File.fd),
       )
     // The big private files are written and hashed on a thread of their own (write-thread.ts).
     const writeThread = new WriteThread()
@@ -453,6 +468,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     jobIndexFile?.write(`{"salary_order":${JSON.stringify(bySalary)},"jobs":${live.length === 0 ? '[]' : '[\n'}`)
     cacheFile.write(cacheHeader(contextHash!))
     const fields = new CacheLineFields()
+    // The index entry of the reused job at hand (in `fields`), parsed only when asked for: one function made
+    // once, not a closure per job (each made through the keepNames helper when run under tsx: a second at 1M jobs).
+    const parsedEntry = (): IndexedJob =>
+      JSON.parse(cache!.text.toString('utf8', fields.hashEnd + 1, fields.indexedEnd)) as IndexedJob
     for (let position = 0; position < live.length; ) {
       if ((position & 1023) === 0) progress.step('writing jobs', position, live.length, 'jobs')
       const run = reusedRunAt(live, position, records)
@@ -461,23 +480,21 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
         // of its packed files, read straight into the new ones' write buffers; each job's body is a view there.
         const bodies = previousBodies!
         const first = records.previousPosition[live[position]!]!
-        const v2Lengths = bodies.v2Lengths.subarray(first, first + run)
+        // The v2 bodies are copied by the write thread: nothing here needs them (the exports' thread reads its own),
+        // but for the rare job whose file must be written and the newest job, read then.
         const v1Lengths = bodies.v1Lengths.subarray(first, first + run)
-        const v2Run = packedV2.addRange(bodies.v2, first, first + run, bodies.v2Lengths)
+        packedV2.copyRange(bodies.v2File.fd, bodies.v2File.offsets, first, first + run, bodies.v2Lengths)
         const v1Run = packedV1.addRange(bodies.v1, first, first + run, bodies.v1Lengths)
         const text = cache!.text
         // Their cache lines follow one another in the previous cache (written in position order); at
         // unchanged positions they are copied as one range, else each with its new position.
         let copyFrom = first === position ? records.cachedLine[live[position]!]! : -1
-        let v2At = 0
         let v1At = 0
         for (let i = 0; i < run; i++) {
           const at = position + i
           const ordinal = live[at]!
           cache!.fieldsAt(records.cachedLine[ordinal]!, fields)
-          const v2 = v2Run.subarray(v2At, v2At + v2Lengths[i]!)
           const v1 = v1Run.subarray(v1At, v1At + v1Lengths[i]!)
-          v2At += v2Lengths[i]! + 1
           v1At += v1Lengths[i]! + 1
           // The previous manifest's own strings for the file and its hash where they are the same: nothing new
           // to allocate, hash and keep per job (at 1M jobs, a large share of what the collector traced).
@@ -494,24 +511,22 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
             previousHash !== undefined && isLatin1At(text, fields.summaryEnd + 1, fields.hashEnd, previousHash)
               ? previousHash
               : text.toString('latin1', fields.summaryEnd + 1, fields.hashEnd)
-          const indexedJson = text.subarray(fields.hashEnd + 1, fields.indexedEnd)
-          if (at === 0) newest = newestOf(v2, v1, records.company[ordinal]!)
+          if (at === 0) newest = newestOf(bodies.v2.body(first + i), v1, records.company[ordinal]!)
           if (!writer.linkIfUnchanged(jobFile, hash))
-            await writer.writePublic(jobFile, v2, { hash, linkOnly: true, borrowed: true })
+            await writer.writePublic(jobFile, bodies.v2.body(first + i), { hash, linkOnly: true, borrowed: true })
           else if (writer.saturated) await writer.room()
           // Awaited only when there is something to wait for: `await undefined` still suspends and resumes this
           // function (and allocates), twice per job.
-          const exported = exportsWriter.addJob(v2, hash)
+          const exported = exportsWriter.addPrevious(first + i, hash)
           if (exported) await exported
           const paged = v1Pages.add(v1)
           if (paged) await paged
           if (jobIndexFile) {
             if (at > 0) jobIndexFile.write(',\n')
-            jobIndexFile.write(indexedJson)
+            jobIndexFile.write(text.subarray(fields.hashEnd + 1, fields.indexedEnd))
           }
-          const parsed = () => JSON.parse(indexedJson.toString()) as IndexedJob
-          if (previousIndex) jobIndexBin.addPrevious(previousIndex, first + i, parsed)
-          else jobIndexBin.add(parsed())
+          if (previousIndex) jobIndexBin.addPrevious(previousIndex, first + i, parsedEntry)
+          else jobIndexBin.add(parsedEntry())
           if (!postingsCarried)
             textIndex.add(
               at,
@@ -661,7 +676,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       exports,
     }
     const companiesChanged = previous?.indexHashes[snapshotPaths.companies] !== indexHashes[snapshotPaths.companies]
-    const changes = diffSnapshots(previous?.hashes, writer.hashes, companiesChanged)
+    const changes = diffSnapshots(previous?.hashes, writer.hashes, companiesChanged, previous?.fileCount)
     if (jobBase !== undefined) {
       await writer.writeWhiteouts(goneFromBase(previous!, changes.removed, writer.hashes))
       await writer.flush()
@@ -880,11 +895,8 @@ function carryForwardPostings(
  * build adds them as the jobs go by), a reused job's file is the one at its previous position.
  * Undefined when the count does not match.
  */
-function jobFilesByPosition(previous: PreviousSnapshot, jobs: number): string[] | undefined {
-  const dir = snapshotPaths.v2Job('').slice(0, JOB_FILE_DIR)
-  const files: string[] = []
-  for (const file in previous.hashes) if (file.startsWith(dir)) files.push(file)
-  return files.length === jobs ? files : undefined
+function jobFilesByPosition(previous: PreviousManifest, jobs: number): string[] | undefined {
+  return previous.jobFiles.length === jobs ? previous.jobFiles : undefined
 }
 
 /**
@@ -909,6 +921,8 @@ function goneFromBase(
 /** A job file's path is its slug after JOB_FILE_DIR characters and before a suffix: this many in all. */
 const JOB_FILE_AFFIXES = snapshotPaths.v2Job('').length
 const JOB_FILE_DIR = snapshotPaths.v2Job('').lastIndexOf('/') + 1
+/** What every job file's path starts with. */
+const JOB_FILES_PREFIX = snapshotPaths.v2Job('').slice(0, JOB_FILE_DIR)
 
 /** Whether bytes [start, end) of `bytes` are `text`, one byte a character (a hash, compared without making a string). */
 function isLatin1At(bytes: Buffer, start: number, end: number, text: string): boolean {
@@ -928,12 +942,16 @@ function previousJobIndex(dir: string, jobs: number): PreviousJobIndex | undefin
   }
 }
 
-/** The previous snapshot's packed bodies and their lengths, where a reused record's bodies are read back from. */
+/**
+ * The previous snapshot's packed bodies and their lengths, where a reused record's bodies are read back from;
+ * and the v2 file open once more, with where each body starts, for the write thread to copy from.
+ */
 function openPreviousBodies(dir: string): {
   v2: PackedBodies
   v1: PackedBodies
   v2Lengths: Uint32Array
   v1Lengths: Uint32Array
+  v2File: { fd: number; offsets: Float64Array }
 } {
   const lengthsOf = (paths: typeof snapshotPaths.v2Bodies) =>
     uint32View(readFileSync(path.join(dir, paths.lengths)), `${dir}/${paths.lengths}`)
@@ -941,11 +959,17 @@ function openPreviousBodies(dir: string): {
     PackedBodies.inFile(path.join(dir, paths.bodies), lengths, `${dir}/${paths.bodies}`)
   const v2Lengths = lengthsOf(snapshotPaths.v2Bodies)
   const v1Lengths = lengthsOf(snapshotPaths.v1Bodies)
+  // Opened first: it checks that the lengths add up to the file's size, which the offsets below rely on.
+  const v2 = open(snapshotPaths.v2Bodies, v2Lengths)
+  const v1 = open(snapshotPaths.v1Bodies, v1Lengths)
+  const offsets = new Float64Array(v2Lengths.length + 1)
+  for (let i = 0; i < v2Lengths.length; i++) offsets[i + 1] = offsets[i]! + v2Lengths[i]! + 1
   return {
-    v2: open(snapshotPaths.v2Bodies, v2Lengths),
-    v1: open(snapshotPaths.v1Bodies, v1Lengths),
+    v2,
+    v1,
     v2Lengths,
     v1Lengths,
+    v2File: { fd: openSync(path.join(dir, snapshotPaths.v2Bodies.bodies), 'r'), offsets },
   }
 }
 

@@ -56,23 +56,28 @@ const COMPUTED_PATHS = [
 /**
  * Compares two manifests' file hashes. With no previous snapshot everything
  * is new. `companiesChanged`: the published companies changed (an employer's
- * profile can change without any job file changing).
+ * profile can change without any job file changing). `previousFiles`, when the
+ * caller counted them: how many files `previous` lists, so that a build that
+ * removed none does not walk its map a second time (a second or so at 1M jobs).
  */
 export function diffSnapshots(
   previous: Record<string, string> | undefined,
   next: Record<string, string>,
   companiesChanged = false,
+  previousFiles?: number,
 ): SnapshotChanges {
   const added: string[] = []
   const changed: string[] = []
   const removed: string[] = []
+  let kept = 0
   // for-in, not Object.entries: at 1M jobs the maps hold a million entries each.
   for (const file in next) {
     const before = previous?.[file]
     if (before === undefined) added.push(file)
     else if (before !== next[file]) changed.push(file)
+    if (typeof before === 'string') kept++
   }
-  for (const file in previous) if (next[file] === undefined) removed.push(file)
+  if (kept !== previousFiles) for (const file in previous) if (next[file] === undefined) removed.push(file)
   const files = [...added, ...changed, ...removed].sort()
   const purge = files.flatMap(publicPathsOf)
   if (companiesChanged || files.some((f) => f.startsWith('v2/') || f.startsWith('v1/'))) purge.push(...COMPUTED_PATHS)

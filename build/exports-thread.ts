@@ -1,10 +1,13 @@
 /**
  * jobs.ndjson.gz and jobs.parquet written on a thread of their own
- * (exports-worker.ts): this side only copies each v2 body and its content
+ * (exports-worker.ts): this side only copies each new v2 body and its content
  * hash into a batch and hands the batch over, one message per ~1 MB of
  * bodies; the worker cuts the runs of the NDJSON file, copies or compresses
  * its members, and parses, flattens, encodes and writes the Parquet row
- * groups while the build goes on. A few batches at most are in flight, so
+ * groups while the build goes on. A job republished unchanged goes as its
+ * position in the previous snapshot's packed v2 bodies, which the worker
+ * reads itself: at 1M jobs the build's own thread no longer copies ~1.6 GB of
+ * bodies it already has on disk. A few batches at most are in flight, so
  * memory stays bounded.
  */
 import { Worker } from 'node:worker_threads'
@@ -15,6 +18,8 @@ import type { ParquetExportResult, PreviousParquet } from './export-parquet.ts'
 const PARQUET_ROW_GROUP_ROWS = 8192
 /** Bodies per message: a few hundred jobs, so messages stay few and the worker is never idle for long. */
 const BATCH_BYTES = 1 << 20
+/** Jobs per message at most (those read from the previous bodies take no bytes here): ~3 MB for the worker to read. */
+const BATCH_JOBS = 2048
 /** Batches sent but not yet taken in by the worker, at most: bounds memory when the worker falls behind. */
 const MAX_IN_FLIGHT = 16
 
@@ -28,7 +33,21 @@ import('tsx/esm/api').then(({ register }) => { register(); return import(workerD
 export interface ExportsThreadFiles {
   ndjson: { file: string; table: string; previous?: { file: string; table: string } }
   parquet: { file: string; table: string; previous?: PreviousParquet }
+  /** The previous snapshot's packed v2 bodies, where addPrevious's positions are read. */
+  previousBodies?: { bodies: string; lengths: string }
   parquetRowGroupRows: number
+}
+
+/**
+ * One batch: `bytes` holds the new bodies end to end (body i ends at `ends[i]`); `runs` says where each
+ * job comes from, in order, as pairs (from, count): `count` jobs from `bytes` when from is -1, else the
+ * previous bodies at positions from..from + count - 1; `hashes` their content hashes, one a line.
+ */
+export interface ExportsBatch {
+  bytes: ArrayBuffer
+  ends: number[]
+  runs: number[]
+  hashes: string
 }
 
 export interface ExportsThreadResult {
@@ -50,6 +69,7 @@ export class ExportsThread {
   private bodies = Buffer.allocUnsafeSlow(BATCH_BYTES + (BATCH_BYTES >> 1))
   private bytes = 0
   private ends: number[] = []
+  private runs: number[] = []
   private hashes: string[] = []
   private failure: Error | undefined
 
@@ -84,13 +104,39 @@ export class ExportsThread {
     this.bodies.set(body, this.bytes)
     this.bytes = needed
     this.ends.push(needed)
+    this.extendRun(-1)
     this.hashes.push(hash)
-    if (needed >= BATCH_BYTES) return this.send()
+    if (needed >= BATCH_BYTES || this.hashes.length >= BATCH_JOBS) return this.send()
     return undefined
   }
 
+  /**
+   * Adds the job at `position` of the previous snapshot's packed v2 bodies (read there by the
+   * worker), with its content hash; a promise as for add.
+   */
+  addPrevious(position: number, hash: string): Promise<void> | undefined {
+    this.extendRun(position)
+    this.hashes.push(hash)
+    if (this.hashes.length >= BATCH_JOBS) return this.send()
+    return undefined
+  }
+
+  /** Counts one more job from `from` (-1: the batch's bytes), in the last run when it continues it. */
+  private extendRun(from: number): void {
+    const last = this.runs.length - 2
+    if (last >= 0) {
+      const lastFrom = this.runs[last]!
+      const count = this.runs[last + 1]!
+      if (from === -1 ? lastFrom === -1 : lastFrom >= 0 && lastFrom + count === from) {
+        this.runs[last + 1] = count + 1
+        return
+      }
+    }
+    this.runs.push(from, 1)
+  }
+
   async finish(): Promise<ExportsThreadResult> {
-    if (this.ends.length > 0) await this.send()
+    if (this.hashes.length > 0) await this.send()
     await Promise.all(this.inFlight)
     return (await this.request(undefined))!
   }
@@ -101,10 +147,12 @@ export class ExportsThread {
 
   private async send(): Promise<void> {
     if (this.failure) throw this.failure
-    const sent = this.request({ bytes: this.bodies, ends: this.ends, hashes: this.hashes.join('\n') })
-    this.bodies = Buffer.allocUnsafeSlow(BATCH_BYTES + (BATCH_BYTES >> 1))
+    const sent = this.request({ bytes: this.bodies, ends: this.ends, runs: this.runs, hashes: this.hashes.join('\n') })
+    // A batch of jobs read from the previous bodies only keeps its (unused) buffer.
+    if (this.ends.length > 0) this.bodies = Buffer.allocUnsafeSlow(BATCH_BYTES + (BATCH_BYTES >> 1))
     this.bytes = 0
     this.ends = []
+    this.runs = []
     this.hashes = []
     this.inFlight.add(sent)
     sent.then(
@@ -114,14 +162,19 @@ export class ExportsThread {
     while (this.inFlight.size >= MAX_IN_FLIGHT) await Promise.race(this.inFlight)
   }
 
-  private request(batch: { bytes: Buffer; ends: number[]; hashes: string } | undefined) {
+  private request(batch: (Omit<ExportsBatch, 'bytes'> & { bytes: Buffer }) | undefined) {
     const id = this.nextId++
     return new Promise<ExportsThreadResult | undefined>((resolve, reject) => {
       this.pending.set(id, { resolve, reject })
-      if (batch) {
-        const { bytes, ends, hashes } = batch
-        this.worker.postMessage({ id, bytes: bytes.buffer, ends, hashes }, [bytes.buffer as ArrayBuffer])
-      } else this.worker.postMessage({ id })
+      if (batch === undefined) this.worker.postMessage({ id })
+      else if (batch.ends.length === 0) {
+        // Nothing of its own to hand over: its buffer stays here, to be filled next.
+        const message: ExportsBatch & { id: number } = { ...batch, id, bytes: new ArrayBuffer(0) }
+        this.worker.postMessage(message)
+      } else {
+        const message: ExportsBatch & { id: number } = { ...batch, id, bytes: batch.bytes.buffer as ArrayBuffer }
+        this.worker.postMessage(message, [message.bytes])
+      }
     })
   }
 }

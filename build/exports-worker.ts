@@ -7,11 +7,13 @@
  * A job's body is parsed for jobs.parquet only where that file needs it
  * (see ParquetExportFile.addRowGroup).
  */
+import { readFileSync } from 'node:fs'
 import { gzip } from 'node:zlib'
 import { parentPort, workerData } from 'node:worker_threads'
+import { PackedBodies, uint32View } from '../core/packed-bodies.ts'
 import { NdjsonExportWriter, PreviousMembers } from './export-ndjson.ts'
 import { ParquetExportFile } from './export-parquet.ts'
-import type { ExportsThreadFiles, ExportsThreadResult } from './exports-thread.ts'
+import type { ExportsBatch, ExportsThreadFiles, ExportsThreadResult } from './exports-thread.ts'
 
 const files = workerData as ExportsThreadFiles
 
@@ -36,22 +38,57 @@ const parquet = new ParquetExportFile(files.parquet.file, files.parquet.table, f
 // The row group being gathered: views of the batches' bodies (kept alive until it is written) and their hashes.
 let group: Uint8Array[] = []
 let groupHashes: string[] = []
+/** The previous snapshot's packed v2 bodies, opened when a batch first asks for one. */
+let previousBodies: PackedBodies | undefined
 
-async function take(bytes: ArrayBuffer, ends: number[], hashes: string): Promise<void> {
+function openPreviousBodies(): PackedBodies {
+  const paths = files.previousBodies
+  if (!paths) throw new Error('a job of the previous snapshot was sent, but not where its bodies are')
+  previousBodies ??= PackedBodies.inFile(
+    paths.bodies,
+    uint32View(readFileSync(paths.lengths), paths.lengths),
+    paths.bodies,
+  )
+  return previousBodies
+}
+
+async function take({ bytes, ends, runs, hashes }: ExportsBatch): Promise<void> {
   const all = Buffer.from(bytes)
   const hashList = hashes.split('\n')
+  let index = 0
+  let fresh = 0
   let start = 0
-  for (const [index, end] of ends.entries()) {
-    const line = all.subarray(start, end)
+  const addLine = async (line: Buffer) => {
     await jobs.add(line, hashList[index]!)
     group.push(line)
     groupHashes.push(hashList[index]!)
+    index++
     if (group.length >= files.parquetRowGroupRows) {
       parquet.addRowGroup(group, groupHashes)
       group = []
       groupHashes = []
     }
-    start = end
+  }
+  for (let r = 0; r < runs.length; r += 2) {
+    const from = runs[r]!
+    const count = runs[r + 1]!
+    if (from === -1) {
+      for (let i = 0; i < count; i++) {
+        const end = ends[fresh++]!
+        await addLine(all.subarray(start, end))
+        start = end
+      }
+      continue
+    }
+    // The run's bodies, joined by commas, in a buffer of their own that the row group's views keep.
+    const previous = openPreviousBodies()
+    const joined = previous.range(from, from + count)
+    let at = 0
+    for (let position = from; position < from + count; position++) {
+      const length = previous.rangeLength(position, position + 1)
+      await addLine(joined.subarray(at, at + length))
+      at += length + 1
+    }
   }
 }
 
@@ -61,19 +98,20 @@ async function finish(): Promise<ExportsThreadResult> {
   groupHashes = []
   const result = { jobs: await jobs.finish(), parquet: parquet.finish() }
   previousJobs?.close()
+  previousBodies?.close()
   return result
 }
 
 // Messages are taken strictly in order: each waits for the one before.
 let queue: Promise<unknown> = Promise.resolve()
-parentPort!.on('message', (message: { id: number; bytes?: ArrayBuffer; ends?: number[]; hashes?: string }) => {
+parentPort!.on('message', (message: { id: number } & Partial<ExportsBatch>) => {
   queue = queue.then(async () => {
     try {
       if (message.bytes === undefined) {
         parentPort!.postMessage({ id: message.id, result: await finish() })
         return
       }
-      await take(message.bytes, message.ends!, message.hashes!)
+      await take(message as ExportsBatch)
       parentPort!.postMessage({ id: message.id })
     } catch (error) {
       parentPort!.postMessage({ id: message.id, error: (error as Error).stack ?? String(error) })

@@ -59,8 +59,13 @@ export class ExportsWriter {
       table: path.join(dir, table),
     })
     const previousFile = (name: ExportName, table: string) => previous && file(previous.dir, name, table)
+    const previousBodies = previous && {
+      bodies: path.join(previous.dir, snapshotPaths.v2Bodies.bodies),
+      lengths: path.join(previous.dir, snapshotPaths.v2Bodies.lengths),
+    }
     this.thread = new ExportsThread(
       {
+        ...(previousBodies ? { previousBodies } : {}),
         ndjson: {
           ...file(root, 'jobs.ndjson.gz', membersTable('jobs.ndjson.gz')),
           previous: previousFile('jobs.ndjson.gz', membersTable('jobs.ndjson.gz')),
@@ -69,10 +74,7 @@ export class ExportsWriter {
           ...file(root, 'jobs.parquet', chunksTable('jobs.parquet')),
           previous: previous && {
             ...file(previous.dir, 'jobs.parquet', chunksTable('jobs.parquet')),
-            bodies: {
-              bodies: path.join(previous.dir, snapshotPaths.v2Bodies.bodies),
-              lengths: path.join(previous.dir, snapshotPaths.v2Bodies.lengths),
-            },
+            bodies: previousBodies,
           },
         },
       },
@@ -87,6 +89,22 @@ export class ExportsWriter {
   addJob(body: Uint8Array, hash: string): Promise<void> | undefined {
     const started = performance.now()
     const waiting = this.thread.add(body, hash)
+    if (waiting === undefined) {
+      this.stats.busyMs += performance.now() - started
+      return undefined
+    }
+    return waiting.then(() => {
+      this.stats.busyMs += performance.now() - started
+    })
+  }
+
+  /**
+   * One live job republished unchanged, in date order: its place in the previous snapshot's packed
+   * v2 bodies (the exports' thread reads the body there) and its content hash. A promise as for addJob.
+   */
+  addPrevious(position: number, hash: string): Promise<void> | undefined {
+    const started = performance.now()
+    const waiting = this.thread.addPrevious(position, hash)
     if (waiting === undefined) {
       this.stats.busyMs += performance.now() - started
       return undefined

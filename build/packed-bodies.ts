@@ -48,6 +48,21 @@ export class PackedBodiesWriter {
     return joined
   }
 
+  /**
+   * Appends bodies `from`..`to - 1` of a previous snapshot's packed bodies file, open as `fd`, where
+   * body i starts at `offsets[i]` (and offsets[to] - 1 is where body to - 1 ends): the same bytes as
+   * addRange, but copied by the write thread from that file, never read on this one. `fd` stays open
+   * until finish.
+   */
+  copyRange(fd: number, offsets: Float64Array, from: number, to: number, lengths: Uint32Array): void {
+    if (from >= to) return
+    if (this.count > 0) this.file.write(COMMA)
+    this.file.copyFrom(fd, offsets[from]!, offsets[to]! - 1 - offsets[from]!)
+    this.reserve(to - from)
+    this.lengths.set(lengths.subarray(from, to), this.count)
+    this.count += to - from
+  }
+
   /** Flushes and closes the bodies file; returns the lengths file's bytes (little-endian uint32) and the bodies' hash. */
   async finish(): Promise<{ lengths: Buffer; bodiesHash: string }> {
     const bodiesHash = await this.file.finish()

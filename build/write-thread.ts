@@ -23,7 +23,7 @@ const STALL_MS = 120_000
 // Plain JavaScript evaluated by the worker, so it runs however the build was started (tsx, compiled, tests).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
-const { writeSync } = require('node:fs')
+const { readSync, writeSync } = require('node:fs')
 const { createHash } = require('node:crypto')
 const { chunks, slots, chunkBytes } = workerData
 const busy = new Int32Array(slots)
@@ -39,6 +39,17 @@ parentPort.on('message', (message) => {
     if (file.error === undefined) {
       try {
         const bytes = new Uint8Array(chunks, message.slot * chunkBytes, message.length)
+        // Ranges of other files to be read into the chunk first: [offset in chunk, fd, position, length] each.
+        const fills = message.fills
+        if (fills !== undefined)
+          for (let f = 0; f < fills.length; f += 4) {
+            const at = fills[f], fd = fills[f + 1], position = fills[f + 2], length = fills[f + 3]
+            for (let done = 0; done < length; ) {
+              const n = readSync(fd, bytes, at + done, length - done, position + done)
+              if (n === 0) throw new Error('a file to copy from ended early')
+              done += n
+            }
+          }
         if (message.hashed) file.hash.update(bytes)
         for (let written = 0; written < bytes.length; )
           written += writeSync(message.fd, bytes, written, bytes.length - written)
@@ -102,10 +113,12 @@ export class WriteThread {
   /**
    * Hands over the first `length` bytes of `chunk` (from takeChunk) to be appended to `fd` (and
    * hashed, unless `hashed` is false: a file whose hash nobody records); the chunk is the worker's from now on.
+   * `fills`: parts of the chunk left for the worker to read from other files first, four numbers each
+   * (offset in the chunk, file descriptor, position in that file, length).
    */
-  send(fd: number, chunk: Buffer, length: number, hashed = true): void {
+  send(fd: number, chunk: Buffer, length: number, hashed = true, fills?: number[]): void {
     if (this.failure) throw this.failure
-    this.worker.postMessage({ kind: 'chunk', fd, slot: chunk.byteOffset / CHUNK_BYTES, length, hashed })
+    this.worker.postMessage({ kind: 'chunk', fd, slot: chunk.byteOffset / CHUNK_BYTES, length, hashed, fills })
   }
 
   /** Resolves with the SHA-256 (base64url) of all bytes sent hashed for `fd`, once they are all written. */
