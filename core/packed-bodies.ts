@@ -18,10 +18,14 @@ import { endianness } from 'node:os'
 const COMMA = Buffer.from(',')
 const COMMA_BYTE = 0x2c
 
-/** Where the packed bytes live: `read(start, end)` returns bytes [start, end); `copy` puts them at the front of `into`. */
+/**
+ * Where the packed bytes live: `read(start, end)` returns bytes [start, end); `copy` puts them in `into`
+ * from byte `at` (0 when not given): at an offset rather than into a view of `into`, so a page of a
+ * hundred bodies makes no hundred Buffer objects for the collector.
+ */
 interface ByteSource {
   read(start: number, end: number): Buffer
-  copy(start: number, end: number, into: Buffer): void
+  copy(start: number, end: number, into: Buffer, at?: number): void
   close(): void
 }
 
@@ -42,7 +46,7 @@ export class PackedBodies {
     return new PackedBodies(
       {
         read: (start, end) => bytes.subarray(start, end),
-        copy: (start, end, into) => into.set(bytes.subarray(start, end)),
+        copy: (start, end, into, at = 0) => bytes.copy(into, at, start, end),
         close: () => {},
       },
       offsets,
@@ -87,8 +91,8 @@ export class PackedBodies {
           }
           return readAt(fd, start, end, what)
         },
-        copy(start, end, into) {
-          readInto(fd, into, start, end, what)
+        copy(start, end, into, at = 0) {
+          readInto(fd, into, start, end, what, at)
         },
         close() {
           if (open) closeSync(fd)
@@ -153,7 +157,7 @@ export class PackedBodies {
     const length = headBytes + (end - start) + Buffer.byteLength(tail)
     const out = into ? into.subarray(0, length) : Buffer.allocUnsafe(length)
     out.write(head, 0)
-    if (end > start) this.source.copy(start, end, out.subarray(headBytes))
+    if (end > start) this.source.copy(start, end, out, headBytes)
     out.write(tail, headBytes + (end - start))
     return out
   }
@@ -207,7 +211,7 @@ export class PackedBodies {
       if (i > 0) out[at++] = COMMA_BYTE
       const start = offsets[p]!
       const end = offsets[p + 1]! - 1
-      if (end > start) this.source.copy(start, end, out.subarray(at))
+      if (end > start) this.source.copy(start, end, out, at)
       at += end - start
     }
     if (tail) tail.copy(out, at)
@@ -227,11 +231,11 @@ function readAt(fd: number, start: number, end: number, what: string): Buffer {
   return bytes
 }
 
-/** Reads bytes [start, end) of the file open as `fd` to the front of `into`; returns how many. */
-function readInto(fd: number, into: Buffer, start: number, end: number, what: string): number {
+/** Reads bytes [start, end) of the file open as `fd` into `into` from byte `at`; returns how many. */
+function readInto(fd: number, into: Buffer, start: number, end: number, what: string, at = 0): number {
   let done = 0
   while (done < end - start) {
-    const n = readSync(fd, into, done, end - start - done, start + done)
+    const n = readSync(fd, into, at + done, end - start - done, start + done)
     if (n === 0) throw new Error(`${what}: file ended at byte ${start + done}, expected ${end}`)
     done += n
   }
