@@ -9,8 +9,8 @@
  * v1 bodies: the kernel's page cache then holds one copy for every process
  * on the machine, and keeps it across restarts, where a copy in each
  * process was 1.6 GB per worker at 1M jobs). A body from the page cache
- * costs one system call (~2 us); a list page reads each of its bodies
- * straight into the page's buffer.
+ * costs one system call (~2 us); a list page reads its bodies straight
+ * into the page's buffer, one read per run of bodies close together.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { endianness } from 'node:os'
@@ -27,7 +27,21 @@ interface ByteSource {
   read(start: number, end: number): Buffer
   copy(start: number, end: number, into: Buffer, at?: number): void
   close(): void
+  /** Whether each read is a system call (a file): then a page's nearby bodies are read together. */
+  readonly perCall: boolean
 }
+
+/**
+ * A page's bodies that lie close together in the file (a date-ordered page
+ * of a broad filter: positions a few apart) are one read: consecutive bodies
+ * are already joined by commas there, and the few bodies not asked for in
+ * between cost less to read past than a system call each. At 1M jobs this
+ * saves 11% of the random mix's reads and made join ~15% cheaper (interleaved
+ * A/B, same bytes); a 16 KB gap made it slower (more bytes copied).
+ */
+const GAP_READ_BYTES = 4096
+/** Longest span read at once when bodies not asked for are in it (the scratch buffer it goes through). */
+const SPAN_READ_BYTES = 64 << 10
 
 export class PackedBodies {
   /** offsets[i] is where body i starts; offsets[size] is one past the end, as if a comma followed the last body. */
@@ -48,6 +62,7 @@ export class PackedBodies {
         read: (start, end) => bytes.subarray(start, end),
         copy: (start, end, into, at = 0) => bytes.copy(into, at, start, end),
         close: () => {},
+        perCall: false,
       },
       offsets,
     )
@@ -98,6 +113,7 @@ export class PackedBodies {
           if (open) closeSync(fd)
           open = false
         },
+        perCall: true,
       }
       return new PackedBodies(source, offsets)
     } catch (error) {
@@ -203,9 +219,15 @@ export class PackedBodies {
       length += offsets[p + 1]! - 1 - offsets[p]!
     }
     const out = allocate(length)
-    let at = 0
-    if (head) at += head.copy(out, at)
-    // Each body goes straight to its place in `out`: no buffer of its own, one read each from a file.
+    let at = head ? head.copy(out, 0) : 0
+    at = this.source.perCall ? this.joinRuns(positions, out, at) : this.joinEach(positions, out, at)
+    if (tail) tail.copy(out, at)
+    return out
+  }
+
+  /** Each body straight to its place in `out` (no buffer of its own): join's bodies, from `at`; returns where they end. */
+  private joinEach(positions: readonly number[], out: Buffer, at: number): number {
+    const offsets = this.offsets
     for (let i = 0; i < positions.length; i++) {
       const p = positions[i]!
       if (i > 0) out[at++] = COMMA_BYTE
@@ -214,8 +236,47 @@ export class PackedBodies {
       if (end > start) this.source.copy(start, end, out, at)
       at += end - start
     }
-    if (tail) tail.copy(out, at)
-    return out
+    return at
+  }
+
+  private scratch: Buffer | undefined
+
+  /**
+   * joinEach with a read per run of bodies close together in the file (GAP_READ_BYTES): consecutive
+   * positions straight into `out` (the file's commas are the page's), others through a scratch buffer.
+   */
+  private joinRuns(positions: readonly number[], out: Buffer, at: number): number {
+    const offsets = this.offsets
+    for (let i = 0; i < positions.length; ) {
+      if (i > 0) out[at++] = COMMA_BYTE
+      const runStart = offsets[positions[i]!]!
+      let runEnd = offsets[positions[i]! + 1]! - 1
+      let adjacent = true
+      let j = i + 1
+      for (; j < positions.length; j++) {
+        const start = offsets[positions[j]!]!
+        const end = offsets[positions[j]! + 1]! - 1
+        if (start <= runEnd || start - runEnd > GAP_READ_BYTES || end - runStart > SPAN_READ_BYTES) break
+        adjacent &&= positions[j] === positions[j - 1]! + 1
+        runEnd = end
+      }
+      if (j === i + 1 || adjacent) {
+        if (runEnd > runStart) this.source.copy(runStart, runEnd, out, at)
+        at += runEnd - runStart
+        i = j
+        continue
+      }
+      this.scratch ??= Buffer.allocUnsafeSlow(SPAN_READ_BYTES)
+      const span = this.scratch
+      this.source.copy(runStart, runEnd, span, 0)
+      for (let k = i; k < j; k++) {
+        const p = positions[k]!
+        if (k > i) out[at++] = COMMA_BYTE
+        at += span.copy(out, at, offsets[p]! - runStart, offsets[p + 1]! - 1 - runStart)
+      }
+      i = j
+    }
+    return at
   }
 
   /** Releases the file descriptor of a file-backed instance. */
