@@ -9,8 +9,8 @@
  * v1 bodies: the kernel's page cache then holds one copy for every process
  * on the machine, and keeps it across restarts, where a copy in each
  * process was 1.6 GB per worker at 1M jobs). A body from the page cache
- * costs one system call (~2 us); a list page reads each of its bodies
- * straight into the page's buffer.
+ * costs one system call (~2 us); a list page reads its bodies straight
+ * into the page's buffer, one read per run of bodies close together.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { endianness } from 'node:os'
@@ -18,12 +18,30 @@ import { endianness } from 'node:os'
 const COMMA = Buffer.from(',')
 const COMMA_BYTE = 0x2c
 
-/** Where the packed bytes live: `read(start, end)` returns bytes [start, end); `copy` puts them at the front of `into`. */
+/**
+ * Where the packed bytes live: `read(start, end)` returns bytes [start, end); `copy` puts them in `into`
+ * from byte `at` (0 when not given): at an offset rather than into a view of `into`, so a page of a
+ * hundred bodies makes no hundred Buffer objects for the collector.
+ */
 interface ByteSource {
   read(start: number, end: number): Buffer
-  copy(start: number, end: number, into: Buffer): void
+  copy(start: number, end: number, into: Buffer, at?: number): void
   close(): void
+  /** Whether each read is a system call (a file): then a page's nearby bodies are read together. */
+  readonly perCall: boolean
 }
+
+/**
+ * A page's bodies that lie close together in the file (a date-ordered page
+ * of a broad filter: positions a few apart) are one read: consecutive bodies
+ * are already joined by commas there, and the few bodies not asked for in
+ * between cost less to read past than a system call each. At 1M jobs this
+ * saves 11% of the random mix's reads and made join ~15% cheaper (interleaved
+ * A/B, same bytes); a 16 KB gap made it slower (more bytes copied).
+ */
+const GAP_READ_BYTES = 4096
+/** Longest span read at once when bodies not asked for are in it (the scratch buffer it goes through). */
+const SPAN_READ_BYTES = 64 << 10
 
 export class PackedBodies {
   /** offsets[i] is where body i starts; offsets[size] is one past the end, as if a comma followed the last body. */
@@ -42,8 +60,9 @@ export class PackedBodies {
     return new PackedBodies(
       {
         read: (start, end) => bytes.subarray(start, end),
-        copy: (start, end, into) => into.set(bytes.subarray(start, end)),
+        copy: (start, end, into, at = 0) => bytes.copy(into, at, start, end),
         close: () => {},
+        perCall: false,
       },
       offsets,
     )
@@ -87,13 +106,14 @@ export class PackedBodies {
           }
           return readAt(fd, start, end, what)
         },
-        copy(start, end, into) {
-          readInto(fd, into, start, end, what)
+        copy(start, end, into, at = 0) {
+          readInto(fd, into, start, end, what, at)
         },
         close() {
           if (open) closeSync(fd)
           open = false
         },
+        perCall: true,
       }
       return new PackedBodies(source, offsets)
     } catch (error) {
@@ -153,7 +173,7 @@ export class PackedBodies {
     const length = headBytes + (end - start) + Buffer.byteLength(tail)
     const out = into ? into.subarray(0, length) : Buffer.allocUnsafe(length)
     out.write(head, 0)
-    if (end > start) this.source.copy(start, end, out.subarray(headBytes))
+    if (end > start) this.source.copy(start, end, out, headBytes)
     out.write(tail, headBytes + (end - start))
     return out
   }
@@ -199,19 +219,64 @@ export class PackedBodies {
       length += offsets[p + 1]! - 1 - offsets[p]!
     }
     const out = allocate(length)
-    let at = 0
-    if (head) at += head.copy(out, at)
-    // Each body goes straight to its place in `out`: no buffer of its own, one read each from a file.
+    let at = head ? head.copy(out, 0) : 0
+    at = this.source.perCall ? this.joinRuns(positions, out, at) : this.joinEach(positions, out, at)
+    if (tail) tail.copy(out, at)
+    return out
+  }
+
+  /** Each body straight to its place in `out` (no buffer of its own): join's bodies, from `at`; returns where they end. */
+  private joinEach(positions: readonly number[], out: Buffer, at: number): number {
+    const offsets = this.offsets
     for (let i = 0; i < positions.length; i++) {
       const p = positions[i]!
       if (i > 0) out[at++] = COMMA_BYTE
       const start = offsets[p]!
       const end = offsets[p + 1]! - 1
-      if (end > start) this.source.copy(start, end, out.subarray(at))
+      if (end > start) this.source.copy(start, end, out, at)
       at += end - start
     }
-    if (tail) tail.copy(out, at)
-    return out
+    return at
+  }
+
+  private scratch: Buffer | undefined
+
+  /**
+   * joinEach with a read per run of bodies close together in the file (GAP_READ_BYTES): consecutive
+   * positions straight into `out` (the file's commas are the page's), others through a scratch buffer.
+   */
+  private joinRuns(positions: readonly number[], out: Buffer, at: number): number {
+    const offsets = this.offsets
+    for (let i = 0; i < positions.length; ) {
+      if (i > 0) out[at++] = COMMA_BYTE
+      const runStart = offsets[positions[i]!]!
+      let runEnd = offsets[positions[i]! + 1]! - 1
+      let adjacent = true
+      let j = i + 1
+      for (; j < positions.length; j++) {
+        const start = offsets[positions[j]!]!
+        const end = offsets[positions[j]! + 1]! - 1
+        if (start <= runEnd || start - runEnd > GAP_READ_BYTES || end - runStart > SPAN_READ_BYTES) break
+        adjacent &&= positions[j] === positions[j - 1]! + 1
+        runEnd = end
+      }
+      if (j === i + 1 || adjacent) {
+        if (runEnd > runStart) this.source.copy(runStart, runEnd, out, at)
+        at += runEnd - runStart
+        i = j
+        continue
+      }
+      this.scratch ??= Buffer.allocUnsafeSlow(SPAN_READ_BYTES)
+      const span = this.scratch
+      this.source.copy(runStart, runEnd, span, 0)
+      for (let k = i; k < j; k++) {
+        const p = positions[k]!
+        if (k > i) out[at++] = COMMA_BYTE
+        at += span.copy(out, at, offsets[p]! - runStart, offsets[p + 1]! - 1 - runStart)
+      }
+      i = j
+    }
+    return at
   }
 
   /** Releases the file descriptor of a file-backed instance. */
@@ -227,11 +292,11 @@ function readAt(fd: number, start: number, end: number, what: string): Buffer {
   return bytes
 }
 
-/** Reads bytes [start, end) of the file open as `fd` to the front of `into`; returns how many. */
-function readInto(fd: number, into: Buffer, start: number, end: number, what: string): number {
+/** Reads bytes [start, end) of the file open as `fd` into `into` from byte `at`; returns how many. */
+function readInto(fd: number, into: Buffer, start: number, end: number, what: string, at = 0): number {
   let done = 0
   while (done < end - start) {
-    const n = readSync(fd, into, done, end - start - done, start + done)
+    const n = readSync(fd, into, at + done, end - start - done, start + done)
     if (n === 0) throw new Error(`${what}: file ended at byte ${start + done}, expected ${end}`)
     done += n
   }
