@@ -72,38 +72,15 @@ export class PackedBodies {
    * Bodies left in the file at `file`, read with positional reads on a
    * descriptor held open until `close` (the server closes a replaced
    * snapshot only after the requests that took it have finished).
-   *
-   * With `readAheadBytes`, a read fetches that much from where it starts
-   * into one buffer, reused, and later reads inside it are slices of it: for
-   * a reader going mostly forward (a build reusing the previous snapshot's
-   * bodies in date order), one read per few thousand bodies and no
-   * allocation. A body read so is valid only until the next read: the reader
-   * copies what it keeps.
    */
-  static inFile(
-    file: string,
-    lengths: Uint32Array,
-    what: string,
-    options: { readAheadBytes?: number } = {},
-  ): PackedBodies {
+  static inFile(file: string, lengths: Uint32Array, what: string): PackedBodies {
     const fd = openSync(file, 'r')
     try {
       const fileSize = fstatSync(fd).size
       const offsets = offsetsOf(lengths, fileSize, what)
-      const readAhead = options.readAheadBytes ?? 0
-      const window = Buffer.allocUnsafe(readAhead)
-      let windowStart = 0
-      let windowLength = 0
       let open = true
       const source: ByteSource = {
         read(start, end) {
-          if (start >= windowStart && end <= windowStart + windowLength)
-            return window.subarray(start - windowStart, end - windowStart)
-          if (end - start < readAhead) {
-            windowLength = readInto(fd, window, start, Math.min(fileSize, start + readAhead), what)
-            windowStart = start
-            return window.subarray(0, end - start)
-          }
           return readAt(fd, start, end, what)
         },
         copy(start, end, into, at = 0) {
