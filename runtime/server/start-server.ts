@@ -107,6 +107,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   try {
     await snapshots.reload()
     metrics?.snapshotLoaded(true)
+    gcPauses.markReady()
   } catch (error) {
     await close()
     throw error
