@@ -90,6 +90,13 @@ const ConfigSchema = z.object({
    * one copy for every worker (1.6 GB at 1M jobs). 0: always from the page cache.
    */
   JOBSNAP_BODIES_MEMORY_MB: intFromEnv(0).default(256),
+  /**
+   * When the v2 bodies are read from the page cache: megabytes of the bodies
+   * list pages show most (the newest jobs and the best paid: what first pages
+   * hold) kept in each process's memory once read, saving a system call per
+   * body shown. 0: none.
+   */
+  JOBSNAP_BODIES_HOT_MB: intFromEnv(0).default(64),
   /** Most clients the rate limiters remember at once (memory bound). */
   JOBSNAP_MAX_CLIENTS: intFromEnv(1000).default(100_000),
   /** Slow clients: the request headers must arrive within this many milliseconds (else 408). */

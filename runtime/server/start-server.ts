@@ -62,7 +62,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   setHeapGrowth()
   const fileCache = createFileCache(config.JOBSNAP_FILE_CACHE_MB * 1024 * 1024)
   // Not loaded yet: the port opens first, so /health and /ready answer while a large snapshot loads.
-  const snapshots = new SnapshotHolder(config.JOBSNAP_DIST, fileCache, config.JOBSNAP_BODIES_MEMORY_MB * 1024 * 1024)
+  const snapshots = new SnapshotHolder(
+    config.JOBSNAP_DIST,
+    fileCache,
+    config.JOBSNAP_BODIES_MEMORY_MB * 1024 * 1024,
+    config.JOBSNAP_BODIES_HOT_MB * 1024 * 1024,
+  )
   const sharedLimits = config.JOBSNAP_REDIS_URL ? await SharedLimitStore.open(config.JOBSNAP_REDIS_URL, log) : undefined
   // Counting locally while Redis connects would let a client past the shared limit; wait briefly.
   await sharedLimits?.waitUntilReady(2000)

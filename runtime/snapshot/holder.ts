@@ -29,11 +29,12 @@ const COLLECT_WAIT_MS = 3_000
 export class SnapshotHolder {
   private served: LoadedSnapshot | undefined
 
-  /** `bodiesInMemoryBytes`: see loadSnapshot. */
+  /** `bodiesInMemoryBytes`, `hotBodiesBytes`: see loadSnapshot. */
   constructor(
     private readonly distDir: string,
     private readonly fileCache: FileCache,
     private readonly bodiesInMemoryBytes?: number,
+    private readonly hotBodiesBytes?: number,
   ) {
     followMarking()
   }
@@ -72,7 +73,7 @@ export class SnapshotHolder {
     for (;;) {
       const previous = this.served
       if (dir === previous?.dir) return { changed: false, id: previous.id }
-      const next = await loadSnapshot(dir, this.fileCache, this.bodiesInMemoryBytes, previous)
+      const next = await loadSnapshot(dir, this.fileCache, this.bodiesInMemoryBytes, previous, this.hotBodiesBytes)
       const named = await resolveCurrentSnapshot(this.distDir)
       if (named !== dir) {
         next.close()

@@ -48,7 +48,7 @@ import {
   readJobIndexPartsSteps,
 } from '../../core/job-index-file.ts'
 import { runStepsPausing } from '../../core/steps.ts'
-import { PackedBodies, uint32View } from '../../core/packed-bodies.ts'
+import { type HotBodies, PackedBodies, uint32View } from '../../core/packed-bodies.ts'
 import { CompanyTable, CompanyTableBuilder } from '../query/company-table.ts'
 import { JobIndex, JobIndexBuilder } from '../query/job-index.ts'
 import type { QueryContext } from '../query/run-query.ts'
@@ -594,7 +594,8 @@ async function loadCompanies(
  * Loads and verifies a snapshot folder fully before anything serves from it.
  * Packed v2 bodies up to `bodiesInMemoryBytes` are held in memory, larger
  * ones read by position from the file, and then the search postings too
- * (JOBSNAP_BODIES_MEMORY_MB).
+ * (JOBSNAP_BODIES_MEMORY_MB); of those, `hotBodiesBytes` of the bodies first
+ * pages show are kept in memory once read (JOBSNAP_BODIES_HOT_MB).
  */
 export async function loadSnapshot(
   dir: string,
@@ -602,6 +603,7 @@ export async function loadSnapshot(
   bodiesInMemoryBytes = DEFAULTS.JOBSNAP_BODIES_MEMORY_MB * 1024 * 1024,
   /** The snapshot served now, if any: what the new one holds unchanged is shared with it (the companies). */
   previous?: LoadedSnapshot,
+  hotBodiesBytes = DEFAULTS.JOBSNAP_BODIES_HOT_MB * 1024 * 1024,
 ): Promise<LoadedSnapshot> {
   const manifestPath = `${dir}/${snapshotPaths.manifest}`
   const scratch = new Scratch()
@@ -682,11 +684,12 @@ export async function loadSnapshot(
       text = new TextIndex(terms, postings, jobs.size, retire)
     }
 
-    const onDisk = (paths: PackedBodiesPaths) => {
+    const onDisk = (paths: PackedBodiesPaths, hot?: HotBodies) => {
       const packed = PackedBodies.inFile(
         path.join(dir, paths.bodies),
         packedLengths(manifest, dir, paths),
         `${dir}/${paths.bodies}`,
+        hot,
       )
       closers.push(() => packed.close())
       return packed
@@ -698,7 +701,11 @@ export async function loadSnapshot(
       v2Bodies = PackedBodies.inMemory(v2Read.bytes, packedLengths(manifest, dir, snapshotPaths.v2Bodies), v2Path)
     } else {
       await checkRecordedFileHash(manifest, dir, snapshotPaths.v2Bodies.bodies, verification)
-      v2Bodies = onDisk(snapshotPaths.v2Bodies)
+      v2Bodies = onDisk(snapshotPaths.v2Bodies, {
+        bytes: hotBodiesBytes,
+        order: jobs.salaryOrder,
+        rankOf: jobs.salaryRank,
+      })
     }
     v1Bodies = onDisk(snapshotPaths.v1Bodies)
     for (const packed of [v2Bodies, v1Bodies]) {

@@ -84,6 +84,39 @@ describe('PackedBodies', () => {
     })
   }
 
+  it('inFile keeps the newest and the best-paid bodies in memory once read, and reads the rest each time', async () => {
+    const file = path.join(dir, 'hot-v2-jobs.bin')
+    const original = readFileSync(path.join(dir, snapshotPaths.v2Bodies.bodies))
+    await writeFile(file, original)
+    // "Best paid first" here is position 0 (also among the newest, so held once), then the highest positions;
+    // a budget of about 40 bodies, half for each end.
+    const order = Uint32Array.from([0, ...bodies.map((_, i) => bodies.length - 1 - i).filter((p) => p !== 0)])
+    const rankOf = new Uint32Array(bodies.length)
+    order.forEach((p, rank) => {
+      rankOf[p] = rank
+    })
+    const budget = bodies.slice(0, 40).reduce((sum, body) => sum + body.length, 0)
+    const packed = PackedBodies.inFile(file, lengths, file, { bytes: budget, order, rankOf })
+    try {
+      const [head, tail] = [Buffer.from('{"data":['), Buffer.from(']}')]
+      const every = bodies.map((_, i) => i)
+      const mixed = [0, 1, 150, 151, 299, 2, 298, 152, 60, 3]
+      for (const positions of [every, [...every].reverse(), mixed, [299], [0]])
+        expect(packed.join(positions, head, tail).equals(Buffer.concat([head, joined(positions), tail]))).toBe(true)
+      // The file's bytes change under the open descriptor: the bodies already held still come from memory.
+      await writeFile(file, Buffer.alloc(original.length, 'x'))
+      const held = [0, 1, 2, 3, 298, 299]
+      expect(packed.join(held).equals(joined(held))).toBe(true)
+      expect(packed.join([150]).toString()).toBe('x'.repeat(bodies[150]!.length))
+      // Held ones between bodies read from the file: each from its own home.
+      expect(packed.join([2, 150, 299]).toString()).toBe(
+        `${bodies[2]!.toString()},${'x'.repeat(bodies[150]!.length)},${bodies[299]!.toString()}`,
+      )
+    } finally {
+      packed.close()
+    }
+  })
+
   it('refuses lengths that do not add up to the file', () => {
     const file = path.join(dir, snapshotPaths.v2Bodies.bodies)
     const wrong = Uint32Array.from(lengths)
@@ -151,19 +184,24 @@ describe('a built snapshot', () => {
   })
 
   it('a server loads the same bodies whether it holds them in memory or reads them by position', async () => {
-    const [held, read] = [
+    // Read by position: with none kept in memory once read, with a few (10 KB), and with every one (the default).
+    const [held, ...read] = [
       await loadSnapshot(snapshotDir, createFileCache(0)),
+      await loadSnapshot(snapshotDir, createFileCache(0), 0, undefined, 0),
+      await loadSnapshot(snapshotDir, createFileCache(0), 0, undefined, 10_000),
       await loadSnapshot(snapshotDir, createFileCache(0), 0),
     ]
     try {
       expect(held.v2Bodies.size).toBeGreaterThan(300)
-      for (let p = 0; p < held.v2Bodies.size; p++)
-        expect(read.v2Bodies.body(p).equals(held.v2Bodies.body(p))).toBe(true)
-      const positions = [5, 300, 0, 42, 43, 44, held.v2Bodies.size - 1]
-      expect(read.v2Bodies.join(positions).equals(held.v2Bodies.join(positions))).toBe(true)
+      const every = Array.from({ length: held.v2Bodies.size }, (_, p) => p)
+      for (const bodies of read.map((s) => s.v2Bodies)) {
+        for (let p = 0; p < held.v2Bodies.size; p++) expect(bodies.body(p).equals(held.v2Bodies.body(p))).toBe(true)
+        for (const positions of [[5, 300, 0, 42, 43, 44, held.v2Bodies.size - 1], every, [...every].reverse()])
+          for (const round of [1, 2])
+            expect(bodies.join(positions).equals(held.v2Bodies.join(positions)), `round ${round}`).toBe(true)
+      }
     } finally {
-      held.close()
-      read.close()
+      for (const s of [held, ...read]) s.close()
     }
   })
 
