@@ -13,7 +13,6 @@
  */
 import { isAscii } from 'node:buffer'
 import { endianness } from 'node:os'
-import { addPosting } from './posting-lists.ts'
 import { inOrder, lowestSalaries, salaryRankOf, sortedExpiries } from './index-derivations.ts'
 import { slugSlotCount, slugSlotsSteps } from './slug-slots.ts'
 import type { IndexedJob } from './snapshot.ts'
@@ -124,7 +123,7 @@ export class JobIndexFileWriter {
     ValueFacet,
     Map<string, number>
   >
-  private readonly lists = new Map<PostingFacet, Map<string, number[]>>()
+  private readonly postings: PostingCollector
   private readonly hashes: TextColumn
   private readonly slugs: TextColumn
   private readonly ids: TextColumn
@@ -137,6 +136,7 @@ export class JobIndexFileWriter {
     this.ids = new TextColumn(size)
     this.floats = Object.fromEntries(FLOAT_SECTIONS.map((s) => [s, new Float64Array(size)])) as typeof this.floats
     this.codes = Object.fromEntries(VALUE_FACETS.map((f) => [f, new Uint32Array(size)])) as typeof this.codes
+    this.postings = new PostingCollector(size)
   }
 
   /** The next job in date order. */
@@ -204,8 +204,8 @@ export class JobIndexFileWriter {
       previousCodes: VALUE_FACETS.map((facet) => from.file.codes[facet]),
       writerCodes: VALUE_FACETS.map((facet) => this.codes[facet]),
       codes: VALUE_FACETS.map((facet) => new Uint32Array(from.file.values[facet].length + 1)),
-      valueLists: VALUE_FACETS.map(() => []),
-      keyLists: KEY_ONLY_FACETS.map(() => []),
+      valueLists: VALUE_FACETS.map((facet) => new Int32Array(from.file.values[facet].length + 1).fill(-1)),
+      keyLists: from.byJob.map(({ values }) => new Int32Array(values.length).fill(-1)),
     }
     return this.copying
   }
@@ -215,18 +215,17 @@ export class JobIndexFileWriter {
     const previousCode = state.previousCodes[f]![position]!
     if (previousCode === 0) return
     const code = state.codes[f]![previousCode]!
-    const list = state.valueLists[f]![previousCode]
-    if (code === 0 || list === undefined) {
+    const list = state.valueLists[f]![previousCode]!
+    if (code === 0 || list < 0) {
       const facet = VALUE_FACETS[f]!
       const value = state.from.file.values[facet][previousCode - 1]!
       this.code(facet, p, value)
       state.codes[f]![previousCode] = this.codes[facet][p]!
-      this.posting(facet, value, p)
-      state.valueLists[f]![previousCode] = this.lists.get(facet)!.get(value)!
+      state.valueLists[f]![previousCode] = this.postings.add(facet, value, p)
       return
     }
     state.writerCodes[f]![p] = code
-    if (list[list.length - 1] !== p) list.push(p)
+    this.postings.addTo(list, p)
   }
 
   /** A key-only facet's postings for the job at `position` of the previous file, at `p`. */
@@ -236,11 +235,9 @@ export class JobIndexFileWriter {
     const lists = state.keyLists[k]!
     for (let i = starts[position]!; i < starts[position + 1]!; i++) {
       const id = ids[i]!
-      const list = lists[id]
-      if (list === undefined) {
-        this.posting(facet, values[id]!, p)
-        lists[id] = this.lists.get(facet)!.get(values[id]!)!
-      } else if (list[list.length - 1] !== p) list.push(p)
+      const list = lists[id]!
+      if (list < 0) lists[id] = this.postings.add(facet, values[id]!, p)
+      else this.postings.addTo(list, p)
     }
   }
 
@@ -251,8 +248,8 @@ export class JobIndexFileWriter {
     let count = 0
     for (let i = starts[position]!; i < starts[position + 1]!; i++) {
       const id = ids[i]!
-      if (lists[id] !== undefined) continue
-      const list = this.lists.get(KEY_ONLY_FACETS[k]!)?.get(values[id]!)
+      if (lists[id]! >= 0) continue
+      const list = this.postings.idOf(KEY_ONLY_FACETS[k]!, values[id]!)
       if (list === undefined) count++
       else lists[id] = list
     }
@@ -266,19 +263,9 @@ export class JobIndexFileWriter {
   finish(salaryOrder: ArrayLike<number>): Buffer[] {
     if (this.count !== this.size) throw new Error(`job index: ${this.count} jobs of the ${this.size} announced`)
     const n = this.size
-    const postings = new Map<string, Uint32Array>()
-    for (const [facet, byValue] of this.lists) {
-      for (const [value, list] of byValue) {
-        const key = `${facet}:${value.toLowerCase()}`
-        const existing = postings.get(key)
-        // Two spellings of one value (case only) share a key: merge, keeping positions ascending.
-        postings.set(key, existing ? Uint32Array.from(new Set([...existing, ...list])).sort() : Uint32Array.from(list))
-      }
-    }
-    // Copied: the lists (millions of numbers at 1M jobs) are not needed any more, nor is the copying's state.
-    this.lists.clear()
+    const { keys, postingCounts, allPostings } = this.postings.finish()
+    // Not needed any more: the copying's state.
     this.copying = undefined
-    const keys = [...postings.keys()]
     const lowKey = new Float64Array(n)
     for (let p = 0; p < n; p++) {
       const low = this.floats.salaryLow[p]!
@@ -287,13 +274,6 @@ export class JobIndexFileWriter {
     const salaryLowOrder = new Uint32Array(n)
     for (let p = 0; p < n; p++) salaryLowOrder[p] = p
     salaryLowOrder.sort((a, b) => lowKey[a]! - lowKey[b]! || a - b)
-    const postingCounts = Uint32Array.from(keys, (key) => postings.get(key)!.length)
-    const allPostings = new Uint32Array(postingCounts.reduce((sum, c) => sum + c, 0))
-    let at = 0
-    for (const key of keys) {
-      allPostings.set(postings.get(key)!, at)
-      at += postings.get(key)!.length
-    }
     const hashes = this.hashes.packed()
     const slugs = this.slugs.packed()
     const ids = this.ids.packed()
@@ -373,7 +353,119 @@ export class JobIndexFileWriter {
   }
 
   private posting(facet: PostingFacet, value: string | undefined, position: number): void {
-    addPosting(this.lists, facet, value, position)
+    if (value !== undefined) this.postings.add(facet, value, position)
+  }
+}
+
+/**
+ * The posting lists as the writer collects them: the list of each job's values, one id per list, in one
+ * growing array, turned into the lists by a count and a fill at the end. A number pushed onto a JS array
+ * per list and job was ~5 s of a 1M-job 1% rebuild's own thread, and millions of elements for the collector.
+ * The lists come out as they were: keyed `facet:lowercased value` in the order each facet, then each of its
+ * values, first appeared; two spellings of a value (case only) merged into one list, positions ascending.
+ */
+class PostingCollector {
+  /** By facet, in the order facets first appeared: each value's list id, in the order values first appeared. */
+  private readonly idsByFacet = new Map<PostingFacet, Map<string, number>>()
+  private listCount = 0
+  /** The last position added to each list (no position twice in a list). */
+  private lastAdded = new Int32Array(1024).fill(-1)
+  /** List ids, job after job; job p's are ids[jobStarts[p]..jobStarts[p + 1]]. */
+  private ids = new Uint32Array(1 << 16)
+  private idCount = 0
+  private readonly jobStarts: Uint32Array
+  /** The last position whose start is set in jobStarts. */
+  private job = 0
+
+  constructor(private readonly size: number) {
+    this.jobStarts = new Uint32Array(size + 1)
+  }
+
+  /** The id of facet's list for `value` as spelled, if it has one. */
+  idOf(facet: PostingFacet, value: string): number | undefined {
+    return this.idsByFacet.get(facet)?.get(value)
+  }
+
+  /** Adds `position` (positions come ascending) to facet's list for `value`; returns the list's id. */
+  add(facet: PostingFacet, value: string, position: number): number {
+    let byValue = this.idsByFacet.get(facet)
+    if (!byValue) {
+      byValue = new Map()
+      this.idsByFacet.set(facet, byValue)
+    }
+    let id = byValue.get(value)
+    if (id === undefined) {
+      id = this.listCount++
+      byValue.set(value, id)
+      if (id >= this.lastAdded.length) {
+        const grown = new Int32Array(this.lastAdded.length * 2).fill(-1)
+        grown.set(this.lastAdded)
+        this.lastAdded = grown
+      }
+    }
+    this.addTo(id, position)
+    return id
+  }
+
+  /** Adds `position` to list `id` (from add). */
+  addTo(id: number, position: number): void {
+    if (this.lastAdded[id] === position) return
+    this.lastAdded[id] = position
+    while (this.job < position) this.jobStarts[++this.job] = this.idCount
+    if (this.idCount === this.ids.length) {
+      const grown = new Uint32Array(this.ids.length * 2)
+      grown.set(this.ids)
+      this.ids = grown
+    }
+    this.ids[this.idCount++] = id
+  }
+
+  /** The keys, each one's count and all their positions (list after list): once, at the end. */
+  finish(): { keys: string[]; postingCounts: Uint32Array; allPostings: Uint32Array } {
+    while (this.job < this.size) this.jobStarts[++this.job] = this.idCount
+    const keyIndex = new Map<string, number>()
+    const keyOf = new Uint32Array(this.listCount)
+    for (const [facet, byValue] of this.idsByFacet)
+      for (const [value, id] of byValue) {
+        const key = `${facet}:${value.toLowerCase()}`
+        let k = keyIndex.get(key)
+        if (k === undefined) {
+          k = keyIndex.size
+          keyIndex.set(key, k)
+        }
+        keyOf[id] = k
+      }
+    const keys = [...keyIndex.keys()]
+    // Two passes over the jobs in order, so each key's positions ascend; a job in two spellings' lists counts once.
+    const lastPosition = new Int32Array(keys.length).fill(-1)
+    const postingCounts = new Uint32Array(keys.length)
+    const { ids, jobStarts } = this
+    for (let p = 0; p < this.size; p++)
+      for (let i = jobStarts[p]!; i < jobStarts[p + 1]!; i++) {
+        const k = keyOf[ids[i]!]!
+        if (lastPosition[k] === p) continue
+        lastPosition[k] = p
+        postingCounts[k]!++
+      }
+    const next = new Float64Array(keys.length)
+    let total = 0
+    for (let k = 0; k < keys.length; k++) {
+      next[k] = total
+      total += postingCounts[k]!
+    }
+    const allPostings = new Uint32Array(total)
+    lastPosition.fill(-1)
+    for (let p = 0; p < this.size; p++)
+      for (let i = jobStarts[p]!; i < jobStarts[p + 1]!; i++) {
+        const k = keyOf[ids[i]!]!
+        if (lastPosition[k] === p) continue
+        lastPosition[k] = p
+        allPostings[next[k]!++] = p
+      }
+    // Not needed any more (tens of MB at 1M jobs).
+    this.ids = new Uint32Array(0)
+    this.idsByFacet.clear()
+    return { keys, postingCounts, allPostings }
   }
 }
 
@@ -388,10 +480,10 @@ interface CopyState {
   writerCodes: Uint32Array[]
   /** The writer's code for each previous code (0: not yet known). */
   codes: Uint32Array[]
-  /** The writer's posting list (the array itself, grown in place) for each previous code. */
-  valueLists: (number[] | undefined)[][]
+  /** The writer's posting list id for each previous code (-1: not yet known). */
+  valueLists: Int32Array[]
   /** Likewise for each value of a key-only facet. */
-  keyLists: (number[] | undefined)[][]
+  keyLists: Int32Array[]
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
- * Posting lists as the job index is built: per facet, per value as the
- * dataset spells it, the ascending positions of the jobs that have it. The
- * build's index/jobs.bin writer and the runtime's builder (for snapshots
- * without that file) collect them alike, so both give one index.
+ * Posting lists as the runtime builds a job index from index/jobs.json (a
+ * snapshot without index/jobs.bin): per facet, per value as the dataset
+ * spells it, the ascending positions of the jobs that have it. The build's
+ * index/jobs.bin writer (core/job-index-file.ts) collects the same lists in
+ * typed arrays, so both give one index.
  */
 export type PostingLists<F extends string> = Map<F, Map<string, number[]>>
 

@@ -60,6 +60,37 @@ function jobMaker(next: () => number) {
 const bytesOf = (writer: JobIndexFileWriter, size: number) =>
   Buffer.concat(writer.finish(Array.from({ length: size }, (_, i) => i)))
 
+/**
+ * The posting lists the jobs give, made the plain way: `facet:lowercased value` -> the ascending positions of
+ * the jobs with that value in any spelling, keyed in the order each facet, then each spelling, first appeared.
+ */
+function plainPostings(jobs: readonly IndexedJob[]): [string, number[]][] {
+  const spellings = new Map<string, string[]>()
+  const positions = new Map<string, Set<number>>()
+  jobs.forEach((job, p) => {
+    const values: [string, string | undefined][] = [
+      ['category', job.category],
+      ['level', job.level],
+      ['schedule', job.schedule],
+      ['work_arrangement', job.work_arrangement],
+      ['company', job.company_id],
+      ...job.tags.map((tag): [string, string] => ['tag', tag]),
+      ...job.places.map((place): [string, string] => ['place', place]),
+    ]
+    for (const [facet, value] of values) {
+      if (value === undefined) continue
+      const seen = spellings.get(facet) ?? spellings.set(facet, []).get(facet)!
+      if (!seen.includes(value)) seen.push(value)
+      const key = `${facet}:${value.toLowerCase()}`
+      ;(positions.get(key) ?? positions.set(key, new Set()).get(key)!).add(p)
+    }
+  })
+  const keys = [
+    ...new Set([...spellings].flatMap(([facet, values]) => values.map((v) => `${facet}:${v.toLowerCase()}`))),
+  ]
+  return keys.map((key) => [key, [...positions.get(key)!].sort((a, b) => a - b)])
+}
+
 describe('index/jobs.bin copied forward', () => {
   it('is the file the jobs entries give, after jobs moved, left and arrived', () => {
     let parsed = 0
@@ -97,7 +128,10 @@ describe('index/jobs.bin copied forward', () => {
           })
         }
       }
-      expect(bytesOf(actual, entries.length).equals(bytesOf(expected, entries.length)), `seed ${seed}`).toBe(true)
+      const expectedBytes = bytesOf(expected, entries.length)
+      expect(bytesOf(actual, entries.length).equals(expectedBytes), `seed ${seed}`).toBe(true)
+      const lists = [...readJobIndexFile(expectedBytes, 'expected').postings].map(([key, list]) => [key, [...list]])
+      expect(lists, `seed ${seed}`).toEqual(plainPostings(entries.map(({ job }) => job)))
     }
     // Both ways were taken: copied, and parsed where two values first appeared at one job.
     expect(parsed).toBeGreaterThan(0)
