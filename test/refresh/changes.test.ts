@@ -250,8 +250,9 @@ describe('GET /api/v2/changes', () => {
     const before = await jobFiles(since)
     const live = await jobFiles(await currentId())
     const slug = [...live.keys()].find((candidate) => before.has(candidate))!
-    // The job gets an expiry after this build's time, then the clock passes it.
-    const expiresAt = '2026-12-01T00:00:00.000Z'
+    // The job gets an expiry after this build's time and after today (the first server runs on the real clock,
+    // and must still see it live), then the second server's clock passes it.
+    const expiresAt = new Date(Date.now() + 30 * 86_400_000).toISOString()
     await editJobs(dataset.dataDir, (jobs) => {
       jobs.find((job) => job.slug === slug)!.expires_at = expiresAt
     })
