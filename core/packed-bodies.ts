@@ -49,8 +49,8 @@ const SPAN_READ_BYTES = 64 << 10
  * pages show most. First pages are what clients read, and a first page is
  * the newest matches or the best paid ones: in the bench's random mix at 1M
  * jobs, the newest 1% of jobs and the best-paid 1% were 70% of the bodies
- * read (2.5% of each, 79%: bench/body-reads.ts). Each kept body costs its bytes in this process
- * once, and saves a system call per page that shows it.
+ * read (2.5% of each, 79%: bench/body-reads.ts). Each kept body costs its
+ * bytes in this process once, and saves a system call per page that shows it.
  */
 export interface HotBodies {
   /** Bytes at most: half for the newest jobs (the lowest positions), the rest for the best paid. */
