@@ -60,7 +60,7 @@ import { changedCompanies, changedTags, diffSnapshots, jobChanges, type Snapshot
 import { SnapshotFileWriter, type PreviousSnapshot } from './file-writer.ts'
 import { salaryOrder, TermPostingsBuilder } from './index-jobs.ts'
 import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './issues.ts'
-import { parseMeta, type RecordSummary } from './job-record.ts'
+import { isLiveAt, parseMeta, type RecordSummary } from './job-record.ts'
 import { loadRates, missingRecordsIssue, UniqueKeys } from './load-dataset.ts'
 import { PackedBodiesWriter } from './packed-bodies.ts'
 import { ExportsWriter } from './exports.ts'
@@ -68,20 +68,18 @@ import { WriteThread } from './write-thread.ts'
 import { buildOpenApiYaml, type OpenApiExamples } from './openapi.ts'
 import { createProgress, type Progress } from './progress.ts'
 import { acquirePublishLock, createStagingDir, publishSnapshot, pruneSnapshots, unusedSnapshotId } from './publish.ts'
-import { BuildCacheReader, CacheLineFields, buildContextHash, cacheHeader, cacheLine } from './record-cache.ts'
+import {
+  BuildCacheReader,
+  CachedRecord,
+  CacheLineFields,
+  buildContextHash,
+  cacheHeader,
+  cacheLine,
+} from './record-cache.ts'
 import type { RecordOutcome, Spilled } from './record-batch.ts'
 import { RecordPool } from './record-pool.ts'
 import { findDatasetFiles } from './read-dataset.ts'
-import {
-  CacheReuse,
-  keyAt,
-  loadCompanyContext,
-  STATUSES,
-  ScanThread,
-  type ScannedBatch,
-  scanRecords,
-  sourceAt,
-} from './record-scan.ts'
+import { keyAt, loadCompanyContext, ScanThread, type ScannedBatch, scanRecords, sourceAt } from './record-scan.ts'
 import { plainDescription } from './transform.ts'
 
 export interface BuildOptions {
@@ -346,7 +344,6 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       ? new ScanThread(
           options.dataDir,
           files,
-          nowMs,
           contextHash
             ? { file: path.join(options.distDir, CURRENT_LINK, snapshotPaths.buildCache), contextHash }
             : undefined,
@@ -354,9 +351,12 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       : undefined
   // The previous manifest first: the scanning thread loads the companies meanwhile.
   const previous = await previousSnapshot(options.distDir)
-  const companyContext = await (scanThread?.companies ?? loadCompanyContext(options.dataDir))
-  const { companies, hashes: companyHashes } = companyContext
-  issues.push(...companyContext.issues)
+  const {
+    companies,
+    hashes: companyHashes,
+    issues: companyIssues,
+  } = await (scanThread?.companies ?? loadCompanyContext(options.dataDir))
+  issues.push(...companyIssues)
   const companyIndex = new Map(companies.map((company, index) => [company.id, index]))
   const cache =
     previous && contextHash
@@ -366,7 +366,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const threads = options.workers ?? (totalBytes >= IN_PROCESS_MAX_BYTES ? availableParallelism() : 0)
 
   const stagingDir = await createStagingDir(options.distDir, `${nowMs}`)
-  const records = new RecordTable(companyIndex)
+  const records = new RecordTable(companyIndex, nowMs)
   const pool = new RecordPool(
     { rates, companies, nowMs },
     stagingDir,
@@ -386,13 +386,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     // Pass 1: check every record, reusing what the previous build worked out where nothing changed.
     let bytesRead = 0
     const fresh: number[] = []
-    const scanned =
-      scanThread?.batches() ??
-      scanRecords(options.dataDir, files, cache, cache && new CacheReuse(cache, companyContext, nowMs))
-    for await (const batch of scanned) {
+    for await (const batch of scanThread?.batches() ?? scanRecords(options.dataDir, files, cache)) {
       issues.push(...batch.issues)
       const file = files[batch.file]!
-      const first = records.takeCached(batch, file, cache !== undefined, fresh)
+      const first = records.takeCached(batch, file, cache, companyHashes, fresh)
       const raw = Buffer.from(batch.raw.buffer, batch.raw.byteOffset, batch.raw.byteLength)
       for (const n of fresh) {
         records.freshKeys.set(first + n, keyAt(batch, n))
@@ -1108,8 +1105,13 @@ class RecordTable {
   /** The NDJSON line (1-based, so positive), the JSON array index as -(index + 1), or 0 for a file of one record. */
   private readonly sourceSpot: number[] = []
   private readonly issuesByOrdinal = new Map<number, DatasetIssue[]>()
+  /** takeCached's reader of one cache line, reused for every record. */
+  private readonly cached = new CachedRecord()
 
-  constructor(private readonly companyIndex: ReadonlyMap<string, number>) {}
+  constructor(
+    private readonly companyIndex: ReadonlyMap<string, number>,
+    private readonly nowMs: number,
+  ) {}
 
   /** A record of `file` at `spot` (a ScannedBatch spot: its line, its array index, or neither). */
   add(file: string, spot: number): number {
@@ -1125,36 +1127,47 @@ class RecordTable {
 
   /**
    * Adds the records of a scanned batch, taking from the previous build's
-   * cache those the scan chose (CacheReuse) when `useCache`. Sets `fresh` to
-   * the places in the batch of the others, to be checked afresh; returns the
-   * first one's ordinal. (The hot loop of an incremental build, a million
-   * times at 1M jobs: columns in, columns out, no object per record.)
+   * cache each one found there whose company is unchanged (and that was
+   * published, unless it would not be now). Sets `fresh` to the places in
+   * the batch of the others, to be checked afresh; returns the first one's
+   * ordinal. (A small function of its own: the hot loop of an incremental
+   * build, a million times at 1M jobs.)
    */
-  takeCached(batch: ScannedBatch, file: string, useCache: boolean, fresh: number[]): number {
+  takeCached(
+    batch: ScannedBatch,
+    file: string,
+    cache: BuildCacheReader | undefined,
+    companyHashes: readonly string[],
+    fresh: number[],
+  ): number {
     fresh.length = 0
     const first = this.size
-    const reused = useCache ? batch.reused : undefined
-    const names = reused && reused.names.length > 0 ? reused.names.split('\n') : []
-    let name = 0
+    const cached = this.cached
     for (let n = 0; n < batch.ends.length; n++) {
       const ordinal = this.add(file, batch.spots[n]!)
-      if (reused?.taken[n] !== 1) {
+      // A line found in a cache the build does not use (the previous manifest was unreadable) counts for nothing.
+      const line = cache ? batch.lines[n]! : -1
+      if (line < 0) {
         fresh.push(n)
         continue
       }
-      this.ids[ordinal] = names[name++]!
-      this.slugs[ordinal] = names[name++]!
-      this.status[ordinal] = STATUSES[reused.status[n]!]!
-      this.postedAt[ordinal] = reused.postedAt[n]!
-      const salary = reused.salaryHigh[n]!
-      this.salaryHigh[ordinal] = Number.isNaN(salary) ? undefined : salary
-      this.company[ordinal] = reused.company[n]!
-      this.isLive[ordinal] = reused.live[n]!
-      this.cachedLine[ordinal] = batch.lines[n]!
-      this.previousPosition[ordinal] = reused.position[n]!
-      this.reused++
+      cache!.readAt(line, cached)
+      const company = this.companyIndex.get(cached.summary.company_id)
+      const reusable =
+        company !== undefined &&
+        cache!.companyHashIs(cached, companyHashes[company]!) &&
+        (cached.position >= 0 || !isLiveAt(cached.summary, this.nowMs))
+      if (reusable) this.acceptCached(ordinal, cached.summary, company, cached.line, cached.position)
+      else fresh.push(n)
     }
     return first
+  }
+
+  private acceptCached(ordinal: number, summary: RecordSummary, company: number, line: number, position: number): void {
+    this.accept(ordinal, summary, isLiveAt(summary, this.nowMs), company)
+    this.cachedLine[ordinal] = line
+    this.previousPosition[ordinal] = position
+    this.reused++
   }
 
   acceptOutcomes(outcomes: RecordOutcome[], spill: number): void {
@@ -1307,15 +1320,15 @@ class RecordTable {
     return count
   }
 
-  /** A record checked afresh (takeCached sets the same columns for one taken from the cache). */
-  private accept(ordinal: number, summary: RecordSummary, live: boolean): void {
+  /** `company`: its index, when the caller has looked it up already. */
+  private accept(ordinal: number, summary: RecordSummary, live: boolean, company?: number): void {
     this.ids[ordinal] = summary.id
     this.slugs[ordinal] = summary.slug
     this.status[ordinal] = summary.status
     this.postedAt[ordinal] = summary.posted_at
     this.salaryHigh[ordinal] = summary.salary_high
     // Known: a record whose company is missing has an issue, and the build stops before using this.
-    this.company[ordinal] = this.companyIndex.get(summary.company_id) ?? -1
+    this.company[ordinal] = company ?? this.companyIndex.get(summary.company_id) ?? -1
     this.isLive[ordinal] = Number(live)
   }
 }

@@ -12,8 +12,7 @@ import type { DatasetIssue, RecordSource } from './issues.ts'
 import { readRecordTexts } from './read-dataset.ts'
 import type { DatasetCompany } from '../core/schema/dataset.ts'
 import { loadCompanies } from './load-dataset.ts'
-import { isLiveAt, type RecordSummary } from './job-record.ts'
-import { BuildCacheReader, CachedRecord, companyHash, recordKey } from './record-cache.ts'
+import { BuildCacheReader, companyHash, recordKey } from './record-cache.ts'
 
 /** Characters of a record key (a SHA-1 in base64url): the batch's keys are one string of them. */
 const KEY_LENGTH = 27
@@ -38,118 +37,6 @@ export interface ScannedBatch {
   lines: Float64Array
   /** Problems found reading, for the records' lines in this batch (in file order). */
   issues: DatasetIssue[]
-  /** What the cache says of the records taken from it, when the scan was told how to choose them (CacheReuse). */
-  reused?: ReusedRecords
-}
-
-/** A record's status, by its code in ReusedRecords.status. */
-export const STATUSES: readonly RecordSummary['status'][] = ['live', 'closed']
-
-/**
- * The summaries of a batch's records that are taken from the previous build's
- * cache, as columns (one entry per record of the batch; meaningful where
- * `taken` is 1). Parsed and judged by the scanning thread, which has room in
- * pass 1, where the build's own thread is the one waited on: parsing a
- * million cached summaries there was ~3.5 s of its time at 1M jobs, and their
- * objects more for its collector.
- */
-export interface ReusedRecords {
-  /** 1 where the cache's line is used as it is (CacheReuse says when). */
-  taken: Uint8Array
-  /** Its position in the previous snapshot's packed bodies, -1 when that snapshot did not publish it. */
-  position: Int32Array
-  /** Index of its company in the dataset's companies. */
-  company: Int32Array
-  /** Code in STATUSES. */
-  status: Uint8Array
-  /** 1 when published by this build (isLiveAt). */
-  live: Uint8Array
-  postedAt: Float64Array
-  /** The summary's salary_high, NaN when it has none. */
-  salaryHigh: Float64Array
-  /** The taken records' ids and slugs, in batch order, each followed by a newline (neither may hold one). */
-  names: string
-}
-
-/**
- * Which cached records a build takes as they are: found in the cache, with
- * their company record unchanged, and published by the previous build unless
- * they would not be now (a job that was closed or expired and now is live
- * has no bodies to carry over).
- */
-export class CacheReuse {
-  private readonly companyIndex: Map<string, number>
-  private readonly companyHashes: readonly string[]
-  private readonly cached = new CachedRecord()
-
-  constructor(
-    private readonly cache: BuildCacheReader,
-    companies: CompanyContext,
-    private readonly nowMs: number,
-  ) {
-    this.companyIndex = new Map(companies.companies.map((company, index) => [company.id, index]))
-    this.companyHashes = companies.hashes
-  }
-
-  /** The columns for a batch whose records were found at `lines` (-1: not found). */
-  judge(lines: Float64Array): ReusedRecords {
-    const count = lines.length
-    const out: ReusedRecords = {
-      taken: new Uint8Array(count),
-      position: new Int32Array(count),
-      company: new Int32Array(count),
-      status: new Uint8Array(count),
-      live: new Uint8Array(count),
-      postedAt: new Float64Array(count),
-      salaryHigh: new Float64Array(count),
-      names: '',
-    }
-    const names: string[] = []
-    const cached = this.cached
-    for (let n = 0; n < count; n++) {
-      const line = lines[n]!
-      if (line < 0) continue
-      this.cache.readAt(line, cached)
-      const summary = cached.summary
-      const company = this.companyIndex.get(summary.company_id)
-      const status = STATUSES.indexOf(summary.status)
-      const live = isLiveAt(summary, this.nowMs)
-      if (
-        company === undefined ||
-        status < 0 ||
-        !this.cache.companyHashIs(cached, this.companyHashes[company]!) ||
-        (cached.position < 0 && live)
-      )
-        continue
-      out.taken[n] = 1
-      out.position[n] = cached.position
-      out.company[n] = company
-      out.status[n] = status
-      out.live[n] = Number(live)
-      out.postedAt[n] = summary.posted_at
-      out.salaryHigh[n] = summary.salary_high ?? Number.NaN
-      names.push(summary.id, summary.slug)
-    }
-    out.names = names.length > 0 ? `${names.join('\n')}\n` : ''
-    return out
-  }
-}
-
-/** The ArrayBuffers of a batch, to transfer rather than copy. */
-function batchBuffers(batch: ScannedBatch): ArrayBuffer[] {
-  const views: ArrayBufferView[] = [batch.raw, batch.ends, batch.spots, batch.sizes, batch.lines]
-  const reused = batch.reused
-  if (reused)
-    views.push(
-      reused.taken,
-      reused.position,
-      reused.company,
-      reused.status,
-      reused.live,
-      reused.postedAt,
-      reused.salaryHigh,
-    )
-  return views.map((view) => view.buffer as ArrayBuffer)
 }
 
 /** A record's source from a file name and a ScannedBatch spot. */
@@ -167,15 +54,11 @@ export function keyAt(batch: ScannedBatch, n: number): string {
   return batch.keys.slice(n * KEY_LENGTH, (n + 1) * KEY_LENGTH)
 }
 
-/**
- * The batches of `files`, each record looked up in `cache` when there is one,
- * and those to take from it chosen by `reuse` when given.
- */
+/** The batches of `files`, each record looked up in `cache` when there is one. */
 export async function* scanRecords(
   dataDir: string,
   files: readonly string[],
   cache: BuildCacheReader | undefined,
-  reuse?: CacheReuse,
 ): AsyncGenerator<ScannedBatch> {
   for (const [file, name] of files.entries()) {
     const issues: DatasetIssue[] = []
@@ -200,17 +83,7 @@ export async function* scanRecords(
         keys.push(key)
         lines[n] = cache ? cache.find(key) : -1
       }
-      yield {
-        file,
-        raw,
-        ends,
-        spots,
-        sizes,
-        keys: keys.join(''),
-        lines,
-        issues: issues.splice(0),
-        reused: reuse?.judge(lines),
-      }
+      yield { file, raw, ends, spots, sizes, keys: keys.join(''), lines, issues: issues.splice(0) }
     }
     // Problems found after the last batch (a file that cannot be read, or has no record).
     if (issues.length > 0)
@@ -247,8 +120,6 @@ interface ScanRequest {
   /** The previous build's cache and the context it must have been made in, when there may be one. */
   cacheFile?: string
   contextHash?: string
-  /** The build's reference time (epoch ms), for which cached records are published now. */
-  nowMs: number
   entry: string
 }
 
@@ -277,13 +148,12 @@ export class ScanThread {
   /** The companies, loaded by the scanning thread before it starts on the job files. */
   readonly companies: Promise<CompanyContext>
 
-  constructor(dataDir: string, files: string[], nowMs: number, cache?: { file: string; contextHash: string }) {
+  constructor(dataDir: string, files: string[], cache?: { file: string; contextHash: string }) {
     const request: ScanRequest = {
       dataDir,
       files,
       cacheFile: cache?.file,
       contextHash: cache?.contextHash,
-      nowMs,
       entry: new URL('./record-scan-worker.ts', import.meta.url).href,
     }
     this.worker = new Worker(BOOTSTRAP, { eval: true, workerData: request })
@@ -369,8 +239,7 @@ export async function runScanThread(
       request.cacheFile && request.contextHash
         ? BuildCacheReader.open(request.cacheFile, request.contextHash, true)
         : undefined
-    const companies = await loadCompanyContext(request.dataDir)
-    post({ kind: 'companies', context: companies })
+    post({ kind: 'companies', context: await loadCompanyContext(request.dataDir) })
     const cache = await opening
     post({ kind: 'cache', bytes: cache?.shared, size: cache?.size ?? 0 })
     let ahead = 0
@@ -379,9 +248,14 @@ export async function runScanThread(
       ahead--
       resume?.()
     })
-    const reuse = cache && new CacheReuse(cache, companies, request.nowMs)
-    for await (const batch of scanRecords(request.dataDir, request.files, cache, reuse)) {
-      post({ kind: 'batch', batch }, batchBuffers(batch))
+    for await (const batch of scanRecords(request.dataDir, request.files, cache)) {
+      post({ kind: 'batch', batch }, [
+        batch.raw.buffer,
+        batch.ends.buffer,
+        batch.spots.buffer,
+        batch.sizes.buffer,
+        batch.lines.buffer,
+      ] as ArrayBuffer[])
       ahead++
       while (ahead >= BATCHES_AHEAD)
         await new Promise<void>((resolve) => {
