@@ -520,18 +520,25 @@ export class ParquetExportFile {
    * their previous bodies; a column whose values at those rows did not change is copied from the
    * previous row group, and a changed text column is its previous chunk's values, decoded, with
    * the changed rows' new values put in. Otherwise every body is parsed and each chunk keyed by
-   * its values, as a build from scratch does.
+   * its values, as a build from scratch does. A body given as a number is the one at that position
+   * of a previous snapshot's packed bodies, read by `previousBody` only when it is parsed.
    */
-  addRowGroup(bodies: Uint8Array[], hashes: string[]): void {
+  addRowGroup(
+    bodies: readonly (Uint8Array | number)[],
+    hashes: string[],
+    previousBody?: (position: number) => Uint8Array,
+  ): void {
     if (bodies.length === 0) return
     const writer = this.writer
     const groupStart = this.bytes.offset
     const columns: PageIndexes['chunk'][] = []
     const jobs: V2Job[] = new Array(bodies.length)
     const parse = (row: number) => {
-      jobs[row] ??= JSON.parse(
-        Buffer.from(bodies[row]!.buffer, bodies[row]!.byteOffset, bodies[row]!.length).toString(),
-      )
+      if (jobs[row] === undefined) {
+        const body = bodies[row]!
+        const bytes = typeof body === 'number' ? previousBody!(body) : body
+        jobs[row] = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString()) as V2Job
+      }
       return jobs[row]!
     }
     let all: V2Job[] | undefined

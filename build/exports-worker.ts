@@ -33,10 +33,17 @@ function gzipMembers(bytes: Uint8Array, ends: number[], level: number): Promise<
 
 const previousJobs =
   files.ndjson.previous && PreviousMembers.open(files.ndjson.previous.file, files.ndjson.previous.table)
-const jobs = new NdjsonExportWriter(files.ndjson.file, files.ndjson.table, gzipMembers, previousJobs)
+const jobs = new NdjsonExportWriter(
+  files.ndjson.file,
+  files.ndjson.table,
+  gzipMembers,
+  previousJobs,
+  openPreviousBodies,
+)
 const parquet = new ParquetExportFile(files.parquet.file, files.parquet.table, files.parquet.previous)
-// The row group being gathered: views of the batches' bodies (kept alive until it is written) and their hashes.
-let group: Uint8Array[] = []
+// The row group being gathered: views of the batches' bodies (kept alive until it is written) or the positions of
+// the previous snapshot's, and their hashes.
+let group: (Uint8Array | number)[] = []
 let groupHashes: string[] = []
 /** The previous snapshot's packed v2 bodies, opened when a batch first asks for one. */
 let previousBodies: PackedBodies | undefined
@@ -58,13 +65,13 @@ async function take({ bytes, ends, runs, hashes }: ExportsBatch): Promise<void> 
   let index = 0
   let fresh = 0
   let start = 0
-  const addLine = async (line: Buffer) => {
+  const addLine = async (line: Uint8Array | number) => {
     await jobs.add(line, hashList[index]!)
     group.push(line)
     groupHashes.push(hashList[index]!)
     index++
     if (group.length >= files.parquetRowGroupRows) {
-      parquet.addRowGroup(group, groupHashes)
+      parquet.addRowGroup(group, groupHashes, previousBody)
       group = []
       groupHashes = []
     }
@@ -80,20 +87,16 @@ async function take({ bytes, ends, runs, hashes }: ExportsBatch): Promise<void> 
       }
       continue
     }
-    // The run's bodies, joined by commas, in a buffer of their own that the row group's views keep.
-    const previous = openPreviousBodies()
-    const joined = previous.range(from, from + count)
-    let at = 0
-    for (let position = from; position < from + count; position++) {
-      const length = previous.rangeLength(position, position + 1)
-      await addLine(joined.subarray(at, at + length))
-      at += length + 1
-    }
+    // By position: read only where an export needs the bytes (a run or a row group that changed).
+    for (let position = from; position < from + count; position++) await addLine(position)
   }
 }
 
+/** The previous snapshot's body at `position`. */
+const previousBody = (position: number): Buffer => openPreviousBodies().body(position)
+
 async function finish(): Promise<ExportsThreadResult> {
-  parquet.addRowGroup(group, groupHashes)
+  parquet.addRowGroup(group, groupHashes, previousBody)
   group = []
   groupHashes = []
   const result = { jobs: await jobs.finish(), parquet: parquet.finish() }
