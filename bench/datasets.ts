@@ -228,12 +228,32 @@ export async function prepareDataset(
 /** One job record in this many is retitled for the incremental build: 1%. */
 const RETITLE_EVERY = 100
 
+/**
+ * Waits until no snapshot pruned by an earlier build is still being deleted under `distDir`
+ * (`snapshots/.pruned-*`, removed by a background `rm -rf` after the build that pruned it returns);
+ * returns the seconds waited. A timed build that starts while ~1M files of an older snapshot go
+ * shares the machine's disk and CPU with that deletion: the previous build's cost, not its own,
+ * and a refresh in production starts long after the last one's prune has finished.
+ */
+export async function settledDist(distDir: string, timeoutMs = 600_000): Promise<number> {
+  const started = performance.now()
+  const snapshots = path.join(distDir, 'snapshots')
+  for (;;) {
+    const pruning = (await readdir(snapshots).catch(() => [] as string[])).some((name) => name.startsWith('.pruned-'))
+    if (!pruning) return Math.round((performance.now() - started) / 100) / 10
+    if (performance.now() - started > timeoutMs)
+      throw new Error(`${snapshots}: a pruned snapshot is still being deleted after ${timeoutMs / 1000} s`)
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+}
+
 /** One build in its own process, quiet, keeping one snapshot: its wall time, peak RSS and output. */
 async function timedBuild(
   repoDir: string,
   dataDir: string,
   distDir: string,
 ): Promise<{ wallSeconds: number; peakRssMb: number | null; output: string }> {
+  await settledDist(distDir)
   const { output, ms } = await runToEnd(
     'build',
     process.execPath,

@@ -20,7 +20,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CURRENT_LINK, publishedSnapshotId, type SnapshotManifest, snapshotPaths } from '../core/index.ts'
 import { LOOPBACK } from '../support/processes.ts'
-import { cliArgs } from './datasets.ts'
+import { cliArgs, settledDist } from './datasets.ts'
 import { installExitHooks, runToEnd, stopChild } from './procs.ts'
 import { startJobsnap } from './servers.ts'
 
@@ -72,6 +72,8 @@ export async function measureRefresh(options: {
     log(
       `refresh: ${workers} worker(s) serving ${before} (ready in ${(server.readyMs / 1000).toFixed(2)} s); building ${dataDir}`,
     )
+    const waited = await settledDist(distDir)
+    if (waited > 0) log(`refresh: waited ${waited} s for an earlier build's pruned snapshot to be deleted`)
     const started = performance.now()
     const build = await runToEnd('build', process.execPath, cliArgs('build', '--data', dataDir, '--out', distDir), {
       cwd: repoDir,
