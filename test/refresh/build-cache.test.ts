@@ -164,6 +164,29 @@ describe('build cache', () => {
     expect(result.recordsReused).toBe(0)
   })
 
+  it('rules across records hold over reused records: one given twice, byte for byte, stops the build, naming both repeats', async () => {
+    const settled = await build(dataset, { now: NOW_2 })
+    expect(settled.recordsReused).toBe(await jobCount(dataset.dataDir))
+    let copied = { id: '', slug: '' }
+    await editJobs(dataset.dataDir, (jobs) => {
+      copied = jobs[3]!
+      jobs.push(jobs[3]!)
+    })
+    try {
+      const error = await build(dataset, { now: NOW_2, workers: 2, scanThread: true }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(DatasetInvalidError)
+      expect((error as DatasetInvalidError).issues.map((issue) => `${issue.field}: ${issue.message}`)).toEqual([
+        `id: duplicate job id "${copied.id}" (first seen at jobs.ndjson:4)`,
+        `slug: duplicate job slug "${copied.slug}" (first seen at jobs.ndjson:4)`,
+      ])
+      expect(path.basename(await readlink(path.join(dataset.distDir, CURRENT_LINK)))).toBe(settled.snapshotId)
+    } finally {
+      await editJobs(dataset.dataDir, (jobs) => {
+        jobs.pop()
+      })
+    }
+  })
+
   it('rules across records hold over reused records: a new record taking a reused slug stops the build, naming both, publishing nothing', async () => {
     const settled = await build(dataset, { now: NOW_2 })
     expect(settled.recordsReused).toBe(await jobCount(dataset.dataDir))
