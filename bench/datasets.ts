@@ -53,7 +53,19 @@ interface BuildStats {
     /** Column chunks of jobs.parquet copied from the previous snapshot, and all of them. */
     parquet_chunks_copied?: number | null
     parquet_chunks?: number | null
+    /**
+     * The 1% rebuild with huge pages (the one above, then once more) and without (between the two), in
+     * the same run (bin/huge-pages.mjs).
+     */
+    huge_pages?: { with: BuildCpu[]; without: BuildCpu }
   }
+}
+
+interface BuildCpu {
+  wall_seconds: number
+  user_seconds: number | null
+  system_seconds: number | null
+  peak_rss_mb: number | null
 }
 
 /** The seconds the build says its bulk exports took on its own thread, from its output. */
@@ -107,9 +119,13 @@ function publishedSnapshot(distDir: string): { dir: string; manifest: SnapshotMa
   }
 }
 
-/** `node --import tsx cli.ts ...` from the repository root: one process, so its RSS is the command's. */
+/**
+ * `node bin/jobsnap.mjs ...` from the repository root: the command as `npm run build` and `npx jobsnap` run it
+ * (a build reruns itself with huge pages there: bin/huge-pages.mjs). A build prints its own peak RSS, which is
+ * what the bench reports of it.
+ */
 export function cliArgs(...args: string[]): string[] {
-  return ['--import', 'tsx', 'cli.ts', ...args]
+  return ['bin/jobsnap.mjs', ...args]
 }
 
 export async function prepareDataset(
@@ -211,6 +227,21 @@ export async function prepareDataset(
       log(
         `rebuilt in ${change.wallSeconds} s (${stats.change.records_reused ?? '?'} records reused, ${stats.change.files_written ?? '?'} files written), peak RSS ${change.peakRssMb ?? '?'} MB`,
       )
+      // What huge pages change (bin/huge-pages.mjs), in this run: a 1% rebuild without them (back to the original
+      // records), then the same rebuild as above with them again, so each figure has a neighbour to compare with.
+      log('the same 1% rebuild without huge pages, then with them again')
+      const without = await timedBuild(repoDir, dataDir, distDir, { JOBSNAP_HUGE_PAGES: 'false' })
+      const again = await timedBuild(repoDir, changedDir, distDir)
+      published = publishedSnapshot(distDir)
+      if (!published) throw new Error(`rebuild reported success but ${distDir}/current is missing:\n${again.output}`)
+      stats.snapshot_id = published.manifest.snapshot_id
+      const cpu = (build: TimedBuild) => ({
+        wall_seconds: build.wallSeconds,
+        user_seconds: build.userSeconds,
+        system_seconds: build.systemSeconds,
+        peak_rss_mb: build.peakRssMb,
+      })
+      stats.change.huge_pages = { with: [cpu(change), cpu(again)], without: cpu(without) }
     }
     writeFileSync(statsFile, `${JSON.stringify(stats, null, 1)}\n`)
     build = { stats, fresh: true }
@@ -247,12 +278,22 @@ export async function settledDist(distDir: string, timeoutMs = 600_000): Promise
   }
 }
 
-/** One build in its own process, quiet, keeping one snapshot: its wall time, peak RSS and output. */
+interface TimedBuild {
+  wallSeconds: number
+  peakRssMb: number | null
+  /** CPU seconds of the build process, all its threads (the build prints them). */
+  userSeconds: number | null
+  systemSeconds: number | null
+  output: string
+}
+
+/** One build in its own process, quiet, keeping one snapshot: its wall time, peak RSS, CPU and output. */
 async function timedBuild(
   repoDir: string,
   dataDir: string,
   distDir: string,
-): Promise<{ wallSeconds: number; peakRssMb: number | null; output: string }> {
+  env: NodeJS.ProcessEnv = {},
+): Promise<TimedBuild> {
   await settledDist(distDir)
   const { output, ms } = await runToEnd(
     'build',
@@ -260,11 +301,20 @@ async function timedBuild(
     cliArgs('build', '--data', dataDir, '--out', distDir, '--quiet'),
     {
       cwd: repoDir,
-      env: { ...process.env, JOBSNAP_KEEP_SNAPSHOTS: '1', JOBSNAP_LOG: 'silent' },
+      env: { ...process.env, JOBSNAP_KEEP_SNAPSHOTS: '1', JOBSNAP_LOG: 'silent', ...env },
     },
   )
-  const peak = /peak RSS (\d+) MB/.exec(output)?.[1]
-  return { wallSeconds: Math.round(ms / 100) / 10, peakRssMb: peak === undefined ? null : Number(peak), output }
+  const figure = (pattern: RegExp) => {
+    const found = pattern.exec(output)?.[1]
+    return found === undefined ? null : Number(found)
+  }
+  return {
+    wallSeconds: Math.round(ms / 100) / 10,
+    peakRssMb: figure(/peak RSS (\d+) MB/),
+    userSeconds: figure(/CPU ([\d.]+) s user/),
+    systemSeconds: figure(/([\d.]+) s system/),
+    output,
+  }
 }
 
 /**

@@ -305,6 +305,14 @@ function buildLines(jobs: number, dataset: PreparedDataset): string[] {
       lines.push(
         `Build after retitling ${change.records_changed.toLocaleString('en-US')} job records (1%), over the full build's snapshot: ${change.wall_seconds.toFixed(1)} s wall = ${(share * 100).toFixed(0)}% of the full build, peak RSS ${change.peak_rss_mb ?? '?'} MB; ${change.records_reused?.toLocaleString('en-US') ?? '?'} records reused from the build cache, ${change.files_written?.toLocaleString('en-US') ?? '?'} public files written (the rest hard-linked, or left in the job files' base layer)${targeted ? `; ${verdict(changeTarget)}` : ''}; ${when}.`,
       )
+      const huge = change.huge_pages
+      if (huge) {
+        const figures = (build: (typeof huge.with)[number]) =>
+          `${build.wall_seconds.toFixed(1)} s wall, CPU ${build.user_seconds?.toFixed(1) ?? '?'} s user + ${build.system_seconds?.toFixed(1) ?? '?'} s system, peak RSS ${build.peak_rss_mb ?? '?'} MB`
+        lines.push(
+          `Huge pages for the build's buffers (\`JOBSNAP_HUGE_PAGES\`, on by default), three 1% rebuilds in a row (the records retitled, back, retitled again): with them ${figures(huge.with[0]!)}; without them ${figures(huge.without)}; with them again ${huge.with[1] ? figures(huge.with[1]) : '?'}; ${when}.`,
+        )
+      }
     } else {
       lines.push(
         "Build after a 1% change: not measured in this snapshot's run (`npm run bench -- --rebuild` measures it).",

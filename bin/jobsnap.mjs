@@ -1,7 +1,11 @@
 #!/usr/bin/env node
-// The `jobsnap` command for `npx jobsnap` / `npm link`: the sources are TypeScript run
-// through tsx (as `npm start` does), so there is no separate compile step to forget.
-import { register } from 'tsx/esm/api'
+// The `jobsnap` command for `npx jobsnap` / `npm link`, and what `npm start` and `npm run build` run:
+// the sources are TypeScript run through tsx, so there is no separate compile step to forget.
+// `build` first reruns itself with huge pages for its buffers (huge-pages.mjs says why).
+import { rerunWithHugePages } from './huge-pages.mjs'
 
-register()
-await import('../cli.ts')
+if (!rerunWithHugePages()) {
+  const { register } = await import('tsx/esm/api')
+  register()
+  await import('../cli.ts')
+}

@@ -32,7 +32,11 @@ export async function runBuildCommand(config: Config, options: { now?: Date; qui
     console.log(
       `exports: ${Math.round(result.exportsMs)} ms of the build's own thread; ${result.exportMembersReused} of ${result.exportMembers} gzip members of jobs.ndjson.gz and ${result.parquetChunksReused} of ${result.parquetChunks} column chunks of jobs.parquet copied from the previous snapshot`,
     )
-    console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`)
+    const usage = process.resourceUsage()
+    // CPU of every thread of this process: where its system time goes is what huge pages change (bin/huge-pages.mjs).
+    console.log(
+      `peak RSS ${Math.round(usage.maxRSS / 1024)} MB; CPU ${(usage.userCPUTime / 1e6).toFixed(1)} s user, ${(usage.systemCPUTime / 1e6).toFixed(1)} s system; huge pages ${process.env.GLIBC_TUNABLES?.includes('glibc.malloc.hugetlb=1') ? 'on' : 'off'}`,
+    )
     return 0
   } catch (error) {
     progress.done()

@@ -116,6 +116,12 @@ const ConfigSchema = z.object({
    * those, with the jobs gone since, stay within this percentage of the live jobs; past it, or at 0, a full set.
    */
   JOBSNAP_JOB_DELTA_MAX_PERCENT: intFromEnv(0).max(100).default(20),
+  /**
+   * `jobsnap build`, run as `npm run build` or the `jobsnap` command (bin/jobsnap.mjs), reruns itself on Linux
+   * with glibc's malloc backing large buffers with transparent huge pages (bin/huge-pages.mjs says why);
+   * false builds in the one process on 4 KB pages. Read by the launcher before anything else.
+   */
+  JOBSNAP_HUGE_PAGES: z.stringbool().default(true),
   /** Redis URL for shared rate limits across replicas; empty: in-memory. */
   JOBSNAP_REDIS_URL: z.string().default(''),
   /** Log format: pretty on a terminal, json otherwise. */

@@ -1,0 +1,133 @@
+/**
+ * `jobsnap build` reruns itself with glibc's huge-pages tunable (bin/huge-pages.mjs): which
+ * commands and settings rerun, and, through real processes, that the rerun gets the setting,
+ * the caller gets its exit code, and a signal sent to the first process reaches the build.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { HUGE_PAGES_TUNABLE, hugePagesRerunEnv } from '../../bin/huge-pages.mjs'
+
+const REPO = path.resolve(import.meta.dirname, '../..')
+const work = mkdtempSync(path.join(tmpdir(), 'jobsnap-huge-pages-'))
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+describe('which runs are rerun with huge pages', () => {
+  it('reruns build on Linux, adding the tunable to any already set', () => {
+    expect(hugePagesRerunEnv(['build', '--data', 'x'], {}, 'linux')?.GLIBC_TUNABLES).toBe(HUGE_PAGES_TUNABLE)
+    expect(hugePagesRerunEnv(['--quiet', 'build'], {}, 'linux')?.GLIBC_TUNABLES).toBe(HUGE_PAGES_TUNABLE)
+    expect(hugePagesRerunEnv(['build'], { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2', PATH: '/bin' }, 'linux')).toEqual(
+      { GLIBC_TUNABLES: `glibc.malloc.arena_max=2:${HUGE_PAGES_TUNABLE}`, PATH: '/bin' },
+    )
+  })
+
+  it('runs everything else in the one process', () => {
+    expect(hugePagesRerunEnv(['serve'], {}, 'linux')).toBeUndefined()
+    expect(hugePagesRerunEnv([], {}, 'linux')).toBeUndefined()
+    expect(hugePagesRerunEnv(['build'], {}, 'darwin')).toBeUndefined()
+    // Already set, either way: the rerun itself, or a caller that chose.
+    expect(hugePagesRerunEnv(['build'], { GLIBC_TUNABLES: HUGE_PAGES_TUNABLE }, 'linux')).toBeUndefined()
+    expect(hugePagesRerunEnv(['build'], { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=0' }, 'linux')).toBeUndefined()
+    for (const off of ['false', '0', 'no', 'OFF', 'disabled'])
+      expect(hugePagesRerunEnv(['build'], { JOBSNAP_HUGE_PAGES: off }, 'linux')).toBeUndefined()
+    expect(hugePagesRerunEnv(['build'], { JOBSNAP_HUGE_PAGES: 'true' }, 'linux')).toBeDefined()
+  })
+})
+
+/**
+ * Starts `node --import <probe> bin/jobsnap.mjs ...args`: the probe runs first in every Node process
+ * the command starts with those flags (the rerun keeps them), and appends a line with its pid and
+ * GLIBC_TUNABLES to `log`.
+ */
+function startLauncher(args: string[], log: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
+  const probe = path.join(work, 'probe.mjs')
+  writeFileSync(
+    probe,
+    `import { appendFileSync } from 'node:fs'\nappendFileSync(${JSON.stringify(log)}, JSON.stringify({ pid: process.pid, tunables: process.env.GLIBC_TUNABLES ?? null }) + '\\n')\n`,
+  )
+  const { GLIBC_TUNABLES: _, ...rest } = process.env
+  return spawn(process.execPath, ['--import', probe, 'bin/jobsnap.mjs', ...args], {
+    cwd: REPO,
+    env: { ...rest, JOBSNAP_LOG: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+}
+
+const ended = (child: ChildProcess) =>
+  new Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }>((resolve) => {
+    let output = ''
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString()
+    }
+    child.stdout?.on('data', collect)
+    child.stderr?.on('data', collect)
+    child.on('exit', (code, signal) => resolve({ code, signal, output }))
+  })
+
+const probed = (log: string): { pid: number; tunables: string | null }[] =>
+  readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { pid: number; tunables: string | null })
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe.runIf(process.platform === 'linux')('bin/jobsnap.mjs build, through real processes', () => {
+  it('runs the build in a second process with the tunable, and exits with its code', async () => {
+    const log = path.join(work, 'refused.log')
+    // A flag build does not take: the build refuses it (exit 2), in the rerun.
+    const child = startLauncher(['build', '--bogus-flag'], log)
+    const { code, output } = await ended(child)
+    expect(code).toBe(2)
+    expect(output).toContain('--bogus-flag')
+    const processes = probed(log)
+    expect(processes).toHaveLength(2)
+    expect(processes[0]).toEqual({ pid: child.pid, tunables: null })
+    expect(processes[1]!.tunables).toBe(HUGE_PAGES_TUNABLE)
+  })
+
+  it('builds in the one process when JOBSNAP_HUGE_PAGES is false', async () => {
+    const log = path.join(work, 'off.log')
+    const { code } = await ended(startLauncher(['build', '--bogus-flag'], log, { JOBSNAP_HUGE_PAGES: 'false' }))
+    expect(code).toBe(2)
+    expect(probed(log)).toEqual([expect.objectContaining({ tunables: null })])
+  })
+
+  it('passes SIGTERM on to the build and dies of it', async () => {
+    const log = path.join(work, 'signal.log')
+    const out = path.join(work, 'dist-signal')
+    const child = startLauncher(['build', '--data', path.join(REPO, 'data'), '--out', out, '--quiet'], log)
+    const exit = ended(child)
+    // Until the rerun has started (its probe line is the second).
+    for (let waited = 0; probedCount(log) < 2; waited += 50) {
+      if (waited > 30_000) throw new Error('the rerun did not start')
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const build = probed(log)[1]!.pid
+    child.kill('SIGTERM')
+    const { code, signal } = await exit
+    expect({ code, signal }).toEqual({ code: null, signal: 'SIGTERM' })
+    for (let waited = 0; alive(build); waited += 50) {
+      if (waited > 10_000) throw new Error(`the build (pid ${build}) outlived the SIGTERM sent to its launcher`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  })
+})
+
+function probedCount(log: string): number {
+  try {
+    return probed(log).length
+  } catch {
+    return 0
+  }
+}
