@@ -310,7 +310,7 @@ function buildLines(jobs: number, dataset: PreparedDataset): string[] {
         const figures = (build: (typeof huge.with)[number]) =>
           `${build.wall_seconds.toFixed(1)} s wall, CPU ${build.user_seconds?.toFixed(1) ?? '?'} s user + ${build.system_seconds?.toFixed(1) ?? '?'} s system, peak RSS ${build.peak_rss_mb ?? '?'} MB`
         lines.push(
-          `Huge pages for the build's buffers (\`JOBSNAP_HUGE_PAGES\`, on by default), three 1% rebuilds in a row (the records retitled, back, retitled again): with them ${figures(huge.with[0]!)}; without them ${figures(huge.without)}; with them again ${huge.with[1] ? figures(huge.with[1]) : '?'}; ${when}.`,
+          `Huge pages for the build's buffers (\`JOBSNAP_HUGE_PAGES\`, on by default), three 1% rebuilds in a row (the records retitled, back, retitled again): with them ${figures(huge.with[0]!)} (the one above, over the full build's snapshot); without them ${figures(huge.without)}; with them again ${huge.with[1] ? figures(huge.with[1]) : '?'} (these two over a rebuild's snapshot, like each other: the pair to compare); ${when}.`,
         )
       }
     } else {
