@@ -261,6 +261,24 @@ export function smapsOf(pid: number): { rssMb: number; ownMb: number; fileMb: nu
   }
 }
 
+/**
+ * The process that runs `pid`'s command when `pid` is the launcher that reran it with huge pages
+ * (bin/huge-pages.mjs): its child that has the tunable in its environment where `pid` has none.
+ * Undefined for any other process (one that serves itself, a cluster's primary, whose workers have
+ * the same environment as it).
+ */
+export function rerunOf(pid: number): number | undefined {
+  const hasTunable = (id: number) => readFileSync(`/proc/${id}/environ`, 'latin1').includes('glibc.malloc.hugetlb=')
+  try {
+    if (hasTunable(pid)) return undefined
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim()
+    for (const child of children ? children.split(' ').map(Number) : []) if (hasTunable(child)) return child
+  } catch {
+    // no /proc, or the process is gone
+  }
+  return undefined
+}
+
 const CLOCK_TICKS_PER_SECOND = 100
 
 /** User + system CPU seconds of a process and its descendants (nginx's worker is its master's child); 0 where /proc is missing. */

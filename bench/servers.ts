@@ -29,7 +29,7 @@ import path from 'node:path'
 import { cliArgs } from './datasets.ts'
 import { jobFileOnDisk, snapshotPaths } from '../core/index.ts'
 import { freePort, LOOPBACK } from '../support/processes.ts'
-import { memoryOf, smapsOf, startChild, waitForHttp, type Child } from './procs.ts'
+import { memoryOf, rerunOf, smapsOf, startChild, waitForHttp, type Child } from './procs.ts'
 
 export interface RunningServer {
   name: string
@@ -38,6 +38,11 @@ export interface RunningServer {
   /** Spawn to ready, milliseconds. */
   readyMs: number
   version?: string
+  /**
+   * The process serving (jobsnap's one process, or its cluster's primary), when `child` is only the
+   * launcher that reran it with huge pages (bin/huge-pages.mjs); else `child` serves.
+   */
+  rerunPid?: number
 }
 
 export type Optional<T> = { ok: true; server: T } | { ok: false; reason: string }
@@ -93,7 +98,8 @@ export async function startJobsnap(
       await new Promise((resolve) => setTimeout(resolve, 20))
     readyMs = performance.now() - child.startedAt
   }
-  return { name: child.name, port, child, readyMs }
+  const rerunPid = rerunOf(child.pid)
+  return { name: child.name, port, child, readyMs, ...(rerunPid !== undefined ? { rerunPid } : {}) }
 }
 
 /** From a clustered jobsnap's log: the slowest worker's ready time and the RSS of all its processes when ready. */
@@ -124,9 +130,15 @@ export function memoryFigures(
   const workerPids = [...server.child.output().matchAll(/\{[^\n]*"message":"worker ready"[^\n]*\}/g)].map(
     (match) => (JSON.parse(match[0]) as { pid: number }).pid,
   )
-  const pids = [server.child.pid, ...workerPids]
-  const processes = pids.map((pid, i) => ({
-    role: workerPids.length === 0 ? 'server' : i === 0 ? 'primary' : 'worker',
+  const serving = server.rerunPid ?? server.child.pid
+  // The launcher, when there is one, counts too: it is part of what an operator runs.
+  const roles: [string, number][] = [
+    ...(server.rerunPid !== undefined ? [['launcher', server.child.pid] as [string, number]] : []),
+    [workerPids.length === 0 ? 'server' : 'primary', serving],
+    ...workerPids.map((pid): [string, number] => ['worker', pid]),
+  ]
+  const processes = roles.map(([role, pid]) => ({
+    role,
     ...(smapsOf(pid) ?? { rssMb: Number.NaN, ownMb: Number.NaN, fileMb: Number.NaN }),
   }))
   const current = path.join(distDir, 'current')
@@ -178,7 +190,7 @@ export async function startBareServer(
 }
 
 export function rssOf(server: RunningServer): ReturnType<typeof memoryOf> {
-  return memoryOf(server.child.pid)
+  return memoryOf(server.rerunPid ?? server.child.pid)
 }
 
 // ---------- nginx ----------

@@ -73,15 +73,20 @@ function startRedis(port: number): Child {
   ])
 }
 
-/** The primary's RSS plus its workers' (its children), megabytes. */
-function clusterRssMb(primaryPid: number): number {
-  let pids = [primaryPid]
-  try {
-    const children = readFileSync(`/proc/${primaryPid}/task/${primaryPid}/children`, 'utf8').trim()
-    if (children) pids = pids.concat(children.split(/\s+/).map(Number))
-  } catch {
-    // no /proc: the primary alone
+/** The RSS of jobsnap's processes (the process started and all below it), megabytes. */
+function clusterRssMb(rootPid: number): number {
+  // The whole tree: the launcher that reran jobsnap with huge pages (bin/huge-pages.mjs), the primary, its workers.
+  const pids: number[] = []
+  const visit = (pid: number) => {
+    pids.push(pid)
+    try {
+      const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim()
+      for (const child of children ? children.split(/\s+/).map(Number) : []) visit(child)
+    } catch {
+      // no /proc: this process alone
+    }
   }
+  visit(rootPid)
   return pids.reduce((sum, pid) => sum + (memoryOf(pid)?.rssMb ?? 0), 0)
 }
 

@@ -1,19 +1,25 @@
 /**
- * `jobsnap build` reruns itself with glibc's malloc backing its large
- * allocations with transparent huge pages (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`:
- * malloc asks the kernel for 2 MB pages with madvise). At 1M jobs a build reads
- * and writes several GB through fresh buffers, and on 4 KB pages each first touch
- * is a page fault: on the virtual machines measured here, reading a 1 GB file
- * into a new buffer took 3.3 s with 4 KB pages and 1.3 to 2.1 s with huge pages,
- * and a 1% rebuild's system time went from 31 to 22 s. glibc reads the setting
- * only when a process starts, hence a second process rather than a switch.
+ * `jobsnap build`, `serve` and `generate` rerun themselves with glibc's malloc
+ * backing large allocations with transparent huge pages
+ * (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`: malloc asks the kernel for 2 MB pages
+ * with madvise). Each 4 KB page touched for the first time is a page fault, and
+ * on the virtual machines measured here a fault is dear. A 1M build reads and
+ * writes gigabytes through fresh buffers: reading a 1 GB file into a new buffer
+ * took 3.3 s with 4 KB pages and 1.3 to 2.1 s with huge pages, and a 1% rebuild's
+ * system time went from ~31 to ~20 s. A server loading a 1M snapshot fills
+ * hundreds of MB of typed arrays: spawn to ready went from 3.8-4.3 s to 3.0-3.2 s,
+ * this launcher's own start included, for the same own memory within 2%
+ * (`bench/memory.ts --evict`). glibc reads the setting only when a process
+ * starts, hence a second process rather than a switch.
  *
- * Plain JavaScript, run before tsx loads: the rerun costs one bare Node start.
- * Not done where it cannot help (not Linux, a command other than build), when
- * the setting is there already, or when JOBSNAP_HUGE_PAGES says no. The kernel
- * must allow madvise for huge pages (`/sys/kernel/mm/transparent_hugepage/enabled`
+ * Plain JavaScript, run before tsx loads: the rerun costs one bare Node start
+ * (~0.2 s), and the first process stays as a small launcher (~40 MB) that only
+ * passes signals on. Not done where it cannot help (not Linux, another command),
+ * when the setting is there already (the rerun itself, a cluster's workers, a
+ * caller that chose), or when JOBSNAP_HUGE_PAGES says no. The kernel must allow
+ * madvise for huge pages (`/sys/kernel/mm/transparent_hugepage/enabled` at
  * `madvise` or `always`, the usual defaults); where it does not, or where libc is
- * not glibc, the setting is ignored and the build runs as before.
+ * not glibc, the setting is ignored and the command runs as before.
  */
 import { spawn } from 'node:child_process'
 
@@ -21,6 +27,9 @@ export const HUGE_PAGES_TUNABLE = 'glibc.malloc.hugetlb=1'
 
 /** JOBSNAP_HUGE_PAGES values that turn it off (as core/config.ts reads a boolean). */
 const OFF = /^(false|0|no|off|n|disabled)$/i
+
+/** The commands that allocate enough for huge pages to matter. */
+const RERUN_COMMANDS = new Set(['build', 'serve', 'generate'])
 
 /**
  * The command named on the command line: the first argument that is not a flag.
@@ -37,7 +46,7 @@ const commandOf = (args) => args.find((arg) => !arg.startsWith('-'))
  * @returns {NodeJS.ProcessEnv | undefined}
  */
 export function hugePagesRerunEnv(args, env = process.env, platform = process.platform) {
-  if (platform !== 'linux' || commandOf(args) !== 'build') return undefined
+  if (platform !== 'linux' || !RERUN_COMMANDS.has(commandOf(args) ?? '')) return undefined
   if (OFF.test(env.JOBSNAP_HUGE_PAGES ?? '')) return undefined
   const tunables = env.GLIBC_TUNABLES ?? ''
   if (tunables.includes('glibc.malloc.hugetlb')) return undefined

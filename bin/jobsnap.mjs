@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `jobsnap` command for `npx jobsnap` / `npm link`, and what `npm start` and `npm run build` run:
 // the sources are TypeScript run through tsx, so there is no separate compile step to forget.
-// `build` first reruns itself with huge pages for its buffers (huge-pages.mjs says why).
+// `build`, `serve` and `generate` first rerun themselves with huge pages for their buffers (huge-pages.mjs says why).
 import { rerunWithHugePages } from './huge-pages.mjs'
 
 if (!rerunWithHugePages()) {

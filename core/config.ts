@@ -117,9 +117,10 @@ const ConfigSchema = z.object({
    */
   JOBSNAP_JOB_DELTA_MAX_PERCENT: intFromEnv(0).max(100).default(20),
   /**
-   * `jobsnap build`, run as `npm run build` or the `jobsnap` command (bin/jobsnap.mjs), reruns itself on Linux
-   * with glibc's malloc backing large buffers with transparent huge pages (bin/huge-pages.mjs says why);
-   * false builds in the one process on 4 KB pages. Read by the launcher before anything else.
+   * On Linux, `jobsnap build`, `serve` and `generate`, run as `npm start`, `npm run build` or the `jobsnap`
+   * command (bin/jobsnap.mjs), rerun themselves with glibc's malloc backing large buffers with transparent
+   * huge pages (bin/huge-pages.mjs says why); false runs them in the one process on 4 KB pages. Read by
+   * the launcher before anything else.
    */
   JOBSNAP_HUGE_PAGES: z.stringbool().default(true),
   /** Redis URL for shared rate limits across replicas; empty: in-memory. */

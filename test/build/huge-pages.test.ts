@@ -3,20 +3,23 @@
  * commands and settings rerun, and, through real processes, that the rerun gets the setting,
  * the caller gets its exit code, and a signal sent to the first process reaches the build.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { HUGE_PAGES_TUNABLE, hugePagesRerunEnv } from '../../bin/huge-pages.mjs'
+import { freePort } from '../../support/processes.ts'
 
 const REPO = path.resolve(import.meta.dirname, '../..')
 const work = mkdtempSync(path.join(tmpdir(), 'jobsnap-huge-pages-'))
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
 describe('which runs are rerun with huge pages', () => {
-  it('reruns build on Linux, adding the tunable to any already set', () => {
+  it('reruns build, serve and generate on Linux, adding the tunable to any already set', () => {
     expect(hugePagesRerunEnv(['build', '--data', 'x'], {}, 'linux')?.GLIBC_TUNABLES).toBe(HUGE_PAGES_TUNABLE)
+    expect(hugePagesRerunEnv(['serve', '--workers', '2'], {}, 'linux')?.GLIBC_TUNABLES).toBe(HUGE_PAGES_TUNABLE)
+    expect(hugePagesRerunEnv(['generate'], {}, 'linux')?.GLIBC_TUNABLES).toBe(HUGE_PAGES_TUNABLE)
     expect(hugePagesRerunEnv(['--quiet', 'build'], {}, 'linux')?.GLIBC_TUNABLES).toBe(HUGE_PAGES_TUNABLE)
     expect(hugePagesRerunEnv(['build'], { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2', PATH: '/bin' }, 'linux')).toEqual(
       { GLIBC_TUNABLES: `glibc.malloc.arena_max=2:${HUGE_PAGES_TUNABLE}`, PATH: '/bin' },
@@ -24,7 +27,8 @@ describe('which runs are rerun with huge pages', () => {
   })
 
   it('runs everything else in the one process', () => {
-    expect(hugePagesRerunEnv(['serve'], {}, 'linux')).toBeUndefined()
+    expect(hugePagesRerunEnv(['rollback'], {}, 'linux')).toBeUndefined()
+    expect(hugePagesRerunEnv(['purge', '--all'], {}, 'linux')).toBeUndefined()
     expect(hugePagesRerunEnv([], {}, 'linux')).toBeUndefined()
     expect(hugePagesRerunEnv(['build'], {}, 'darwin')).toBeUndefined()
     // Already set, either way: the rerun itself, or a caller that chose.
@@ -82,7 +86,7 @@ const alive = (pid: number) => {
   }
 }
 
-describe.runIf(process.platform === 'linux')('bin/jobsnap.mjs build, through real processes', () => {
+describe.runIf(process.platform === 'linux')('bin/jobsnap.mjs, through real processes', () => {
   it('runs the build in a second process with the tunable, and exits with its code', async () => {
     const log = path.join(work, 'refused.log')
     // A flag build does not take: the build refuses it (exit 2), in the rerun.
@@ -119,6 +123,45 @@ describe.runIf(process.platform === 'linux')('bin/jobsnap.mjs build, through rea
     expect({ code, signal }).toEqual({ code: null, signal: 'SIGTERM' })
     for (let waited = 0; alive(build); waited += 50) {
       if (waited > 10_000) throw new Error(`the build (pid ${build}) outlived the SIGTERM sent to its launcher`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  })
+
+  it('serves from the rerun, on the port it was given, and stops with the launcher', async () => {
+    const dist = path.join(work, 'dist-serve')
+    const built = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'cli.ts', 'build', '--data', path.join(REPO, 'data'), '--out', dist, '--quiet'],
+      { cwd: REPO, env: { ...process.env, JOBSNAP_LOG: 'silent' }, encoding: 'utf8' },
+    )
+    expect(built.status, built.stderr).toBe(0)
+    const port = await freePort()
+    const log = path.join(work, 'serve.log')
+    const child = startLauncher(['serve', '--port', String(port), '--dist', dist], log, { JOBSNAP_DRAIN_MS: '0' })
+    const exit = ended(child)
+    const base = `http://127.0.0.1:${port}`
+    for (let waited = 0; ; waited += 100) {
+      const ready = await fetch(`${base}/ready`).then(
+        (response) => response.status,
+        () => 0,
+      )
+      if (ready === 200) break
+      if (waited > 60_000) throw new Error('the server never became ready')
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const processes = probed(log)
+    expect(processes).toHaveLength(2)
+    expect(processes[0]).toEqual({ pid: child.pid, tunables: null })
+    expect(processes[1]!.tunables).toBe(HUGE_PAGES_TUNABLE)
+    const jobs = await fetch(`${base}/api/v2/jobs?limit=1`)
+    expect(jobs.status).toBe(200)
+    expect(((await jobs.json()) as { data: unknown[] }).data).toHaveLength(1)
+    child.kill('SIGTERM')
+    const { code, signal } = await exit
+    expect({ code, signal }).toEqual({ code: 0, signal: null })
+    const server = processes[1]!.pid
+    for (let waited = 0; alive(server); waited += 50) {
+      if (waited > 10_000) throw new Error(`the server (pid ${server}) outlived its launcher`)
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
   })
