@@ -66,7 +66,13 @@ export function rerunWithHugePages() {
   /** @type {NodeJS.Signals[]} */
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP']
   /** @param {NodeJS.Signals} signal */
-  const forward = (signal) => child.kill(signal)
+  const forward = (signal) => {
+    // Ctrl-C at a terminal reaches every process of the foreground group, the rerun included: passing it on
+    // as well would deliver it twice, and a second SIGINT tells a server to stop without closing its
+    // connections. Sent to this process alone (a supervisor, `kill -INT`), it is passed on.
+    if (signal === 'SIGINT' && process.stdin.isTTY) return
+    child.kill(signal)
+  }
   for (const signal of signals) process.on(signal, forward)
   child.on('error', (error) => {
     console.error(`jobsnap: could not rerun with huge pages (${error.message}); set JOBSNAP_HUGE_PAGES=0 to skip it`)

@@ -127,44 +127,58 @@ describe.runIf(process.platform === 'linux')('bin/jobsnap.mjs, through real proc
     }
   })
 
-  it('serves from the rerun, on the port it was given, and stops with the launcher', async () => {
-    const dist = path.join(work, 'dist-serve')
-    const built = spawnSync(
+  const dist = path.join(work, 'dist-serve')
+  let built = false
+  /** The sample data built into `dist` once, for the serve tests. */
+  const servable = () => {
+    if (built) return
+    const run = spawnSync(
       process.execPath,
       ['--import', 'tsx', 'cli.ts', 'build', '--data', path.join(REPO, 'data'), '--out', dist, '--quiet'],
       { cwd: REPO, env: { ...process.env, JOBSNAP_LOG: 'silent' }, encoding: 'utf8' },
     )
-    expect(built.status, built.stderr).toBe(0)
-    const port = await freePort()
-    const log = path.join(work, 'serve.log')
-    const child = startLauncher(['serve', '--port', String(port), '--dist', dist], log, { JOBSNAP_DRAIN_MS: '0' })
-    const exit = ended(child)
-    const base = `http://127.0.0.1:${port}`
-    for (let waited = 0; ; waited += 100) {
-      const ready = await fetch(`${base}/ready`).then(
-        (response) => response.status,
-        () => 0,
-      )
-      if (ready === 200) break
-      if (waited > 60_000) throw new Error('the server never became ready')
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    const processes = probed(log)
-    expect(processes).toHaveLength(2)
-    expect(processes[0]).toEqual({ pid: child.pid, tunables: null })
-    expect(processes[1]!.tunables).toBe(HUGE_PAGES_TUNABLE)
-    const jobs = await fetch(`${base}/api/v2/jobs?limit=1`)
-    expect(jobs.status).toBe(200)
-    expect(((await jobs.json()) as { data: unknown[] }).data).toHaveLength(1)
-    child.kill('SIGTERM')
-    const { code, signal } = await exit
-    expect({ code, signal }).toEqual({ code: 0, signal: null })
-    const server = processes[1]!.pid
-    for (let waited = 0; alive(server); waited += 50) {
-      if (waited > 10_000) throw new Error(`the server (pid ${server}) outlived its launcher`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  })
+    expect(run.status, run.stderr).toBe(0)
+    built = true
+  }
+
+  it.each([
+    ['SIGTERM', 'drains and stops'],
+    ['SIGINT', 'closes and stops'],
+  ] as const)(
+    'serves from the rerun, on the port it was given; %s to the launcher reaches it, and it %s',
+    async (stop, _outcome) => {
+      servable()
+      const port = await freePort()
+      const log = path.join(work, `serve-${stop}.log`)
+      const child = startLauncher(['serve', '--port', String(port), '--dist', dist], log, { JOBSNAP_DRAIN_MS: '0' })
+      const exit = ended(child)
+      const base = `http://127.0.0.1:${port}`
+      for (let waited = 0; ; waited += 100) {
+        const ready = await fetch(`${base}/ready`).then(
+          (response) => response.status,
+          () => 0,
+        )
+        if (ready === 200) break
+        if (waited > 60_000) throw new Error('the server never became ready')
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      const processes = probed(log)
+      expect(processes).toHaveLength(2)
+      expect(processes[0]).toEqual({ pid: child.pid, tunables: null })
+      expect(processes[1]!.tunables).toBe(HUGE_PAGES_TUNABLE)
+      const jobs = await fetch(`${base}/api/v2/jobs?limit=1`)
+      expect(jobs.status).toBe(200)
+      expect(((await jobs.json()) as { data: unknown[] }).data).toHaveLength(1)
+      child.kill(stop)
+      const { code, signal } = await exit
+      expect({ code, signal }).toEqual({ code: 0, signal: null })
+      const server = processes[1]!.pid
+      for (let waited = 0; alive(server); waited += 50) {
+        if (waited > 10_000) throw new Error(`the server (pid ${server}) outlived its launcher`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    },
+  )
 })
 
 function probedCount(log: string): number {
