@@ -3,9 +3,12 @@
  * environment variables of core/config.ts.
  */
 import { type ArgsDef, defineCommand, runMain } from 'citty'
+import { spawn } from 'node:child_process'
 import cluster from 'node:cluster'
+import { once } from 'node:events'
+import { constants as osConstants } from 'node:os'
 import { z } from 'zod'
-import { loadConfig } from './core/config.ts'
+import { type Config, loadConfig } from './core/config.ts'
 import { publishedSnapshotId } from './core/snapshot.ts'
 
 /**
@@ -181,6 +184,16 @@ const serveArgs = {
   'build-if-missing': { type: 'boolean', description: 'Build from JOBSNAP_DATA first when nothing is published' },
 } satisfies ArgsDef
 
+/** Runs `jobsnap build` on the configured folders as this command was started (launcher or tsx), to its exit code. */
+async function buildInChild(config: Config): Promise<number> {
+  const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, 'build'], {
+    stdio: 'inherit',
+    env: { ...process.env, JOBSNAP_DATA: config.JOBSNAP_DATA, JOBSNAP_DIST: config.JOBSNAP_DIST },
+  })
+  const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null]
+  return code ?? (signal === null ? 1 : 128 + (osConstants.signals[signal] ?? 0))
+}
+
 const serve = defineCommand({
   meta: { name: 'serve', description: 'Serve the published snapshot.' },
   args: serveArgs,
@@ -192,11 +205,11 @@ const serve = defineCommand({
       JOBSNAP_DIST: args.dist,
       JOBSNAP_WORKERS: args.workers,
     })
-    // Building is the build layer's job, composed here: the runtime never loads the build pipeline.
+    // Building is the build layer's job, run as `jobsnap build` in a process of its own: the server never
+    // loads the build pipeline (a bundled server has no build beside it) nor keeps the build's heap.
     if (args['build-if-missing'] && !cluster.isWorker && !(await publishedSnapshotId(config.JOBSNAP_DIST))) {
       console.error(`no snapshot published yet in ${config.JOBSNAP_DIST}; building from ${config.JOBSNAP_DATA}`)
-      const { runBuildCommand } = await import('./build/cli.ts')
-      const code = await runBuildCommand(config, {})
+      const code = await buildInChild(config)
       if (code !== 0) process.exit(code)
     }
     const { runServeCommand } = await import('./runtime/cli.ts')
