@@ -46,6 +46,7 @@ import {
   SNAPSHOT_FORMAT,
   SNAPSHOTS_DIR,
   SnapshotManifestHead,
+  eachJobFile,
   jsonArrayByLine,
   serializeManifest,
   snapshotPaths,
@@ -122,6 +123,8 @@ export interface BuildResult {
   snapshotId: string
   snapshotDir: string
   manifest: SnapshotManifest
+  /** Every public file's content hash: the manifest's `files` and the per-job files of index/job-files.txt. */
+  files: Record<string, string>
   durationMs: number
   /** Against the snapshot that was published before this build. */
   changes: SnapshotChanges
@@ -182,10 +185,13 @@ async function previousSnapshot(distDir: string): Promise<PreviousManifest | und
     }
     // Any format: a snapshot of the previous format (the first build after an upgrade) still links the change
     // feed and lends its unchanged public files, whose bytes no format change has touched.
-    const parsedHead = SnapshotManifestHead.extend({ format: z.int(), exports: z.unknown() }).safeParse(head)
+    const parsedHead = SnapshotManifestHead.extend({
+      format: z.int(),
+      exports: z.unknown(),
+      job_files: SnapshotManifestHead.shape.job_files.optional(),
+    }).safeParse(head)
     if (!parsedHead.success || typeof files !== 'object' || files === null || Array.isArray(files)) return undefined
-    // One walk over the map both checks it and picks out the job files: a million keys at 1M jobs, where each
-    // walk (Object.values, for-in) costs a second or more, the keys being put in order first.
+    // One walk over the map both checks it and picks out the job files (which a format 4 manifest lists).
     const hashes = files as Record<string, unknown>
     const jobFiles: string[] = []
     let fileCount = 0
@@ -193,6 +199,12 @@ async function previousSnapshot(distDir: string): Promise<PreviousManifest | und
       if (typeof hashes[file] !== 'string') return undefined
       if (file.startsWith(JOB_FILES_PREFIX)) jobFiles.push(file)
       fileCount++
+    }
+    const listed = parsedHead.data.job_files
+    if (listed !== undefined) {
+      const added = await addJobFiles(path.join(dir, snapshotPaths.jobFiles), listed, hashes, jobFiles)
+      if (!added) return undefined
+      fileCount += listed.count
     }
     const jobDelta = await jobDeltaOf(distDir, dir)
     return {
@@ -209,6 +221,46 @@ async function previousSnapshot(distDir: string): Promise<PreviousManifest | und
   } catch {
     return undefined
   }
+}
+
+/**
+ * Adds index/job-files.txt's entries to a previous snapshot's file map and job file list, in its order;
+ * false when the file is not the one its manifest describes (then nothing of that snapshot is reused).
+ */
+async function addJobFiles(
+  file: string,
+  listed: { count: number; sha256: string },
+  hashes: Record<string, unknown>,
+  jobFiles: string[],
+): Promise<boolean> {
+  const bytes = await readFile(file).catch(() => undefined)
+  return (
+    bytes !== undefined &&
+    eachJobFile(bytes, listed, (jobFile, hash) => {
+      hashes[jobFile] = hash
+      jobFiles.push(jobFile)
+    })
+  )
+}
+
+/**
+ * The manifest's public file map (every file but the per-job ones) and index/job-files.txt's text (those,
+ * as `<slug>\t<hash>` lines in the order written), from the build's map of every public file.
+ */
+function splitJobFiles(hashes: Record<string, string>): {
+  files: Record<string, string>
+  jobLines: string
+  jobCount: number
+} {
+  const files: Record<string, string> = {}
+  const lines: string[] = []
+  for (const file in hashes) {
+    const hash = hashes[file]!
+    if (file.startsWith(JOB_FILES_PREFIX))
+      lines.push(`${file.slice(JOB_FILE_DIR, file.length - (JOB_FILE_AFFIXES - JOB_FILE_DIR))}\t${hash}`)
+    else files[file] = hash
+  }
+  return { files, jobLines: lines.length === 0 ? '' : `${lines.join('\n')}\n`, jobCount: lines.length }
 }
 
 /** When a snapshot's job files are a delta (core/job-layers.ts): its base, and the files and whiteouts it holds itself. */
@@ -657,6 +709,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
 
     const closed = records.countWhere((ordinal) => records.status[ordinal] === 'closed')
     const snapshotId = await unusedSnapshotId(options.distDir, snapshotIdFor(now, writer.hashes))
+    const { files: publicFiles, jobLines, jobCount } = splitJobFiles(writer.hashes)
     const manifest: SnapshotManifest = {
       format: SNAPSHOT_FORMAT,
       snapshot_id: snapshotId,
@@ -671,7 +724,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
         companies: companies.length,
       },
       v1_limits: [...PRECOMPUTED_V1_LIMITS],
-      files: writer.hashes,
+      files: publicFiles,
+      job_files: { count: jobCount, sha256: indexFileHash(jobLines) },
       index_hashes: indexHashes,
       exports,
     }
@@ -704,6 +758,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     // The index files as they now are on disk, with the hashes computed from the bytes written: a server
     // trusts a file whose identity is unchanged instead of hashing it again (core/verified-files.ts).
     await recordVerifiedFiles(stagingDir, await identitiesOf(stagingDir, indexHashes))
+    await writer.writePrivate(snapshotPaths.jobFiles, jobLines)
     // The manifest goes last: a snapshot folder without one is incomplete by definition.
     await writer.writePrivate(snapshotPaths.manifest, serializeManifest(manifest))
     const snapshotDir = await publishSnapshot(options.distDir, stagingDir, snapshotId)
@@ -714,6 +769,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       snapshotId,
       snapshotDir,
       manifest,
+      files: writer.hashes,
       durationMs: performance.now() - started,
       changes,
       changedTags: tags,

@@ -64,6 +64,7 @@ export {
   publishedSnapshotId,
   readJobIndexInSlices,
   readManifestInSlices,
+  eachJobFile,
   SNAPSHOT_FORMAT,
   SNAPSHOTS_DIR,
   SnapshotCompanies,

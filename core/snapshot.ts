@@ -29,6 +29,7 @@
 import { readFile, readlink } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
+import { indexFileHash } from './content-hash.ts'
 import { ExportFileRecord } from './exports.ts'
 import { DatasetCompany } from './schema/dataset.ts'
 
@@ -37,8 +38,10 @@ import { DatasetCompany } from './schema/dataset.ts'
  * 3: search terms without accents (core/fold.ts): a server folding its queries finds nothing accented in a format 2 index.
  * 4: office place keys (`o:XX`, placeKey.office): office_country finds nothing in a format 3 index.
  *    and the bulk exports (exports/, listed in the manifest's `exports`), which a server serves at /api/v2/exports.
+ * 5: the per-job files' hashes moved out of the manifest into index/job-files.txt (`job_files`): a million lines at
+ *    1M jobs that every server read and skipped at every load. A format 4 manifest lists them in `files`.
  */
-export const SNAPSHOT_FORMAT = 4
+export const SNAPSHOT_FORMAT = 5
 export const PRECOMPUTED_V1_LIMITS = [25, 100] as const
 export const CURRENT_LINK = 'current'
 export const SNAPSHOTS_DIR = 'snapshots'
@@ -98,8 +101,17 @@ export const SnapshotManifest = z.object({
     companies: z.int(),
   }),
   v1_limits: z.array(z.int()),
-  /** Relative path -> content hash of every public file (identity encoding). */
+  /**
+   * Relative path -> content hash (identity encoding) of every public file but the per-job ones
+   * (`v2/jobs/<slug>.json`), which `job_files` lists.
+   */
   files: z.record(z.string(), z.string()),
+  /**
+   * The per-job files' hashes: index/job-files.txt holds one `<slug>\t<content hash>` line per job file,
+   * in the order the build wrote them (newest job first); `count` lines, and `sha256` (base64url) of the
+   * whole file. Only builds read it (to reuse files and find what changed); servers never need it.
+   */
+  job_files: z.object({ count: z.int(), sha256: z.string() }),
   /**
    * Relative path -> SHA-256 (base64url) of each index file as written. The
    * build validated those files against their schemas; the runtime checks
@@ -190,61 +202,19 @@ function* entriesInSlices<T>(
   end: number,
   brackets: '[]' | '{}',
   perSlice = 1000,
-  skipLinesStarting?: Buffer,
 ): Generator<T> {
   let from = start
   while (from < end) {
     let to = from
-    let text = ''
     for (let lines = 0; lines < perSlice && to < end; lines++) {
       const newline = bytes.indexOf(0x0a, to)
-      const next = newline < 0 || newline >= end ? end : newline + 1
-      // A skipped line is never decoded (at 1M jobs, a million of the manifest's entries), only checked
-      // for the shape of a `"name": "value"` entry, so a damaged one is still refused.
-      if (skipLinesStarting && startsWithAt(bytes, to, skipLinesStarting)) {
-        checkSkippedEntry(bytes, to, next)
-        // Runs of skipped lines decode nothing (a call per line was a third of the manifest's load).
-        if (from < to) text += bytes.toString('utf8', from, to)
-        from = next
-      }
-      to = next
+      to = newline < 0 || newline >= end ? end : newline + 1
     }
-    text = (text + bytes.toString('utf8', from, to)).trim()
+    let text = bytes.toString('utf8', from, to).trim()
     if (text.endsWith(',')) text = text.slice(0, -1)
     if (text) yield JSON.parse(brackets[0] + text + brackets[1]) as T
     from = to
   }
-}
-
-/** Whether `bytes` holds `prefix` at `at`: a JS loop, cheaper than Buffer#compare's native call for a few bytes. */
-function startsWithAt(bytes: Buffer, at: number, prefix: Buffer): boolean {
-  if (at + prefix.length > bytes.length) return false
-  for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false
-  return true
-}
-
-/** Whether bytes [at, at + 4) are `": "`, the separator of a file map entry. */
-function separatorAt(bytes: Buffer, at: number): boolean {
-  return bytes[at] === 0x22 && bytes[at + 1] === 0x3a && bytes[at + 2] === 0x20 && bytes[at + 3] === 0x22
-}
-
-/**
- * Bytes [start, end) are one line of a file map: indent, `"name": "value"`, maybe a comma, a newline.
- * Checked by a JS loop within the line: a native Buffer#indexOf per line cost more in calls than in search.
- */
-function checkSkippedEntry(bytes: Buffer, start: number, end: number): void {
-  let last = end - 1
-  if (bytes[last] === 0x0a) last--
-  if (bytes[last] === 0x2c) last--
-  let found = false
-  if (bytes[last] === 0x22) {
-    // The value (a hash) holds no quote, so its opening quote ends the separator: look back for it first.
-    let quote = last - 1
-    while (quote > start && bytes[quote] !== 0x22) quote--
-    found = quote - 3 >= start && separatorAt(bytes, quote - 3)
-    for (let at = start; !found && at + 3 < last; at++) found = separatorAt(bytes, at)
-  }
-  if (!found) throw new SyntaxError(`the line at byte ${start} is not a "name": "value" entry`)
 }
 
 /**
@@ -311,8 +281,6 @@ const MANIFEST_FILES_CLOSE = '\n }'
 export function readManifestInSlices(
   bytes: Buffer,
   entriesPerSlice = 5000,
-  /** Entries whose path starts with this are left out, unparsed. */
-  skipFilesUnder?: string,
 ): { head: unknown; files: Iterable<Record<string, unknown>> } | undefined {
   const open = bytes.indexOf(MANIFEST_FILES_OPEN)
   if (open < 0) return undefined
@@ -323,14 +291,7 @@ export function readManifestInSlices(
   const head: unknown = JSON.parse(bytes.toString('utf8', 0, entriesStart - 1) + bytes.toString('utf8', close))
   return {
     head,
-    files: entriesInSlices<Record<string, unknown>>(
-      bytes,
-      entriesStart,
-      close + 1,
-      '{}',
-      entriesPerSlice,
-      skipFilesUnder === undefined ? undefined : Buffer.from(`  ${JSON.stringify(skipFilesUnder).slice(0, -1)}`),
-    ),
+    files: entriesInSlices<Record<string, unknown>>(bytes, entriesStart, close + 1, '{}', entriesPerSlice),
   }
 }
 
@@ -377,8 +338,38 @@ export const snapshotPaths = {
   buildCache: 'index/build-cache.txt',
   /** Which jobs this snapshot added, updated and removed against the one it was built over. */
   changes: 'index/changes.json',
+  /** Each per-job public file's slug and content hash, a line each (the manifest's `job_files`). */
+  jobFiles: 'index/job-files.txt',
   v1Page: (limit: number, page: number) => `v1/${limit}/${page}.json`,
   v2Job: (slug: string) => `v2/jobs/${slug}.json`,
+}
+
+/**
+ * Calls `use` with each job file's path and content hash that index/job-files.txt (`bytes`) lists, in its
+ * order; false, having called it for none, when the file is not the one the manifest's `job_files` describes.
+ */
+export function eachJobFile(
+  bytes: Buffer,
+  listed: { count: number; sha256: string },
+  use: (jobFile: string, hash: string) => void,
+): boolean {
+  if (indexFileHash(bytes) !== listed.sha256) return false
+  const text = bytes.toString('latin1')
+  let count = 0
+  for (let start = 0; start < text.length; count++) {
+    const end = text.indexOf('\n', start)
+    const tab = text.indexOf('\t', start)
+    if (end < 0 || tab < 0 || tab > end) return false
+    start = end + 1
+  }
+  if (count !== listed.count) return false
+  for (let start = 0; start < text.length; ) {
+    const end = text.indexOf('\n', start)
+    const tab = text.indexOf('\t', start)
+    use(snapshotPaths.v2Job(text.slice(start, tab)), text.slice(tab + 1, end))
+    start = end + 1
+  }
+  return true
 }
 
 /** The v1 `usage` courtesy notice (one sentence: free to use, please link back). */

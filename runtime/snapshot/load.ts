@@ -177,30 +177,25 @@ async function eachSlice<T>(slices: Iterable<T>, what: string, use: (slice: T) =
 }
 
 /** Where the per-job files live: `v2/jobs/`. */
-const JOB_FILES = snapshotPaths.v2Job('').replace(/\.json$/, '')
-
 /**
- * The file map checked, and kept without the per-job files: the server never
- * reads those (the job index holds their hashes too), and at 1M jobs their
- * two million strings made every full collection mark them (a full GC of a
- * loaded 1M snapshot: 324 ms with them).
+ * The file map checked (the per-job files are not in it: the manifest keeps them in index/job-files.txt,
+ * which a server never reads, the job index holding their hashes too).
  */
 function checkedFileMap(files: unknown, what: string, into: Record<string, string>): void {
   if (files === null || typeof files !== 'object' || Array.isArray(files))
     throw new Error(`${what} is invalid at files: expected an object`)
   const hashes = files as Record<string, unknown>
-  // for-in, not Object.entries: no pair array per file (100k of them at 100k jobs).
+  // for-in, not Object.entries: no pair array per file (tens of thousands of v1 pages at 1M jobs).
   for (const file in hashes) {
     const hash = hashes[file]
     if (typeof hash !== 'string') throw new Error(`${what} is invalid at files.${file}: expected a string`)
-    if (!file.startsWith(JOB_FILES)) into[file] = hash
+    into[file] = hash
   }
 }
 
 /** The manifest, checked with zod except its file map (100k entries at 100k jobs), which a loop checks a slice at a time. */
 async function loadManifest(bytes: Buffer, what: string): Promise<SnapshotManifest> {
-  // The per-job entries are skipped unparsed (checkedFileMap would drop them anyway).
-  const sliced = parsing(what, () => readManifestInSlices(bytes, undefined, JOB_FILES))
+  const sliced = parsing(what, () => readManifestInSlices(bytes))
   const raw = sliced ? sliced.head : parseJson(bytes, what)
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
     throw new Error(`${what} is invalid at (root): expected an object`)

@@ -124,6 +124,7 @@ describe('manifest.json, one file hash per line', () => {
     counts: { records_jobs: 3, live_jobs: 2, closed_jobs: 1, expired_jobs: 0, companies: 1 },
     v1_limits: [25, 100],
     files,
+    job_files: { count: 0, sha256: 'x' },
     index_hashes: { [snapshotPaths.jobIndex]: 'x' },
     exports: [],
   })
@@ -140,36 +141,6 @@ describe('manifest.json, one file hash per line', () => {
     const read = Object.assign({}, ...sliced.files) as Record<string, string>
     expect(read).toEqual(files)
     expect(Object.keys(read)).toEqual(Object.keys(files))
-  })
-
-  it('leaves out, unparsed, the entries under a folder it is told to skip', () => {
-    const files: Record<string, string> = {}
-    for (let i = 0; i < 5_000; i++) {
-      // Kept and skipped entries interleaved, runs of each longer than a slice, the last one skipped.
-      const skipped = Math.floor(i / 700) % 2 === 0 || i % 3 === 0
-      files[skipped ? `v2/jobs/${AWKWARD[i % AWKWARD.length]}-${i}.json` : `v1/25/${i}.json`] = `hash-${i}`
-    }
-    files['v2/jobs/last.json'] = 'hash-last'
-    const sliced = readManifestInSlices(Buffer.from(serializeManifest(manifest(files))), 1000, 'v2/jobs/')!
-    const read = Object.assign({}, ...sliced.files) as Record<string, string>
-    const kept = Object.fromEntries(Object.entries(files).filter(([file]) => !file.startsWith('v2/jobs/')))
-    expect(Object.keys(kept).length).toBeGreaterThan(1000)
-    expect(read).toEqual(kept)
-  })
-
-  it('refuses a skipped entry that is not a "name": "value" line, though it never parses it', () => {
-    const files = { 'v1/25/1.json': 'a', 'v2/jobs/one.json': 'b', 'v2/jobs/two.json': 'c' }
-    const text = serializeManifest(manifest(files))
-    const read = (damaged: string) => () =>
-      Object.assign({}, ...readManifestInSlices(Buffer.from(damaged), 1000, 'v2/jobs/')!.files)
-    expect(read(text)()).toEqual({ 'v1/25/1.json': 'a' })
-    for (const damaged of [
-      text.replace('"v2/jobs/one.json": "b"', '"v2/jobs/one.json" "b"'),
-      text.replace('"v2/jobs/one.json": "b"', '"v2/jobs/one.json": b'),
-      text.replace('"v2/jobs/two.json": "c"', '"v2/jobs/two.json": "'),
-      text.replace('"v2/jobs/two.json": "c"', '"v2/jobs/two.json":"c"'),
-    ])
-      expect(read(damaged), damaged).toThrow(/is not a "name": "value" entry/)
   })
 
   it('recognises a compact or empty file map as another layout', () => {
@@ -241,12 +212,11 @@ describe('a server loading a real snapshot in slices', () => {
     const everyCompany = (table: LoadedSnapshot['companies']) =>
       Array.from({ length: table.size }, (_, i) => table.company(i))
     expect(everyCompany(sliced.companies)).toEqual(companiesWhole)
-    // Read in slices, the file map is kept without the per-job files (the job index holds their hashes).
+    // Read in slices, the file map is the one on disk: the per-job files are not in it (index/job-files.txt).
     const onDisk = JSON.parse(await readFile(path.join(dir, snapshotPaths.manifest), 'utf8')) as SnapshotManifest
-    const served = Object.entries(onDisk.files).filter(([file]) => !file.startsWith('v2/jobs/'))
-    expect(served.length).toBeGreaterThan(10)
-    expect(Object.keys(onDisk.files).length).toBeGreaterThan(1000)
-    expect(sliced.manifest.files).toEqual(Object.fromEntries(served))
+    expect(Object.keys(onDisk.files).length).toBeGreaterThan(10)
+    expect(Object.keys(onDisk.files).filter((file) => file.startsWith('v2/jobs/'))).toEqual([])
+    expect(sliced.manifest.files).toEqual(onDisk.files)
 
     // Broken slices are refused with the file named, whether or not the hash was updated to match.
     const manifestBytes = await readFile(path.join(dir, snapshotPaths.manifest), 'utf8')
@@ -257,7 +227,7 @@ describe('a server loading a real snapshot in slices', () => {
     await writeFile(path.join(dir, snapshotPaths.manifest), serializeManifest(rehashed))
     await expect(loadSnapshot(dir, createFileCache(0))).rejects.toThrow(/index\/jobs\.json is not JSON/)
     await writeFile(path.join(dir, snapshotPaths.jobIndex), jobsBytes)
-    const brokenManifest = manifestBytes.replace(/\n {2}"v2\/jobs\/([^"]+)": "/, '\n  "v2/jobs/$1" "')
+    const brokenManifest = manifestBytes.replace(/\n {2}"v1\/25\/([^"]+)": "/, '\n  "v1/25/$1" "')
     expect(brokenManifest).not.toBe(manifestBytes)
     await writeFile(path.join(dir, snapshotPaths.manifest), brokenManifest)
     await expect(loadSnapshot(dir, createFileCache(0))).rejects.toThrow(/manifest\.json is not JSON/)

@@ -13,6 +13,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BuildResult, buildSnapshot } from '../../build/index.ts'
 import {
+  eachJobFile,
   type DatasetCompany,
   type DatasetJob,
   SnapshotCompanies,
@@ -186,7 +187,19 @@ describe('a built snapshot', () => {
     const publicFiles = onDisk.filter(
       (f) => (/^(v1\/|v2\/|openapi\.yaml$)/.test(f) && !/\.(br|gz)$/.test(f)) || f.startsWith('exports/'),
     )
-    expect(Object.keys(manifest.files).sort()).toEqual(publicFiles.sort())
+    // The per-job files are listed apart, in index/job-files.txt (newest first), the rest in `files`.
+    const jobFiles = new Map<string, string>()
+    const listed = eachJobFile(
+      await readFile(path.join(dir, snapshotPaths.jobFiles)),
+      manifest.job_files,
+      (file, hash) => jobFiles.set(file, hash),
+    )
+    expect(listed).toBe(true)
+    expect(manifest.job_files.count).toBe(LIVE.length)
+    expect([...jobFiles.keys()]).toEqual(EXPECTED_ORDER.map((slug) => snapshotPaths.v2Job(slug)))
+    expect(Object.keys(manifest.files).some((f) => f.startsWith('v2/jobs/'))).toBe(false)
+    expect([...Object.keys(manifest.files), ...jobFiles.keys()].sort()).toEqual(publicFiles.sort())
+    expect(build.files).toEqual({ ...manifest.files, ...Object.fromEntries(jobFiles) })
     // v2 files, 6 + 2 v1 pages, openapi.yaml, the three bulk exports.
     expect(publicFiles).toHaveLength(130 + 6 + 2 + 1 + 3)
     expect(manifest.exports.map((file) => file.name)).toEqual(['jobs.ndjson.gz', 'companies.ndjson.gz', 'jobs.parquet'])
@@ -196,8 +209,17 @@ describe('a built snapshot', () => {
     expect(Object.keys(manifest.index_hashes ?? {})).not.toContain(snapshotPaths.jobIndex)
     expect(onDisk).not.toContain(snapshotPaths.jobIndex)
     for (const file of publicFiles) {
-      expect(manifest.files[file], file).toBe(sha22(await readFile(path.join(dir, file))))
+      expect(build.files[file], file).toBe(sha22(await readFile(path.join(dir, file))))
     }
+    // A list that is not the one the manifest describes is refused whole.
+    const text = await readFile(path.join(dir, snapshotPaths.jobFiles), 'utf8')
+    const refused = (damaged: string, listedAs = manifest.job_files) => {
+      let called = 0
+      const ok = eachJobFile(Buffer.from(damaged), listedAs, () => called++)
+      return { ok, called }
+    }
+    expect(refused(text.replace(/\t\S/, '\tX'))).toEqual({ ok: false, called: 0 })
+    expect(refused(text, { ...manifest.job_files, count: LIVE.length + 1 })).toEqual({ ok: false, called: 0 })
     expect(manifest.files['openapi.yaml']).toMatch(/^[A-Za-z0-9_-]{22}$/)
   })
 
@@ -224,7 +246,7 @@ describe('a built snapshot', () => {
   })
 
   it('precompresses only the OpenAPI document: its .br and .gz decompress to the same bytes; job files and v1 pages have no siblings', async () => {
-    const publicFiles = Object.keys(build.manifest.files)
+    const publicFiles = Object.keys(build.files)
     expect(publicFiles.length).toBeGreaterThan(100)
     for (const file of publicFiles) {
       const siblings = [`${file}.br`, `${file}.gz`].map((sibling) => existsSync(path.join(dir, sibling)))

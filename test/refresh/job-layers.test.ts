@@ -12,10 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BuildResult, listSnapshots, rollbackSnapshot } from '../../build/index.ts'
 import {
   contentHash,
+  eachJobFile,
   JOB_BASE_HASHES,
   JOB_WHITEOUTS,
   jobFileOnDisk,
   jobLayerBase,
+  type SnapshotManifest,
   snapshotPaths,
 } from '../../core/index.ts'
 import {
@@ -48,9 +50,9 @@ const whiteouts = async (result: BuildResult) =>
   (await readdir(path.join(result.snapshotDir, JOB_WHITEOUTS)).catch(() => [] as string[])).sort()
 
 /** Every job file the manifest names, looked up through the layers, has the manifest's hash. */
-async function expectEveryJobServed(result: Pick<BuildResult, 'snapshotId' | 'manifest'>): Promise<void> {
+async function expectEveryJobServed(result: Pick<BuildResult, 'snapshotId' | 'manifest' | 'files'>): Promise<void> {
   let jobs = 0
-  for (const [file, hash] of Object.entries(result.manifest.files)) {
+  for (const [file, hash] of Object.entries(result.files)) {
     if (!file.startsWith('v2/jobs/')) continue
     jobs++
     expect(contentHash(await readSnapshotFile(dataset.distDir, result.snapshotId, file)), file).toBe(hash)
@@ -127,7 +129,7 @@ describe('job files in layers', () => {
     await expectEveryJobServed(undone)
     // What the base holds under the one job the delta overrides: the full layer's hash of it.
     const jobFile = snapshotPaths.v2Job(slugs[0]!)
-    expect(await baseHashes(undone)).toEqual(new Map([[slugs[0]!, full.manifest.files[jobFile]!]]))
+    expect(await baseHashes(undone)).toEqual(new Map([[slugs[0]!, full.files[jobFile]!]]))
   })
 
   it('tells a change undone by the hash the previous delta recorded, without reading the base’s file', async () => {
@@ -163,7 +165,7 @@ describe('job files in layers', () => {
     await expectEveryJobServed(undone)
     // Recorded again from the base's bytes.
     const jobFile = snapshotPaths.v2Job(slugs[0]!)
-    expect(await baseHashes(undone)).toEqual(new Map([[slugs[0]!, full.manifest.files[jobFile]!]]))
+    expect(await baseHashes(undone)).toEqual(new Map([[slugs[0]!, full.files[jobFile]!]]))
   })
 
   it('pruning keeps the base a kept snapshot looks through, and a rollback target still finds its files', async () => {
@@ -179,9 +181,19 @@ describe('job files in layers', () => {
     const { to } = await rollbackSnapshot(dataset.distDir)
     expect(await jobLayerBase(path.join(dataset.distDir, 'snapshots', to))).toBe(full.snapshotId)
     // What the rollback target's manifest names is all there, through its base.
-    const manifest = JSON.parse(await readFile(path.join(dataset.distDir, 'current', snapshotPaths.manifest), 'utf8'))
+    const current = path.join(dataset.distDir, 'current')
+    const manifest = JSON.parse(await readFile(path.join(current, snapshotPaths.manifest), 'utf8')) as SnapshotManifest
     expect(manifest.snapshot_id).toBe(to)
-    await expectEveryJobServed({ snapshotId: to, manifest })
+    const files = { ...manifest.files }
+    const listed = eachJobFile(
+      await readFile(path.join(current, snapshotPaths.jobFiles)),
+      manifest.job_files,
+      (file, hash) => {
+        files[file] = hash
+      },
+    )
+    expect(listed).toBe(true)
+    await expectEveryJobServed({ snapshotId: to, manifest, files })
   })
 
   it('starts a new full layer past the threshold, or always with it at 0; the old base is then pruned', async () => {
