@@ -7,18 +7,18 @@
  * starts one primary and N workers on the same cores.
  *
  * The bundle lives in node_modules/.cache/jobsnap (so the packages it leaves
- * out resolve as they would from the sources), named by esbuild's and Node's
- * versions, and is rebuilt (~0.1 s) whenever a source file it was made from
- * changed size or modification time since: editing a file and restarting runs
- * the edit. Written to a temporary name and renamed, so servers starting
- * together never read half a file. Where it cannot be written (a read-only
- * install), serve runs through tsx as the other commands do.
+ * out resolve as they would from the sources), a folder named by esbuild's and
+ * Node's versions and its content, and is rebuilt (~0.1 s) whenever a source
+ * file it was made from changed size or modification time since: editing a
+ * file and restarting runs the edit. Written to a temporary name and renamed,
+ * so servers starting together never read half of one. Where it cannot be
+ * written (a read-only install), serve runs through tsx as the other commands do.
  *
  * Only `serve` runs bundled: the build starts worker threads from its own
  * source files, which a bundle would not have beside it.
  */
 import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -26,8 +26,13 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
 
 /**
  * @typedef {{ path: string, size: number, mtimeMs: number }} InputStamp
- * @typedef {{ inputs: InputStamp[] }} BundleStamp
+ * @typedef {{ dir: string, inputs: InputStamp[] }} BundleStamp
  */
+
+/** Entry file of a bundle folder. */
+const ENTRY_FILE = 'cli.mjs'
+/** How long a bundle folder no stamp names is kept for a server that may still be starting from it. */
+const SUPERSEDED_KEPT_MS = 10 * 60_000
 
 /** @param {string} file @returns {InputStamp | undefined} */
 function stampOf(file) {
@@ -39,23 +44,29 @@ function stampOf(file) {
   }
 }
 
-/** True when every input is still the size and age it was when the bundle was made. @param {string} stampFile */
-function isFresh(stampFile) {
+/**
+ * The bundle folder the stamp names, when every input is still the size and age it was when it was made.
+ * @param {string} stampFile
+ * @returns {string | undefined}
+ */
+function freshBundleDir(stampFile) {
   /** @type {BundleStamp} */
   let stamp
   try {
     stamp = JSON.parse(readFileSync(stampFile, 'utf8'))
   } catch {
-    return false
+    return undefined
   }
-  return stamp.inputs.every((input) => {
+  const fresh = stamp.inputs.every((input) => {
     const now = stampOf(input.path)
     return now !== undefined && now.size === input.size && now.mtimeMs === input.mtimeMs
   })
+  const dir = path.join(path.dirname(stampFile), stamp.dir)
+  return fresh && existsSync(path.join(dir, ENTRY_FILE)) ? dir : undefined
 }
 
 /**
- * The path of an up-to-date bundle of cli.ts for `serve`, made now if it is missing or stale; undefined
+ * The entry of an up-to-date bundle of cli.ts for `serve`, made now if it is missing or stale; undefined
  * when it cannot be made (esbuild missing, a read-only node_modules), after saying why on stderr.
  * @param {{ entry?: string, cacheDir?: string }} [where] what to bundle and where to keep it (tests use others)
  * @returns {Promise<string | undefined>}
@@ -67,45 +78,85 @@ export async function serveBundle({
   try {
     const esbuild = await import('esbuild')
     const key = createHash('sha256').update(`${esbuild.version} ${process.version} ${entry}`).digest('hex').slice(0, 16)
-    const bundleFile = path.join(cacheDir, `serve-${key}.mjs`)
-    const stampFile = `${bundleFile}.inputs.json`
-    if (isFresh(stampFile)) return bundleFile
+    const stampFile = path.join(cacheDir, `serve-${key}.json`)
+    const fresh = freshBundleDir(stampFile)
+    if (fresh !== undefined) return path.join(fresh, ENTRY_FILE)
     mkdirSync(cacheDir, { recursive: true })
     const startedMs = Date.now()
+    const outdir = path.join(cacheDir, 'unwritten')
     const result = await esbuild.build({
-      entryPoints: [entry],
+      entryPoints: { cli: entry },
       absWorkingDir: REPO_ROOT,
       bundle: true,
+      // What cli.ts and the server import lazily stays in chunks loaded when imported (a cluster's primary
+      // never loads the server; a worker loads the MCP endpoint after its first snapshot): one file would
+      // import every package the server uses before anything runs.
+      splitting: true,
       platform: 'node',
       format: 'esm',
       target: 'node20',
       packages: 'external',
+      outdir,
+      outExtension: { '.js': '.mjs' },
+      chunkNames: 'chunk-[hash]',
+      // Not minified, and with source maps beside it: a stack trace names the functions, and
+      // NODE_OPTIONS=--enable-source-maps maps it to the TypeScript lines (not on by default: ~0.1 s a start).
       sourcemap: 'linked',
       metafile: true,
       write: false,
-      outfile: bundleFile,
       logLevel: 'silent',
-      // Not minified, and with a source map beside it: a stack trace names the functions, and
-      // NODE_OPTIONS=--enable-source-maps maps it to the TypeScript lines (not on by default: ~0.1 s a start).
       plugins: [buildStaysOut],
     })
     const inputs = Object.keys(result.metafile.inputs).map((input) => path.resolve(REPO_ROOT, input))
     const stamps = inputs.map(stampOf).filter((stamp) => stamp !== undefined)
-    const suffix = `.${process.pid}.tmp`
-    for (const file of result.outputFiles) writeFileSync(file.path + suffix, file.contents)
-    for (const file of result.outputFiles) renameSync(file.path + suffix, file.path)
+    const outputs = result.outputFiles.map((file) => ({
+      name: path.relative(outdir, file.path),
+      contents: file.contents,
+    }))
+    const contentHash = createHash('sha256')
+    for (const { name, contents } of outputs) contentHash.update(name).update(contents)
+    // A folder per content, renamed into place whole: a server starting meanwhile from another folder, or
+    // from this one made by a concurrent start, never sees part of one.
+    const dirName = `serve-${key}-${contentHash.digest('hex').slice(0, 12)}`
+    const dir = path.join(cacheDir, dirName)
+    if (!existsSync(dir)) {
+      const pending = `${dir}.${process.pid}.tmp`
+      mkdirSync(pending, { recursive: true })
+      for (const { name, contents } of outputs) writeFileSync(path.join(pending, name), contents)
+      try {
+        renameSync(pending, dir)
+      } catch {
+        rmSync(pending, { recursive: true, force: true })
+      }
+    }
     // A file edited while esbuild read it may be in the bundle as it was: then no stamp is written, and the
     // next start bundles again rather than trusting this one.
     const editedMeanwhile = stamps.length < inputs.length || stamps.some((stamp) => stamp.mtimeMs >= startedMs - 1)
     if (!editedMeanwhile) {
-      writeFileSync(stampFile + suffix, JSON.stringify({ inputs: stamps }))
+      const suffix = `.${process.pid}.tmp`
+      writeFileSync(stampFile + suffix, JSON.stringify({ dir: dirName, inputs: stamps }))
       renameSync(stampFile + suffix, stampFile)
     }
-    return bundleFile
+    pruneSuperseded(cacheDir, `serve-${key}-`, dirName)
+    return path.join(dir, ENTRY_FILE)
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
     console.error(`jobsnap: serving through tsx, could not bundle the server (${reason})`)
     return undefined
+  }
+}
+
+/**
+ * Removes this key's other bundle folders once they are old enough that no server is still starting
+ * from one (a running server has loaded its modules already).
+ * @param {string} cacheDir @param {string} prefix @param {string} keep
+ */
+function pruneSuperseded(cacheDir, prefix, keep) {
+  for (const name of readdirSync(cacheDir)) {
+    if (!name.startsWith(prefix) || name === keep) continue
+    const folder = path.join(cacheDir, name)
+    const age = Date.now() - (stampOf(folder)?.mtimeMs ?? Date.now())
+    if (age > SUPERSEDED_KEPT_MS) rmSync(folder, { recursive: true, force: true })
   }
 }
 

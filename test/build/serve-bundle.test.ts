@@ -17,6 +17,13 @@ const REPO = path.resolve(import.meta.dirname, '../..')
 const work = mkdtempSync(path.join(tmpdir(), 'jobsnap-bundle-'))
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
+/** The stamp beside a bundle folder: the folder's name without its content hash, .json. */
+const stampOf = (bundle: string) =>
+  JSON.parse(readFileSync(`${path.dirname(bundle).replace(/-[0-9a-f]{12}$/, '')}.json`, 'utf8')) as {
+    dir: string
+    inputs: { path: string }[]
+  }
+
 /** A fresh import of the bundle (a query defeats the module cache), as a new process would load it. */
 const load = async (file: string) =>
   ((await import(`${pathToFileURL(file).href}?${statSync(file).mtimeMs}-${Math.random()}`)) as { answer: string })
@@ -33,8 +40,9 @@ describe('serveBundle', () => {
     const file = await serveBundle({ entry, cacheDir })
     expect(file).toBeDefined()
     expect(await load(file!)).toBe('first')
-    const stamps = JSON.parse(readFileSync(`${file}.inputs.json`, 'utf8')) as { inputs: { path: string }[] }
-    expect(stamps.inputs.map((input) => input.path).sort()).toEqual([entry, part].sort())
+    const stamp = stampOf(file!)
+    expect(stamp.dir).toBe(path.basename(path.dirname(file!)))
+    expect(stamp.inputs.map((input) => input.path).sort()).toEqual([entry, part].sort())
     const madeAt = statSync(file!).mtimeMs
     await new Promise((resolve) => setTimeout(resolve, 20))
     expect(await serveBundle({ entry, cacheDir })).toBe(file)
@@ -46,8 +54,10 @@ describe('serveBundle', () => {
     await new Promise((resolve) => setTimeout(resolve, 20))
     writeFileSync(part, `export const word: string = 'second'\n`)
     const after = await serveBundle({ entry, cacheDir })
-    expect(after).toBe(before)
+    expect(after).not.toBe(before)
     expect(await load(after!)).toBe('second')
+    // The folder before stays a while, for a server that may be starting from it.
+    expect(await load(before!)).toBe('first')
   })
 
   it('bundles again when an input is gone, and says why it cannot when it cannot', async () => {
@@ -89,7 +99,8 @@ describe('bin/jobsnap.mjs serve, through real processes', () => {
   it('remakes the bundle, builds a missing snapshot in a process of its own, then serves it', async () => {
     // The repository's own bundle: its stamp removed, the start must bundle again (and serve from it).
     const bundle = (await serveBundle())!
-    rmSync(`${bundle}.inputs.json`, { force: true })
+    const stampFile = `${path.dirname(bundle).replace(/-[0-9a-f]{12}$/, '')}.json`
+    rmSync(stampFile, { force: true })
     const port = await freePort()
     const dist = path.join(work, 'dist-missing')
     const child = spawn(
@@ -105,7 +116,7 @@ describe('bin/jobsnap.mjs serve, through real processes', () => {
     try {
       const base = `http://127.0.0.1:${port}`
       await untilReady(base, child)
-      const stamps = JSON.parse(readFileSync(`${bundle}.inputs.json`, 'utf8')) as { inputs: { path: string }[] }
+      const stamps = stampOf(bundle)
       expect(stamps.inputs.map((input) => path.relative(REPO, input.path))).toEqual(
         expect.arrayContaining(['cli.ts', 'runtime/server/start-server.ts']),
       )
