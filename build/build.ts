@@ -29,6 +29,7 @@ import type { DatasetCompany } from '../core/schema/dataset.ts'
 import { toV2CompanyProfile } from '../core/company.ts'
 import { SerializedTerms } from '../core/search.ts'
 import { indexFileHash } from '../core/content-hash.ts'
+import { serializeCompanyColumns } from '../core/company-columns.ts'
 import {
   JOB_BASE_LINK,
   JOB_BASE_HASHES,
@@ -682,6 +683,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       publishedCompany(company, liveByCompany[index]!),
     )
     await writeIndexFile(snapshotPaths.companies, jsonArrayByLine(companyIndexFile))
+    await writeIndexFile(snapshotPaths.companyColumns, serializeCompanyColumns(companyIndexFile))
     for (const [packed, paths] of [
       [packedV2, snapshotPaths.v2Bodies],
       [packedV1, snapshotPaths.v1Bodies],

@@ -57,6 +57,7 @@ export {
 export {
   arrayInSlices,
   CURRENT_LINK,
+  type IndexedCompany,
   type IndexedJob,
   isCompressedCopy,
   jsonArrayByLine,

@@ -40,6 +40,7 @@ import { DatasetCompany } from './schema/dataset.ts'
  *    and the bulk exports (exports/, listed in the manifest's `exports`), which a server serves at /api/v2/exports.
  * 5: the per-job files' hashes moved out of the manifest into index/job-files.txt (`job_files`): a million lines at
  *    1M jobs that every server read and skipped at every load. A format 4 manifest lists them in `files`.
+ *    And index/company-columns.json, the companies' table fields, which a server reads instead of parsing them all.
  */
 export const SNAPSHOT_FORMAT = 5
 export const PRECOMPUTED_V1_LIMITS = [25, 100] as const
@@ -330,6 +331,8 @@ export const snapshotPaths = {
   /** The same index as typed arrays, which a server loads without parsing (core/job-index-file.ts). */
   jobIndexBinary: 'index/jobs.bin',
   companies: 'index/companies.json',
+  /** The companies' fields a server's table holds, a column a line (core/company-columns.ts). */
+  companyColumns: 'index/company-columns.json',
   searchTerms: 'index/terms.json',
   searchPostings: 'index/postings.bin',
   v2Bodies: { bodies: 'index/v2-jobs.bin', lengths: 'index/v2-jobs.len' } satisfies PackedBodiesPaths,

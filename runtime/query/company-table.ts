@@ -7,6 +7,7 @@
  * loaded) that every full collection had to mark: a forced full collection
  * took 48 ms with them, 21 ms without. A buffer's bytes are not walked.
  */
+import type { CompanyColumnsRow } from '../../core/company-columns.ts'
 import type { IndexedCompany } from '../../core/snapshot.ts'
 import { textTerms } from '../../core/search.ts'
 
@@ -205,7 +206,7 @@ export class CompanyTableBuilder {
   }
 
   /** The next company, in the order of the texts' places. */
-  add(company: IndexedCompany): void {
+  add(company: CompanyColumnsRow): void {
     const i = this.count++
     if (i >= this.size) throw new Error(`more companies than the ${this.size} lines`)
     this.ids.push(company.id)

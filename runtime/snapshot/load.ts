@@ -18,6 +18,7 @@ import { LRUCache } from 'lru-cache'
 import { SerializedTerms } from '../../core/search.ts'
 import { DEFAULTS } from '../../core/config.ts'
 import { indexFileHash } from '../../core/content-hash.ts'
+import { parseCompanyColumns } from '../../core/company-columns.ts'
 import {
   fileIdentity,
   isVerified,
@@ -571,6 +572,22 @@ async function loadCompanies(
   if (expected === undefined)
     return CompanyTable.fromCompanies(verified(SnapshotCompanies, parseJson(read.bytes, what), what))
   await checkRead(verification, dir, snapshotPaths.companies, read, expected)
+  const columnsHash = manifest.index_hashes?.[snapshotPaths.companyColumns]
+  if (columnsHash !== undefined) {
+    // The table's fields from their columns, the companies' text only split into lines (not parsed).
+    const columnsFile = `${dir}/${snapshotPaths.companyColumns}`
+    const columnsRead = await readWithIdentity(dir, snapshotPaths.companyColumns)
+    await checkRead(verification, dir, snapshotPaths.companyColumns, columnsRead, columnsHash)
+    const { starts, ends } = elementLines(read.bytes)
+    const rows = await parseCompanyColumns(columnsRead.bytes.toString('utf8'), starts.length, yieldToRequests).catch(
+      (error: Error) => {
+        throw new Error(`${columnsFile} is invalid: ${error.message}`)
+      },
+    )
+    const builder = new CompanyTableBuilder(starts, ends)
+    for (const row of rows) builder.add(row)
+    return builder.finish(read.bytes)
+  }
   const sliced = arrayInSlices<IndexedCompany>(read.bytes)
   if (sliced === undefined) return CompanyTable.fromCompanies(parseJson(read.bytes, what) as IndexedCompany[])
   const { starts, ends } = elementLines(read.bytes)

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { buildSnapshot } from '../../build/index.ts'
 import {
   arrayInSlices,
+  type IndexedCompany,
   type IndexedJob,
   indexFileHash,
   jsonArrayByLine,
@@ -23,7 +24,7 @@ import {
   type SnapshotManifest,
   snapshotPaths,
 } from '../../core/index.ts'
-import { createFileCache, JobIndex, type LoadedSnapshot, loadSnapshot } from '../../runtime/index.ts'
+import { CompanyTable, createFileCache, JobIndex, type LoadedSnapshot, loadSnapshot } from '../../runtime/index.ts'
 import { FIXTURE_NOW, tempDir } from '../support/fixtures.ts'
 
 /** Strings that would break a naive line or bracket splitter if they were not escaped. */
@@ -212,6 +213,51 @@ describe('a server loading a real snapshot in slices', () => {
     const everyCompany = (table: LoadedSnapshot['companies']) =>
       Array.from({ length: table.size }, (_, i) => table.company(i))
     expect(everyCompany(sliced.companies)).toEqual(companiesWhole)
+    // The table's own fields come from index/company-columns.json: the same as from parsing every company.
+    const tableFields = (table: LoadedSnapshot['companies']) =>
+      Array.from({ length: table.size }, (_, i) => ({
+        id: table.id(i),
+        slug: table.slug(i),
+        name: table.name(i),
+        country: table.country(i),
+        schedule_type: table.scheduleType(i),
+        remote_level: table.remoteLevel(i),
+        hires_worldwide: table.hiresWorldwide(i),
+        work_life_score: table.workLifeScore(i),
+        hours_full_time: table.hoursFullTime(i),
+        terms: table.searchTerms(i),
+        by_slug: table.indexOfSlug(table.slug(i)),
+      }))
+    expect(sliced.manifest.index_hashes?.[snapshotPaths.companyColumns]).toBeDefined()
+    const fromParse = CompanyTable.fromCompanies(companiesWhole as IndexedCompany[])
+    expect(tableFields(sliced.companies)).toEqual(tableFields(fromParse))
+    expect(tableFields(sliced.companies).some((row) => row.work_life_score === undefined)).toBe(true)
+    const columnsFile = path.join(dir, snapshotPaths.companyColumns)
+    const columnsText = await readFile(columnsFile, 'utf8')
+    const withoutColumns = JSON.parse(
+      await readFile(path.join(dir, snapshotPaths.manifest), 'utf8'),
+    ) as SnapshotManifest
+    // A column one company short, with its hash recorded to match: refused, naming the file and the column.
+    const shortColumn = columnsText.replace(/\n\["[^"]*",/, '\n[')
+    await writeFile(columnsFile, shortColumn)
+    await writeFile(
+      path.join(dir, snapshotPaths.manifest),
+      serializeManifest({
+        ...withoutColumns,
+        index_hashes: { ...withoutColumns.index_hashes, [snapshotPaths.companyColumns]: indexFileHash(shortColumn) },
+      }),
+    )
+    await expect(loadSnapshot(dir, createFileCache(0))).rejects.toThrow(
+      /company-columns\.json is invalid: column id holds/,
+    )
+    // Changed after the build, the hash left as it was: refused.
+    await writeFile(path.join(dir, snapshotPaths.manifest), serializeManifest(withoutColumns))
+    await expect(loadSnapshot(dir, createFileCache(0))).rejects.toThrow(/company-columns\.json does not match the hash/)
+    // A snapshot whose manifest records no columns file: the companies are parsed, to the same table.
+    await writeFile(columnsFile, columnsText)
+    delete withoutColumns.index_hashes![snapshotPaths.companyColumns]
+    await writeFile(path.join(dir, snapshotPaths.manifest), serializeManifest(withoutColumns))
+    expect(tableFields((await loadSnapshot(dir, createFileCache(0))).companies)).toEqual(tableFields(fromParse))
     // Read in slices, the file map is the one on disk: the per-job files are not in it (index/job-files.txt).
     const onDisk = JSON.parse(await readFile(path.join(dir, snapshotPaths.manifest), 'utf8')) as SnapshotManifest
     expect(Object.keys(onDisk.files).length).toBeGreaterThan(10)
