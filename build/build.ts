@@ -125,7 +125,7 @@ export interface BuildResult {
   snapshotDir: string
   manifest: SnapshotManifest
   /** Every public file's content hash: the manifest's `files` and the per-job files of index/job-files.txt. */
-  files: Record<string, string>
+  files: ReadonlyMap<string, string>
   durationMs: number
   /** Against the snapshot that was published before this build. */
   changes: SnapshotChanges
@@ -171,7 +171,7 @@ async function previousCompanies(dir: string): Promise<{ slug: string }[] | unde
 }
 
 /** The previous snapshot, with its job files in the order its manifest lists them (see jobFilesByPosition). */
-type PreviousManifest = PreviousSnapshot & { jobFiles: string[]; fileCount: number }
+type PreviousManifest = PreviousSnapshot & { jobFiles: string[] }
 
 /**
  * The published snapshot's folder and file hashes, when there is a readable
@@ -193,27 +193,32 @@ async function previousSnapshot(distDir: string): Promise<PreviousManifest | und
     }).safeParse(head)
     if (!parsedHead.success || typeof files !== 'object' || files === null || Array.isArray(files)) return undefined
     // One walk over the map both checks it and picks out the job files (which a format 4 manifest lists).
-    const hashes = files as Record<string, unknown>
+    const listedFiles = files as Record<string, unknown>
+    const hashes = new Map<string, string>()
     const jobFiles: string[] = []
-    let fileCount = 0
-    for (const file in hashes) {
-      if (typeof hashes[file] !== 'string') return undefined
+    for (const file in listedFiles) {
+      const hash = listedFiles[file]
+      if (typeof hash !== 'string') return undefined
       if (file.startsWith(JOB_FILES_PREFIX)) jobFiles.push(file)
-      fileCount++
+      hashes.set(file, hash)
     }
     const listed = parsedHead.data.job_files
     if (listed !== undefined) {
-      const added = await addJobFiles(path.join(dir, snapshotPaths.jobFiles), listed, hashes, jobFiles)
+      const bytes = await readFile(path.join(dir, snapshotPaths.jobFiles)).catch(() => undefined)
+      const added =
+        bytes !== undefined &&
+        eachJobFile(bytes, listed, (jobFile, hash) => {
+          hashes.set(jobFile, hash)
+          jobFiles.push(jobFile)
+        })
       if (!added) return undefined
-      fileCount += listed.count
     }
     const jobDelta = await jobDeltaOf(distDir, dir)
     return {
       id: parsedHead.data.snapshot_id,
       dir,
       jobFiles,
-      fileCount,
-      hashes: files as Record<string, string>,
+      hashes,
       indexHashes: parsedHead.data.index_hashes ?? {},
       liveJobs: parsedHead.data.counts.live_jobs,
       siteUrl: parsedHead.data.site_url,
@@ -225,38 +230,17 @@ async function previousSnapshot(distDir: string): Promise<PreviousManifest | und
 }
 
 /**
- * Adds index/job-files.txt's entries to a previous snapshot's file map and job file list, in its order;
- * false when the file is not the one its manifest describes (then nothing of that snapshot is reused).
- */
-async function addJobFiles(
-  file: string,
-  listed: { count: number; sha256: string },
-  hashes: Record<string, unknown>,
-  jobFiles: string[],
-): Promise<boolean> {
-  const bytes = await readFile(file).catch(() => undefined)
-  return (
-    bytes !== undefined &&
-    eachJobFile(bytes, listed, (jobFile, hash) => {
-      hashes[jobFile] = hash
-      jobFiles.push(jobFile)
-    })
-  )
-}
-
-/**
  * The manifest's public file map (every file but the per-job ones) and index/job-files.txt's text (those,
  * as `<slug>\t<hash>` lines in the order written), from the build's map of every public file.
  */
-function splitJobFiles(hashes: Record<string, string>): {
+function splitJobFiles(hashes: ReadonlyMap<string, string>): {
   files: Record<string, string>
   jobLines: string
   jobCount: number
 } {
   const files: Record<string, string> = {}
   const lines: string[] = []
-  for (const file in hashes) {
-    const hash = hashes[file]!
+  for (const [file, hash] of hashes) {
     if (file.startsWith(JOB_FILES_PREFIX))
       lines.push(`${file.slice(JOB_FILE_DIR, file.length - (JOB_FILE_AFFIXES - JOB_FILE_DIR))}\t${hash}`)
     else files[file] = hash
@@ -321,12 +305,12 @@ async function jobDeltaBase(
   return baseThere ? delta.baseId : undefined
 }
 
-function snapshotIdFor(builtAt: Date, hashes: Record<string, string>): string {
+function snapshotIdFor(builtAt: Date, hashes: ReadonlyMap<string, string>): string {
   const digest = createHash('sha256')
   // A million entries at 1M jobs: hashed a few thousand at a time rather than one native call each.
   let pending = ''
-  for (const file in hashes) {
-    pending += `${file}\0${hashes[file]}\n`
+  for (const [file, hash] of hashes) {
+    pending += `${file}\0${hash}\n`
     if (pending.length > 1 << 16) {
       digest.update(pending)
       pending = ''
@@ -559,7 +543,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
             listed.startsWith(slug, JOB_FILE_DIR)
               ? listed
               : snapshotPaths.v2Job(slug)
-          const previousHash = previous!.hashes[jobFile]
+          const previousHash = previous!.hashes.get(jobFile)
           const hash =
             previousHash !== undefined && isLatin1At(text, fields.summaryEnd + 1, fields.hashEnd, previousHash)
               ? previousHash
@@ -732,7 +716,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       exports,
     }
     const companiesChanged = previous?.indexHashes[snapshotPaths.companies] !== indexHashes[snapshotPaths.companies]
-    const changes = diffSnapshots(previous?.hashes, writer.hashes, companiesChanged, previous?.fileCount)
+    const changes = diffSnapshots(previous?.hashes, writer.hashes, companiesChanged)
     if (jobBase !== undefined) {
       await writer.writeWhiteouts(goneFromBase(previous!, changes.removed, writer.hashes))
       await writer.flush()
@@ -868,7 +852,7 @@ function unchangedV1Pages(
   return (limit, page) => {
     const start = Math.min((page - 1) * limit, live.length)
     const end = Math.min(page * limit, live.length)
-    return moved[end] === moved[start] ? previous.hashes[snapshotPaths.v1Page(limit, page)] : undefined
+    return moved[end] === moved[start] ? previous.hashes.get(snapshotPaths.v1Page(limit, page)) : undefined
   }
 }
 
@@ -966,13 +950,13 @@ function jobFilesByPosition(previous: PreviousManifest, jobs: number): string[] 
 function goneFromBase(
   previous: PreviousSnapshot,
   removed: readonly string[],
-  hashes: Record<string, string>,
+  hashes: ReadonlyMap<string, string>,
 ): Set<string> {
   const gone = new Set<string>()
   for (const file of removed)
     if (file.startsWith(snapshotPaths.v2Job('').slice(0, JOB_FILE_DIR)))
       gone.add(file.slice(JOB_FILE_DIR, file.length - (JOB_FILE_AFFIXES - JOB_FILE_DIR)))
-  for (const slug of previous.jobDelta?.gone ?? []) if (hashes[snapshotPaths.v2Job(slug)] === undefined) gone.add(slug)
+  for (const slug of previous.jobDelta?.gone ?? []) if (!hashes.has(snapshotPaths.v2Job(slug))) gone.add(slug)
   return gone
 }
 

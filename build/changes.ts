@@ -56,13 +56,13 @@ const COMPUTED_PATHS = [
 /**
  * Compares two manifests' file hashes. With no previous snapshot everything
  * is new. `companiesChanged`: the published companies changed (an employer's
- * profile can change without any job file changing). `previousFiles`, when the
- * caller counted them: how many files `previous` lists, so that a build that
- * removed none does not walk its map a second time (a second or so at 1M jobs).
+ * profile can change without any job file changing). A build that removed
+ * none does not walk `previous` a second time (a million entries at 1M jobs);
+ * `previousFiles` says how many it lists when that is not its size.
  */
 export function diffSnapshots(
-  previous: Record<string, string> | undefined,
-  next: Record<string, string>,
+  previous: ReadonlyMap<string, string> | undefined,
+  next: ReadonlyMap<string, string>,
   companiesChanged = false,
   previousFiles?: number,
 ): SnapshotChanges {
@@ -70,14 +70,16 @@ export function diffSnapshots(
   const changed: string[] = []
   const removed: string[] = []
   let kept = 0
-  // for-in, not Object.entries: at 1M jobs the maps hold a million entries each.
-  for (const file in next) {
-    const before = previous?.[file]
+  for (const [file, hash] of next) {
+    const before = previous?.get(file)
     if (before === undefined) added.push(file)
-    else if (before !== next[file]) changed.push(file)
-    if (typeof before === 'string') kept++
+    else {
+      if (before !== hash) changed.push(file)
+      kept++
+    }
   }
-  if (kept !== previousFiles) for (const file in previous) if (next[file] === undefined) removed.push(file)
+  if (previous && kept !== (previousFiles ?? previous.size))
+    for (const file of previous.keys()) if (!next.has(file)) removed.push(file)
   const files = [...added, ...changed, ...removed].sort()
   const purge = files.flatMap(publicPathsOf)
   if (companiesChanged || files.some((f) => f.startsWith('v2/') || f.startsWith('v1/'))) purge.push(...COMPUTED_PATHS)
@@ -91,15 +93,15 @@ const JOB_FILE = /^v2\/jobs\/(.+)\.json$/
 /** The same diff by job: slugs whose v2 file appeared, changed or went, with both hashes (index/changes.json). */
 export function jobChanges(
   changes: SnapshotChanges,
-  previous: { id: string; hashes: Record<string, string> } | undefined,
-  next: Record<string, string>,
+  previous: { id: string; hashes: ReadonlyMap<string, string> } | undefined,
+  next: ReadonlyMap<string, string>,
 ): SnapshotJobChanges {
   const hashes: SnapshotJobChanges['hashes'] = {}
   const slugs = (files: string[]) =>
     files
       .flatMap((file) => {
         const slug = JOB_FILE.exec(file)?.[1]
-        if (slug !== undefined) hashes[slug] = [previous?.hashes[file] ?? null, next[file] ?? null]
+        if (slug !== undefined) hashes[slug] = [previous?.hashes.get(file) ?? null, next.get(file) ?? null]
         return slug ?? []
       })
       .sort()

@@ -168,7 +168,7 @@ export class ExportsWriter {
       const file = exportPath(record.name)
       // The file map holds content hashes in one form: the SHA-256, base64url, cut as contentHash cuts it.
       const hash = Buffer.from(record.sha256, 'hex').toString('base64url').slice(0, 22)
-      this.files.hashes[file] = hash
+      this.files.hashes.set(file, hash)
       if (this.linkedFromPrevious(file, hash)) this.files.reused++
       else this.files.rewritten++
     }
@@ -201,7 +201,7 @@ export class ExportsWriter {
    * snapshots then share its disk space. False when it differs or the link cannot be made.
    */
   private linkedFromPrevious(file: string, hash: string): boolean {
-    if (!this.previous || this.previous.hashes[file] !== hash) return false
+    if (!this.previous || this.previous.hashes.get(file) !== hash) return false
     const target = path.join(this.root, file)
     const written = `${target}.written`
     linkSync(target, written)

@@ -23,7 +23,7 @@ export interface PreviousSnapshot {
   /** The published snapshot's id. */
   id: string
   dir: string
-  hashes: Record<string, string>
+  hashes: ReadonlyMap<string, string>
   /** The manifest's index file hashes (empty for a snapshot made before they were recorded). */
   indexHashes: Record<string, string>
   /** What frames its v1 pages: the live job count and the site named in the usage notice. */
@@ -59,7 +59,7 @@ const EMPTY = Buffer.alloc(0)
 
 export class SnapshotFileWriter {
   /** Relative path -> content hash, for the manifest. */
-  readonly hashes: Record<string, string> = {}
+  readonly hashes = new Map<string, string>()
   /** Public files written anew (not linked from the previous snapshot). */
   rewritten = 0
   reused = 0
@@ -116,7 +116,7 @@ export class SnapshotFileWriter {
   ): Promise<string> {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body
     const hash = options.hash ?? contentHash(bytes)
-    this.hashes[relativePath] = hash
+    this.hashes.set(relativePath, hash)
     await this.ensureDir(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))
     // An unchanged file is hard-linked: no compression, no copy, and each snapshot folder still
     // stands alone (pruning the old one leaves the link intact), but for a delta's job files (see useJobBase).
@@ -147,9 +147,9 @@ export class SnapshotFileWriter {
    * The parts are kept until then: the caller must not reuse them.
    */
   async writePublicHashedOnWorker(relativePath: string, parts: readonly Buffer[]): Promise<void> {
-    this.hashes[relativePath] = ''
+    this.hashes.set(relativePath, '')
     await this.ensureDir(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))
-    const previous = this.previous?.hashes[relativePath]
+    const previous = this.previous?.hashes.get(relativePath)
     this.batchHashed[this.batch.length] = relativePath
     this.batch.push({
       path: path.join(this.root, relativePath),
@@ -172,12 +172,12 @@ export class SnapshotFileWriter {
     const from = this.sourceOf(relativePath, hash)
     if (from === undefined) return false
     if (from === IN_BASE) {
-      this.hashes[relativePath] = hash
+      this.hashes.set(relativePath, hash)
       this.inBase++
       return true
     }
     if (!this.madeDirs.has(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))) return false
-    this.hashes[relativePath] = hash
+    this.hashes.set(relativePath, hash)
     if (this.jobDelta && relativePath.startsWith(JOB_FILES)) this.addOwnJobFile(relativePath)
     this.queueLink(from, relativePath)
     return true
@@ -212,7 +212,7 @@ export class SnapshotFileWriter {
    */
   private sourceOf(relativePath: string, hash: string): string | typeof IN_BASE | undefined {
     const previous = this.previous
-    if (previous?.hashes[relativePath] !== hash) return undefined
+    if (previous?.hashes.get(relativePath) !== hash) return undefined
     if (!relativePath.startsWith(JOB_FILES)) return previous.dir
     const delta = previous.jobDelta
     // Unchanged since the previous snapshot: where the previous snapshot has it, the base layer or its own.
@@ -243,7 +243,7 @@ export class SnapshotFileWriter {
     const delta = previous.jobDelta
     const slug = slugOf(relativePath)
     if (delta === undefined || (!delta.own.has(relativePath) && !delta.gone.has(slug)))
-      return previous.hashes[relativePath]
+      return previous.hashes.get(relativePath)
     if (delta.baseHashes !== undefined) return delta.baseHashes.get(slug)
     try {
       return contentHash(readFileSync(path.join(delta.baseDir, relativePath)))
@@ -332,7 +332,7 @@ export class SnapshotFileWriter {
             else this.rewritten++
           }
           hashed.forEach((relativePath, i) => {
-            if (relativePath !== undefined) this.hashes[relativePath] = hashes[i]!
+            if (relativePath !== undefined) this.hashes.set(relativePath, hashes[i]!)
           })
         }),
     )

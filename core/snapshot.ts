@@ -349,7 +349,8 @@ export const snapshotPaths = {
 
 /**
  * Calls `use` with each job file's path and content hash that index/job-files.txt (`bytes`) lists, in its
- * order; false, having called it for none, when the file is not the one the manifest's `job_files` describes.
+ * order, and returns true; false when the file is not the one the manifest's `job_files` describes (its
+ * hash is checked first, so a changed file is refused before any call; a caller drops what it was given).
  */
 export function eachJobFile(
   bytes: Buffer,
@@ -363,16 +364,10 @@ export function eachJobFile(
     const end = text.indexOf('\n', start)
     const tab = text.indexOf('\t', start)
     if (end < 0 || tab < 0 || tab > end) return false
-    start = end + 1
-  }
-  if (count !== listed.count) return false
-  for (let start = 0; start < text.length; ) {
-    const end = text.indexOf('\n', start)
-    const tab = text.indexOf('\t', start)
     use(snapshotPaths.v2Job(text.slice(start, tab)), text.slice(tab + 1, end))
     start = end + 1
   }
-  return true
+  return count === listed.count
 }
 
 /** The v1 `usage` courtesy notice (one sentence: free to use, please link back). */

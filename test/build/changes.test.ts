@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { diffSnapshots } from '../../build/index.ts'
+import { diffSnapshots as diffMaps } from '../../build/index.ts'
+
+const diffSnapshots = (previous: Record<string, string>, next: Record<string, string>, companiesChanged?: boolean) =>
+  diffMaps(new Map(Object.entries(previous)), new Map(Object.entries(next)), companiesChanged)
 
 describe('purge list', () => {
   it('an employer edited with no job file changed lists the computed responses, not the job files', () => {

@@ -82,7 +82,7 @@ async function changedPathsOf(result: BuildResult): Promise<string[]> {
 
 /** Public files of a snapshot with their compressed copies (only the OpenAPI document has them). */
 function publicFiles(result: BuildResult): string[] {
-  return Object.keys(result.files).flatMap((file) =>
+  return [...result.files.keys()].flatMap((file) =>
     file === snapshotPaths.openapi ? [file, `${file}.br`, `${file}.gz`] : [file],
   )
 }
@@ -101,7 +101,7 @@ describe('incremental build', () => {
     previous = await build(dataset, { now: nextNow() })
     expect(previous.snapshotId).not.toBe(first.snapshotId)
     expect(previous.filesRewritten).toBe(0)
-    expect(previous.filesReused + previous.jobFilesInBase).toBe(Object.keys(previous.files).length)
+    expect(previous.filesReused + previous.jobFilesInBase).toBe(previous.files.size)
     expect(previous.changes).toEqual({ added: [], changed: [], removed: [], purge: [] })
     expect(await changedPathsOf(previous)).toEqual([])
     for (const file of publicFiles(previous)) expect(await inode(previous, file), file).toBe(await inode(first, file))
@@ -135,7 +135,7 @@ describe('incremental build', () => {
         removed: next.changes.removed,
       }).toEqual({ added: [], changed: changedFiles, removed: [] })
       expect(next.filesRewritten).toBe(changedFiles.length)
-      expect(next.filesReused + next.jobFilesInBase).toBe(Object.keys(next.files).length - changedFiles.length)
+      expect(next.filesReused + next.jobFilesInBase).toBe(next.files.size - changedFiles.length)
 
       // Unchanged files are the previous snapshot's inodes; changed ones are new files.
       const rewritten = new Set(changedFiles)
@@ -165,7 +165,7 @@ describe('incremental build', () => {
         updated: [job.slug],
         removed: [],
         hashes: {
-          [job.slug]: [before.files[snapshotPaths.v2Job(job.slug)], next.files[snapshotPaths.v2Job(job.slug)]],
+          [job.slug]: [before.files.get(snapshotPaths.v2Job(job.slug)), next.files.get(snapshotPaths.v2Job(job.slug))],
         },
       })
 

@@ -52,7 +52,7 @@ const whiteouts = async (result: BuildResult) =>
 /** Every job file the manifest names, looked up through the layers, has the manifest's hash. */
 async function expectEveryJobServed(result: Pick<BuildResult, 'snapshotId' | 'manifest' | 'files'>): Promise<void> {
   let jobs = 0
-  for (const [file, hash] of Object.entries(result.files)) {
+  for (const [file, hash] of result.files) {
     if (!file.startsWith('v2/jobs/')) continue
     jobs++
     expect(contentHash(await readSnapshotFile(dataset.distDir, result.snapshotId, file)), file).toBe(hash)
@@ -129,7 +129,7 @@ describe('job files in layers', () => {
     await expectEveryJobServed(undone)
     // What the base holds under the one job the delta overrides: the full layer's hash of it.
     const jobFile = snapshotPaths.v2Job(slugs[0]!)
-    expect(await baseHashes(undone)).toEqual(new Map([[slugs[0]!, full.files[jobFile]!]]))
+    expect(await baseHashes(undone)).toEqual(new Map([[slugs[0]!, full.files.get(jobFile)!]]))
   })
 
   it('tells a change undone by the hash the previous delta recorded, without reading the base’s file', async () => {
@@ -165,7 +165,7 @@ describe('job files in layers', () => {
     await expectEveryJobServed(undone)
     // Recorded again from the base's bytes.
     const jobFile = snapshotPaths.v2Job(slugs[0]!)
-    expect(await baseHashes(undone)).toEqual(new Map([[slugs[0]!, full.files[jobFile]!]]))
+    expect(await baseHashes(undone)).toEqual(new Map([[slugs[0]!, full.files.get(jobFile)!]]))
   })
 
   it('pruning keeps the base a kept snapshot looks through, and a rollback target still finds its files', async () => {
@@ -184,12 +184,12 @@ describe('job files in layers', () => {
     const current = path.join(dataset.distDir, 'current')
     const manifest = JSON.parse(await readFile(path.join(current, snapshotPaths.manifest), 'utf8')) as SnapshotManifest
     expect(manifest.snapshot_id).toBe(to)
-    const files = { ...manifest.files }
+    const files = new Map(Object.entries(manifest.files))
     const listed = eachJobFile(
       await readFile(path.join(current, snapshotPaths.jobFiles)),
       manifest.job_files,
       (file, hash) => {
-        files[file] = hash
+        files.set(file, hash)
       },
     )
     expect(listed).toBe(true)
