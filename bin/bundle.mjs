@@ -19,10 +19,12 @@
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const require = createRequire(import.meta.url)
 
 /**
  * @typedef {{ path: string, size: number, mtimeMs: number }} InputStamp
@@ -76,14 +78,16 @@ export async function serveBundle({
   cacheDir = path.join(REPO_ROOT, 'node_modules', '.cache', 'jobsnap'),
 } = {}) {
   try {
-    const esbuild = await import('esbuild')
-    const key = createHash('sha256').update(`${esbuild.version} ${process.version} ${entry}`).digest('hex').slice(0, 16)
+    // esbuild's version from its package.json: importing esbuild itself (~50 ms) is only needed to bundle.
+    const esbuildVersion = JSON.parse(readFileSync(require.resolve('esbuild/package.json'), 'utf8')).version
+    const key = createHash('sha256').update(`${esbuildVersion} ${process.version} ${entry}`).digest('hex').slice(0, 16)
     const stampFile = path.join(cacheDir, `serve-${key}.json`)
     const fresh = freshBundleDir(stampFile)
     if (fresh !== undefined) return path.join(fresh, ENTRY_FILE)
     mkdirSync(cacheDir, { recursive: true })
     const startedMs = Date.now()
     const outdir = path.join(cacheDir, 'unwritten')
+    const esbuild = await import('esbuild')
     const result = await esbuild.build({
       entryPoints: { cli: entry },
       absWorkingDir: REPO_ROOT,
