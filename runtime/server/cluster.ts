@@ -36,8 +36,9 @@ export function runPrimary(config: Config, logs: Logs): void {
   const { log } = logs
   const answerMetrics = config.JOBSNAP_METRICS ? metricsAnswerer() : undefined
   const count = config.JOBSNAP_WORKERS
-  // With Redis every worker counts there (as replicas on other machines do); otherwise here, once.
-  const limiters = config.JOBSNAP_REDIS_URL ? undefined : limitersFor(config)
+  // With Redis every worker counts there (as replicas on other machines do); otherwise here, once. Made once the
+  // workers are forked (their starting is what /ready waits for; no worker asks before it has loaded a snapshot).
+  let limiters: ReturnType<typeof limitersFor> | undefined
   const ready = new Map<number, WorkerReady>()
   let stopping = false
   let failed = false
@@ -101,6 +102,7 @@ export function runPrimary(config: Config, logs: Logs): void {
   })
 
   for (let i = 0; i < count; i++) fork()
+  limiters = config.JOBSNAP_REDIS_URL ? undefined : limitersFor(config)
 
   process.on('SIGHUP', () => toWorkers('SIGHUP'))
   const stop = (signal: NodeJS.Signals) => {
