@@ -29,6 +29,7 @@ export {
   jobLayerBase,
 } from './job-layers.ts'
 export { JobIndexFileWriter, PreviousJobIndex, readJobIndexFile, VALUE_FACETS } from './job-index-file.ts'
+export { packedJoined, textAt } from './packed-text.ts'
 export { fileIdentity, readVerifiedFiles, VERIFIED_FILES } from './verified-files.ts'
 export { parseV2ListQuery, V2_LIST_PARAMS, v2FiltersTag } from './query.ts'
 export { formatSalary } from './salary.ts'

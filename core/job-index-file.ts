@@ -11,9 +11,9 @@
  * posting-list keys and where each section starts), zero bytes to a multiple
  * of 8, then the sections, each starting at a multiple of 8.
  */
-import { isAscii } from 'node:buffer'
 import { endianness } from 'node:os'
 import { inOrder, lowestSalaries, salaryRankOf, sortedExpiries } from './index-derivations.ts'
+import { joinedString, type PackedText, packedJoined, textSlice } from './packed-text.ts'
 import { slugSlotCount, slugSlotsSteps } from './slug-slots.ts'
 import type { IndexedJob } from './snapshot.ts'
 import { runSteps, type Steps } from './steps.ts'
@@ -85,11 +85,11 @@ export interface JobIndexFile {
   values: Record<ValueFacet, string[]>
   /** `facet:lowercased value` -> ascending positions. */
   postings: PostingLists
-  /** Every job's hash, joined, with offsets (UTF-16 code units) per position. */
-  hashes: { joined: string; offsets: Uint32Array }
-  slugs: { joined: string; offsets: Uint32Array }
+  /** Every job's hash, joined, with offsets (UTF-16 code units) per position: views on the file's bytes when ASCII. */
+  hashes: PackedText
+  slugs: PackedText
   /** Job ids (the date order's tie-break, which cursors carry), likewise. */
-  ids: { joined: string; offsets: Uint32Array }
+  ids: PackedText
   /** What the build derived (DERIVED_SECTIONS), when the file holds all of it. */
   derived?: StoredDerivations
 }
@@ -279,8 +279,8 @@ export class JobIndexFileWriter {
     const ids = this.ids.packed()
     const order = Uint32Array.from(salaryOrder)
     const { postedAt, expiresAt, salaryLow, salaryHigh } = this.floats
-    // The slugs as a server decodes them (decodedText), since the table hashes their UTF-16 code units.
-    const slugText = { joined: decodedText(slugs.bytes, 0, slugs.bytes.length), offsets: slugs.offsets }
+    // The slugs as a server reads them (core/packed-text.ts), since the table hashes their UTF-16 code units.
+    const slugText = { joined: joinedString(packedJoined(slugs.bytes, 0, slugs.bytes.length)), offsets: slugs.offsets }
     const bodies: Record<Section, ArrayBufferView> = {
       ...this.floats,
       salaryOrder: order,
@@ -577,7 +577,7 @@ class TextColumn {
   private readonly lengths: Uint32Array
   private count = 0
   /** The range of a previous section being extended, not yet in parts. */
-  private from: { joined: string; offsets: Uint32Array } | undefined
+  private from: PackedText | undefined
   private start = 0
   private end = 0
 
@@ -592,7 +592,7 @@ class TextColumn {
   }
 
   /** Adds the string at `position` of a previous file's section. */
-  copy(section: { joined: string; offsets: Uint32Array }, position: number): void {
+  copy(section: PackedText, position: number): void {
     const start = section.offsets[position]!
     if (this.from !== section || this.end !== start) {
       this.close()
@@ -616,13 +616,10 @@ class TextColumn {
 
   private close(): void {
     if (this.from === undefined) return
-    this.parts.push(this.from.joined.slice(this.start, this.end))
+    this.parts.push(textSlice(this.from.joined, this.start, this.end))
     this.from = undefined
   }
 }
-
-/** Bytes of the numeric part copied per step when reading in steps. */
-const COPY_STEP_BYTES = 32 << 20
 
 function align8(n: number): number {
   return (n + 7) & ~7
@@ -639,11 +636,12 @@ function swapped(view: ArrayBufferView): Buffer {
 /**
  * Reads index/jobs.bin (its hash already checked against the manifest: the
  * build made it from validated data), checking that its sections fit
- * together; the arrays are views on one copy of its numeric part (copies
- * each on a big-endian machine), so `bytes` need not be kept.
+ * together. The arrays and the ASCII text are views on `bytes`, which they
+ * keep (copies of the arrays on a big-endian machine).
  */
 export function readJobIndexFile(bytes: Buffer, what: string): JobIndexFile {
-  return runSteps(readJobIndexFileSteps(bytes, what))
+  const textStart = jobIndexTextStart(bytes, bytes.length, what)
+  return runSteps(readJobIndexPartsSteps(bytes.subarray(0, textStart), bytes.subarray(textStart), what))
 }
 
 /** Bytes at the start of index/jobs.bin that give the length of its head: the magic and a uint32. */
@@ -683,25 +681,12 @@ export function jobIndexHeadBytes(prefix: Buffer, what: string): number {
   return JOB_INDEX_PREFIX_BYTES + prefix.readUInt32LE(MAGIC.length)
 }
 
-/** readJobIndexFile in steps: it yields after copying the numeric part and after decoding each text section. */
-function* readJobIndexFileSteps(bytes: Buffer, what: string): Steps<JobIndexFile> {
-  const textStart = jobIndexTextStart(bytes, bytes.length, what)
-  // The arrays are views on a copy of the bytes before the text sections: the text becomes
-  // strings, and its bytes (hashes and slugs, ~65 MB at 1M jobs) are not kept twice.
-  // Copied a few MB per step (a 1M index's numeric part is ~120 MB).
-  const numeric = Buffer.allocUnsafeSlow(textStart)
-  for (let at = 0; at < textStart; at += COPY_STEP_BYTES) {
-    bytes.copy(numeric, at, at, Math.min(textStart, at + COPY_STEP_BYTES))
-    yield
-  }
-  return yield* readJobIndexPartsSteps(numeric, bytes.subarray(textStart), what)
-}
-
 /**
  * index/jobs.bin read as two buffers: `numeric`, its bytes up to where the
  * text sections start (jobIndexTextStart), which the arrays are views on,
- * and `text`, the rest, decoded to strings and not kept. In steps: it yields
- * after each text section.
+ * and `text`, the rest, which the text sections are views on when ASCII
+ * (core/packed-text.ts): both must be buffers of their own, not reused. In
+ * steps: it yields after each text section.
  */
 export function* readJobIndexPartsSteps(numeric: Buffer, text: Buffer, what: string): Steps<JobIndexFile> {
   const fail = failing(what)
@@ -744,7 +729,8 @@ export function* readJobIndexPartsSteps(numeric: Buffer, text: Buffer, what: str
   const decoded = (name: Section, offsetsName: Section) => {
     const offsets = uints(offsetsName, n + 1)
     const [offset, length] = section(text, textStart, name, 1)
-    const joined = decodedText(text, offset, offset + length)
+    // Kept as the bytes read when ASCII (core/packed-text.ts): `text` must be a buffer of the index's own.
+    const joined = packedJoined(text, offset, offset + length)
     if (offsets[n] !== joined.length) fail(`its ${name} offsets do not match the text`)
     return { joined, offsets }
   }
@@ -790,11 +776,6 @@ export function* readJobIndexPartsSteps(numeric: Buffer, text: Buffer, what: str
     ids,
     derived,
   }
-}
-
-/** A text section's bytes as a string: ASCII (slugs, ids and hashes nearly always are) decodes as latin1 to the same string, several times faster. */
-function decodedText(bytes: Buffer, start: number, end: number): string {
-  return bytes.toString(isAscii(bytes.subarray(start, end)) ? 'latin1' : 'utf8', start, end)
 }
 
 /** The same bytes as int32s. */

@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { readJobIndexFile, snapshotPaths } from '../core/index.ts'
+import { readJobIndexFile, snapshotPaths, textAt } from '../core/index.ts'
 
 interface SnapshotJobEntry {
   slug: string
@@ -32,12 +32,10 @@ const TAG_KEY = 'tag:'
 export async function readSnapshotJobIndex(snapshotDir: string): Promise<SnapshotJobEntries> {
   const what = path.join(snapshotDir, snapshotPaths.jobIndexBinary)
   const file = readJobIndexFile(await readFile(what), what)
-  const text = ({ joined, offsets }: { joined: string; offsets: Uint32Array }, p: number) =>
-    joined.slice(offsets[p], offsets[p + 1])
   const jobs = Array.from({ length: file.size }, (_, p) => ({
-    slug: text(file.slugs, p),
-    id: text(file.ids, p),
-    hash: text(file.hashes, p),
+    slug: textAt(file.slugs, p),
+    id: textAt(file.ids, p),
+    hash: textAt(file.hashes, p),
     posted_at: file.postedAt[p]!,
     salary_high: Number.isNaN(file.salaryHigh[p]!) ? null : file.salaryHigh[p]!,
   }))

@@ -13,6 +13,7 @@ import { addPosting } from '../../core/posting-lists.ts'
 import { type CountryCode, resolveCountry } from '../../core/geo.ts'
 import { inOrder, lowestSalaries, salaryRankOf, sortedExpiries } from '../../core/index-derivations.ts'
 import { type JobIndexFile, type StoredDerivations, VALUE_FACETS, type ValueFacet } from '../../core/job-index-file.ts'
+import { type PackedText, textAt } from '../../core/packed-text.ts'
 import type { IndexedJob, SnapshotJobIndex } from '../../core/snapshot.ts'
 import { BitsetCache, bitsWhere, countBits } from './intersect.ts'
 import { PrefixBits } from './prefix-bits.ts'
@@ -65,21 +66,18 @@ class ValueColumn {
   }
 }
 
-/** Many short strings as one string and their offsets: one heap object, however many strings. */
+/** Many short strings as one string (or ASCII bytes: core/packed-text.ts) and their offsets: one heap object, however many strings. */
 class PackedStrings {
-  constructor(
-    private readonly joined: string,
-    private readonly offsets: Uint32Array,
-  ) {}
+  constructor(private readonly packed: PackedText) {}
 
   static from(strings: readonly string[]): PackedStrings {
     const offsets = new Uint32Array(strings.length + 1)
     for (let i = 0; i < strings.length; i++) offsets[i + 1] = offsets[i]! + strings[i]!.length
-    return new PackedStrings(strings.join(''), offsets)
+    return new PackedStrings({ joined: strings.join(''), offsets })
   }
 
   at(i: number): string {
-    return this.joined.slice(this.offsets[i]!, this.offsets[i + 1]!)
+    return textAt(this.packed, i)
   }
 }
 
@@ -227,8 +225,8 @@ export class JobIndex implements RangeColumns {
       : yield* derivedSteps(n, columns, file.salaryOrder, file.salaryLowOrder)
     return new JobIndex({
       size: n,
-      hashes: new PackedStrings(file.hashes.joined, file.hashes.offsets),
-      ids: new PackedStrings(file.ids.joined, file.ids.offsets),
+      hashes: new PackedStrings(file.hashes),
+      ids: new PackedStrings(file.ids),
       values: Object.fromEntries(
         VALUE_FACETS.map((facet) => [facet, ValueColumn.of(file.codes[facet], file.values[facet])]),
       ) as Record<ValueFacet, ValueColumn>,

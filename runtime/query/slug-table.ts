@@ -1,15 +1,16 @@
 /**
  * Slug -> date position without a string per slug: the slugs packed into one
- * string (by position) and an open-addressing table of positions
- * (core/slug-slots.ts: index/jobs.bin holds it, else it is made at load). A
- * Map held a million slug strings at 1M jobs, and every full collection
- * marked each of them.
+ * string or kept as the file's ASCII bytes (by position; core/packed-text.ts)
+ * and an open-addressing table of positions (core/slug-slots.ts:
+ * index/jobs.bin holds it, else it is made at load). A Map held a million
+ * slug strings at 1M jobs, and every full collection marked each of them.
  */
-import { type JoinedSlugs, slugHash, slugSlotCount, slugSlotsSteps } from '../../core/slug-slots.ts'
+import { joinedString, type PackedText, textSlice } from '../../core/packed-text.ts'
+import { slugHash, slugSlotCount, slugSlotsSteps } from '../../core/slug-slots.ts'
 import { runSteps, type Steps } from '../../core/steps.ts'
 
 export class SlugTable {
-  private readonly joined: string
+  private readonly joined: string | Buffer
   /** offsets[p]..offsets[p + 1] is position p's slug in `joined`. */
   private readonly offsets: Uint32Array
   /** The table (core/slug-slots.ts): per slot, position + 1 (0: empty) and the slug's hash. */
@@ -22,27 +23,29 @@ export class SlugTable {
    * made), and the table when it was made already (fillSlugSlots); a slug
    * given twice names the later position (as Map.set would).
    */
-  constructor(slugs: readonly string[] | JoinedSlugs, slots?: Int32Array) {
+  constructor(slugs: readonly string[] | PackedText, slots?: Int32Array) {
     if (Array.isArray(slugs)) {
       const offsets = new Uint32Array(slugs.length + 1)
       for (let p = 0; p < slugs.length; p++) offsets[p + 1] = offsets[p]! + slugs[p]!.length
       this.offsets = offsets
       this.joined = slugs.join('')
     } else {
-      const packed = slugs as JoinedSlugs
+      const packed = slugs as PackedText
       this.offsets = packed.offsets
       this.joined = packed.joined
     }
     const capacity = slugSlotCount(this.size)
     if (slots !== undefined && slots.length !== capacity * 2)
       throw new Error(`slug table: ${slots.length} int32s for ${this.size} slugs, expected ${capacity * 2}`)
-    this.slots = slots ?? runSteps(slugSlotsSteps({ joined: this.joined, offsets: this.offsets }))
+    this.slots = slots ?? runSteps(slugSlotsSteps({ joined: joinedString(this.joined), offsets: this.offsets }))
     this.mask = capacity - 1
   }
 
   /** The table made in steps of `perStep` slugs (over 1M slugs it is hundreds of milliseconds), unless `slots` holds it. */
-  static *inSteps(slugs: JoinedSlugs, perStep = 100_000, slots?: Int32Array): Steps<SlugTable> {
-    return new SlugTable(slugs, slots ?? (yield* slugSlotsSteps(slugs, perStep)))
+  static *inSteps(slugs: PackedText, perStep = 100_000, slots?: Int32Array): Steps<SlugTable> {
+    if (slots !== undefined) return new SlugTable(slugs, slots)
+    const joined = joinedString(slugs.joined)
+    return new SlugTable(slugs, yield* slugSlotsSteps({ joined, offsets: slugs.offsets }, perStep))
   }
 
   get size(): number {
@@ -51,7 +54,7 @@ export class SlugTable {
 
   /** The slug at `position`. */
   at(position: number): string {
-    return this.joined.slice(this.offsets[position]!, this.offsets[position + 1]!)
+    return textSlice(this.joined, this.offsets[position]!, this.offsets[position + 1]!)
   }
 
   positionOf(slug: string): number | undefined {
@@ -66,7 +69,10 @@ export class SlugTable {
 
   private holds(position: number, slug: string): boolean {
     const start = this.offsets[position]!
+    const end = this.offsets[position + 1]!
+    if (end - start !== slug.length) return false
     // One native comparison: a loop of charCodeAt was half a lookup's ~0.4 us.
-    return this.offsets[position + 1]! - start === slug.length && this.joined.startsWith(slug, start)
+    const { joined } = this
+    return typeof joined === 'string' ? joined.startsWith(slug, start) : joined.toString('latin1', start, end) === slug
   }
 }

@@ -301,24 +301,6 @@ async function fileSize(dir: string, file: string): Promise<number> {
   return (await stat(path.join(dir, file)).catch(() => undefined))?.size ?? 0
 }
 
-/** How many bytes index/jobs.bin's text part holds (readJobIndexParts reads it into the scratch buffer), 0 if unknown. */
-async function jobIndexTextBytes(dir: string): Promise<number> {
-  let handle: FileHandle | undefined
-  try {
-    handle = await open(path.join(dir, snapshotPaths.jobIndexBinary), 'r')
-    const size = (await handle.stat()).size
-    const prefix = Buffer.alloc(Math.min(size, JOB_INDEX_PREFIX_BYTES))
-    await readFully(handle, prefix, 0)
-    const head = Buffer.alloc(Math.min(size, jobIndexHeadBytes(prefix, 'jobs.bin')))
-    await readFully(handle, head, 0)
-    return size - jobIndexTextStart(head, size, 'jobs.bin')
-  } catch {
-    return 0
-  } finally {
-    await handle?.close()
-  }
-}
-
 /** Reads exactly `into.length` bytes at `position`, or throws naming where the file ended. */
 async function readFully(handle: FileHandle, into: Buffer, position: number): Promise<void> {
   for (let done = 0; done < into.length; ) {
@@ -331,14 +313,12 @@ async function readFully(handle: FileHandle, into: Buffer, position: number): Pr
 /**
  * index/jobs.bin read as its numeric part and its text, each into a buffer
  * of its own (core/job-index-file.ts), with the file's identity when it did
- * not change while it was read. Read whole, then the numeric part copied out
- * (so that the text's bytes are not kept), it was 150 MB more to allocate,
- * fault in and copy at 1M jobs, on every start.
+ * not change while it was read. The index keeps both: its arrays and its
+ * ASCII text sections are views on them.
  */
 async function readJobIndexParts(
   dir: string,
   what: string,
-  scratch: Scratch,
 ): Promise<{ numeric: Buffer; text: Buffer; stats?: BigIntStats }> {
   let handle: FileHandle | undefined
   try {
@@ -358,7 +338,8 @@ async function readJobIndexParts(
     }
     const numeric = Buffer.allocUnsafeSlow(textStart)
     await readFully(handle, numeric, 0)
-    const text = scratch.take(size - textStart)
+    // A buffer of its own: the index keeps its ASCII text sections as views on it (core/packed-text.ts).
+    const text = Buffer.allocUnsafeSlow(size - textStart)
     await readFully(handle, text, textStart)
     const after = await handle.stat({ bigint: true })
     return fileIdentity(before) === fileIdentity(after) ? { numeric, text, stats: before } : { numeric, text }
@@ -494,17 +475,11 @@ export async function resolveCurrentSnapshot(distDir: string): Promise<string> {
  * arrays used as read, checked by that hash), else built from
  * index/jobs.json a slice of jobs at a time (older snapshots).
  */
-async function loadJobIndex(
-  manifest: SnapshotManifest,
-  dir: string,
-  verification: Verification,
-  scratch: Scratch,
-): Promise<JobIndex> {
+async function loadJobIndex(manifest: SnapshotManifest, dir: string, verification: Verification): Promise<JobIndex> {
   const binaryHash = manifest.index_hashes?.[snapshotPaths.jobIndexBinary]
   if (binaryHash !== undefined) {
     const what = `${dir}/${snapshotPaths.jobIndexBinary}`
-    // The text goes into the scratch buffer: it is decoded to strings before anything else is read there.
-    const read = await readJobIndexParts(dir, what, scratch)
+    const read = await readJobIndexParts(dir, what)
     if (!isVerified(verification.record, snapshotPaths.jobIndexBinary, binaryHash, read.stats)) {
       await checkHashInSlices([read.numeric, read.text], binaryHash, what)
       noteVerified(verification, snapshotPaths.jobIndexBinary, binaryHash, read.stats)
@@ -619,13 +594,7 @@ export async function loadSnapshot(
 ): Promise<LoadedSnapshot> {
   const manifestPath = `${dir}/${snapshotPaths.manifest}`
   const scratch = new Scratch()
-  scratch.reserve(
-    Math.max(
-      await fileSize(dir, snapshotPaths.manifest),
-      await fileSize(dir, snapshotPaths.companies),
-      await jobIndexTextBytes(dir),
-    ),
-  )
+  scratch.reserve(Math.max(await fileSize(dir, snapshotPaths.manifest), await fileSize(dir, snapshotPaths.companies)))
   const manifest = await loadManifest(
     (await readWithIdentity(dir, snapshotPaths.manifest, scratch)).bytes,
     manifestPath,
@@ -633,7 +602,7 @@ export async function loadSnapshot(
   const verification: Verification = { record: await readVerifiedFiles(dir), found: {} }
   await yieldToRequests()
   const termsBytes = await readBytes(dir, snapshotPaths.searchTerms)
-  const jobs = await loadJobIndex(manifest, dir, verification, scratch)
+  const jobs = await loadJobIndex(manifest, dir, verification)
   if (jobs.size !== manifest.counts.live_jobs) {
     throw new Error(`${dir}: index has ${jobs.size} jobs, manifest says ${manifest.counts.live_jobs}`)
   }

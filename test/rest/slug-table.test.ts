@@ -2,9 +2,11 @@
  * The slug lookup every single job and MCP get_job goes through: slugs packed
  * into one string with an open-addressing table, instead of a Map of a
  * million strings. Checked against a Map on many slugs (so probes collide),
- * near misses and repeats.
+ * near misses and repeats; and over the ASCII bytes of index/jobs.bin, as a
+ * server holds them (no string per slug, nor one for them all).
  */
 import { describe, expect, it } from 'vitest'
+import { packedJoined } from '../../core/index.ts'
 import { SlugTable } from '../../runtime/index.ts'
 
 function randomSlugs(count: number, seed: number): string[] {
@@ -72,5 +74,29 @@ describe('SlugTable', () => {
     expect(repeated.positionOf('a')).toBe(2)
     expect(repeated.positionOf('b')).toBe(1)
     expect(repeated.positionOf('c')).toBe(3)
+  })
+
+  it('over ASCII bytes (as index/jobs.bin is held) finds what a Map finds; other text stays a string', () => {
+    const ascii = slugs.filter((slug) => !slug.includes('é')).slice(0, 3000)
+    const offsets = new Uint32Array(ascii.length + 1)
+    for (let p = 0; p < ascii.length; p++) offsets[p + 1] = offsets[p]! + ascii[p]!.length
+    const bytes = Buffer.from(`head${ascii.join('')}`)
+    const joined = packedJoined(bytes, 4, bytes.length)
+    expect(Buffer.isBuffer(joined)).toBe(true)
+    const steps = SlugTable.inSteps({ joined, offsets })
+    let next = steps.next()
+    while (!next.done) next = steps.next()
+    const fromBytes = next.value
+    const map = new Map(ascii.map((slug, position) => [slug, position]))
+    for (const [slug, position] of map) {
+      expect(fromBytes.positionOf(slug), slug).toBe(position)
+      expect(fromBytes.at(position)).toBe(slug)
+    }
+    // Near misses, a non-ASCII slug whose bytes would read as another slug's latin1, and the empty slug.
+    const first = ascii[0]!
+    for (const near of [first.slice(0, -1), `${first}x`, first.toUpperCase(), `${first.slice(0, -1)}\u0100`, ''])
+      expect(fromBytes.positionOf(near), near).toBe(map.get(near))
+    const accented = Buffer.from('café-1')
+    expect(packedJoined(accented, 0, accented.length)).toBe('café-1')
   })
 })
