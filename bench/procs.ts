@@ -263,16 +263,19 @@ export function smapsOf(pid: number): { rssMb: number; ownMb: number; fileMb: nu
 
 /**
  * The process that runs `pid`'s command when `pid` is the launcher that reran it with huge pages
- * (bin/huge-pages.mjs): its child that has the tunable in its environment where `pid` has none.
- * Undefined for any other process (one that serves itself, a cluster's primary, whose workers have
- * the same environment as it).
+ * (bin/huge-pages.mjs): its child that has the tunable in its environment where `pid` has none
+ * and is no cluster worker. Undefined for any other process (one that serves itself, a cluster's
+ * primary, which is not rerun: its workers get the tunable from it).
  */
 export function rerunOf(pid: number): number | undefined {
-  const hasTunable = (id: number) => readFileSync(`/proc/${id}/environ`, 'latin1').includes('glibc.malloc.hugetlb=')
+  const environ = (id: number) => readFileSync(`/proc/${id}/environ`, 'latin1')
+  const hasTunable = (id: number) => environ(id).includes('glibc.malloc.hugetlb=')
+  // A cluster's workers have it too, when their primary was not rerun: node:cluster marks them with NODE_UNIQUE_ID.
+  const isRerun = (id: number) => hasTunable(id) && !/(^|\0)NODE_UNIQUE_ID=/.test(environ(id))
   try {
     if (hasTunable(pid)) return undefined
     const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim()
-    for (const child of children ? children.split(' ').map(Number) : []) if (hasTunable(child)) return child
+    for (const child of children ? children.split(' ').map(Number) : []) if (isRerun(child)) return child
   } catch {
     // no /proc, or the process is gone
   }

@@ -14,7 +14,9 @@
  *
  * Plain JavaScript, run before tsx loads: the rerun costs one bare Node start
  * (~0.2 s), and the first process stays as a small launcher (~40 MB) that only
- * passes signals on. Not done where it cannot help (not Linux, another command),
+ * passes signals on. A cluster's primary (`serve --workers N`, N > 1) holds
+ * little memory of its own: it is not rerun, and its workers, which inherit
+ * its environment, start with the setting. Not done where it cannot help (not Linux, another command),
  * when the setting is there already (the rerun itself, a cluster's workers, a
  * caller that chose), or when JOBSNAP_HUGE_PAGES says no. The kernel must allow
  * madvise for huge pages (`/sys/kernel/mm/transparent_hugepage/enabled` at
@@ -54,14 +56,37 @@ export function hugePagesRerunEnv(args, env = process.env, platform = process.pl
 }
 
 /**
+ * How many server processes `args` ask `serve` for (`--workers N`, `--workers=N`, else JOBSNAP_WORKERS,
+ * as the CLI reads them), or 1 where this launcher cannot tell: the CLI's own parser reports a bad value.
+ * @param {readonly string[]} args
+ * @param {NodeJS.ProcessEnv} env
+ */
+export function workersAsked(args, env) {
+  let value = env.JOBSNAP_WORKERS
+  args.forEach((arg, i) => {
+    if (arg === '--workers') value = args[i + 1]
+    else if (arg.startsWith('--workers=')) value = arg.slice('--workers='.length)
+  })
+  const count = Number(value)
+  return Number.isInteger(count) && count > 1 ? count : 1
+}
+
+/**
  * Reruns this command (same Node flags, same arguments) with huge pages when hugePagesRerunEnv says
  * so, and returns true: this process then only waits, passes on the signals a terminal or a process
- * manager sends, and exits as the rerun did. Returns false when this process should run the command.
+ * manager sends, and exits as the rerun did. Returns false when this process should run the command:
+ * a cluster's primary then gets the setting into its environment, for the workers it forks (and
+ * a build it starts) to inherit; one Node start fewer before the first worker forks.
  * @returns {boolean}
  */
 export function rerunWithHugePages() {
-  const env = hugePagesRerunEnv(process.argv.slice(2))
+  const args = process.argv.slice(2)
+  const env = hugePagesRerunEnv(args)
   if (env === undefined) return false
+  if (commandOf(args) === 'serve' && workersAsked(args, process.env) > 1) {
+    process.env.GLIBC_TUNABLES = env.GLIBC_TUNABLES
+    return false
+  }
   const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env })
   /** @type {NodeJS.Signals[]} */
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP']

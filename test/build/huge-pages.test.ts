@@ -1,14 +1,15 @@
 /**
  * `jobsnap build` reruns itself with glibc's huge-pages tunable (bin/huge-pages.mjs): which
  * commands and settings rerun, and, through real processes, that the rerun gets the setting,
- * the caller gets its exit code, and a signal sent to the first process reaches the build.
+ * the caller gets its exit code, and a signal sent to the first process reaches the build; and
+ * that a cluster's primary is not rerun, its workers starting with the setting.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { HUGE_PAGES_TUNABLE, hugePagesRerunEnv } from '../../bin/huge-pages.mjs'
+import { HUGE_PAGES_TUNABLE, hugePagesRerunEnv, workersAsked } from '../../bin/huge-pages.mjs'
 import { freePort } from '../../support/processes.ts'
 
 const REPO = path.resolve(import.meta.dirname, '../..')
@@ -37,6 +38,21 @@ describe('which runs are rerun with huge pages', () => {
     for (const off of ['false', '0', 'no', 'OFF', 'disabled'])
       expect(hugePagesRerunEnv(['build'], { JOBSNAP_HUGE_PAGES: off }, 'linux')).toBeUndefined()
     expect(hugePagesRerunEnv(['build'], { JOBSNAP_HUGE_PAGES: 'true' }, 'linux')).toBeDefined()
+  })
+
+  it('reads the workers a serve asks for as the CLI does: the flag, either spelling, over JOBSNAP_WORKERS', () => {
+    expect(workersAsked(['serve', '--workers', '2'], {})).toBe(2)
+    expect(workersAsked(['serve', '--workers=3', '--port', '1'], {})).toBe(3)
+    expect(workersAsked(['serve'], { JOBSNAP_WORKERS: '2' })).toBe(2)
+    expect(workersAsked(['serve', '--workers', '1'], { JOBSNAP_WORKERS: '4' })).toBe(1)
+    // What it cannot read counts as one process (rerun as before); the CLI then says what is wrong.
+    for (const bad of [
+      ['serve', '--workers'],
+      ['serve', '--workers', 'two'],
+      ['serve', '--workers=2.5'],
+    ])
+      expect(workersAsked(bad, {})).toBe(1)
+    expect(workersAsked(['serve'], {})).toBe(1)
   })
 })
 
@@ -177,6 +193,47 @@ describe.runIf(process.platform === 'linux')('bin/jobsnap.mjs, through real proc
         if (waited > 10_000) throw new Error(`the server (pid ${server}) outlived its launcher`)
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
+    },
+  )
+})
+
+describe.runIf(process.platform === 'linux')('bin/jobsnap.mjs serve --workers 2, through real processes', () => {
+  it.each([
+    ['--workers 2', ['--workers', '2'], {}],
+    ['JOBSNAP_WORKERS=2', [], { JOBSNAP_WORKERS: '2' }],
+  ] as const)(
+    'with %s, runs the primary in the first process and forks workers that have the tunable',
+    async (_name, flags, env) => {
+      const dist = path.join(work, 'dist-cluster')
+      const run = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', 'cli.ts', 'build', '--data', path.join(REPO, 'data'), '--out', dist, '--quiet'],
+        { cwd: REPO, env: { ...process.env, JOBSNAP_LOG: 'silent' }, encoding: 'utf8' },
+      )
+      expect(run.status, run.stderr).toBe(0)
+      const port = await freePort()
+      const log = path.join(work, `cluster-${flags.length}.log`)
+      const child = startLauncher(['serve', '--port', String(port), '--dist', dist, ...flags], log, {
+        JOBSNAP_DRAIN_MS: '0',
+        ...env,
+      })
+      const exit = ended(child)
+      for (let waited = 0; ; waited += 100) {
+        const ready = await fetch(`http://127.0.0.1:${port}/ready`).then(
+          (response) => response.status,
+          () => 0,
+        )
+        if (ready === 200 && probedCount(log) >= 3) break
+        if (waited > 60_000) throw new Error('the cluster never became ready')
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      const processes = probed(log)
+      expect(processes).toHaveLength(3)
+      expect(processes[0]).toEqual({ pid: child.pid, tunables: null })
+      for (const worker of processes.slice(1)) expect(worker.tunables).toBe(HUGE_PAGES_TUNABLE)
+      child.kill('SIGTERM')
+      const { code, signal } = await exit
+      expect({ code, signal }).toEqual({ code: 0, signal: null })
     },
   )
 })
