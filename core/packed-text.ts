@@ -1,11 +1,11 @@
 /**
  * Many short strings stored one after another, with offsets by position in
  * UTF-16 code units: index/jobs.bin's hashes, slugs and ids. ASCII text
- * (hashes and slugs always are, ids nearly always) stays the bytes read from
- * the file, and a string is made only for the one asked for: decoding the
- * whole text into strings at load cost a 1M-job server ~0.2 s of every start
- * (V8 copying ~70 MB into fresh heap pages), for a few thousand lookups.
- * Other text is decoded once, as a string.
+ * (slugs always is, ids nearly always) stays the bytes read from the file,
+ * and a string is made only for the one asked for: decoding the slugs and
+ * ids into strings at load cost a 1M-job server ~0.2 s of every start (V8
+ * copying 80 MB into fresh heap pages), for a few lookups per request.
+ * Other text, and text read on every request (the hashes), is one string.
  */
 import { isAscii } from 'node:buffer'
 
