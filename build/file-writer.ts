@@ -166,10 +166,11 @@ export class SnapshotFileWriter {
    * writePublic's path for a file that is most likely unchanged, without its promise and its
    * waits (an incremental build passes here once per job): when the previous snapshot has the
    * same hash, queues the link (as `linkOnly`) and returns true; else false, and the caller
-   * writes the file with writePublic. The caller waits for `room()` while `saturated`.
+   * writes the file with writePublic. The caller waits for `room()` while `saturated`, and passes
+   * the previous snapshot's hash of the path when it has it (found by position: no lookup here).
    */
-  linkIfUnchanged(relativePath: string, hash: string): boolean {
-    const from = this.sourceOf(relativePath, hash)
+  linkIfUnchanged(relativePath: string, hash: string, previousHash?: string): boolean {
+    const from = this.sourceOf(relativePath, hash, previousHash)
     if (from === undefined) return false
     if (from === IN_BASE) {
       this.hashes.set(relativePath, hash)
@@ -210,9 +211,13 @@ export class SnapshotFileWriter {
    * Where an identical copy of a public file already is: IN_BASE (a job file the base layer of this
    * snapshot's delta holds), the folder to hard-link it from, or undefined (it is written).
    */
-  private sourceOf(relativePath: string, hash: string): string | typeof IN_BASE | undefined {
+  private sourceOf(
+    relativePath: string,
+    hash: string,
+    previousHash = this.previous?.hashes.get(relativePath),
+  ): string | typeof IN_BASE | undefined {
     const previous = this.previous
-    if (previous?.hashes.get(relativePath) !== hash) return undefined
+    if (previous === undefined || previousHash !== hash) return undefined
     if (!relativePath.startsWith(JOB_FILES)) return previous.dir
     const delta = previous.jobDelta
     // Unchanged since the previous snapshot: where the previous snapshot has it, the base layer or its own.
