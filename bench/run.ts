@@ -487,7 +487,7 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
     {
       name: 'MCP search_jobs (random filters)',
       tool: 'search_jobs',
-      args: (random) => () => mcpSearchArgs(randomListQuery(random, vocabulary)),
+      args: (random) => () => mcpSearchArgs(randomListQuery(random, vocabulary), vocabulary),
       targets: (r) => [atLeast(r.rps, 1000, '≥ 1,000 calls/s')],
     },
     {

@@ -193,7 +193,7 @@ export async function runSoak(o: SoakOptions): Promise<string> {
         try {
           const result = await client.callTool({
             name: 'search_jobs',
-            arguments: mcpSearchArgs(randomListQuery(random, vocabulary)),
+            arguments: mcpSearchArgs(randomListQuery(random, vocabulary), vocabulary),
           })
           if (result.isError) fail('MCP tool error')
         } catch (error) {

@@ -43,6 +43,8 @@ export interface Vocabulary {
   v1Pages: number
   skills: string[]
   countries: string[]
+  /** Categories the sampled jobs have (the MCP tools refuse a category no live job has). */
+  categories: string[]
   /** Words of titles and skills, for `q`. */
   words: string[]
 }
@@ -56,6 +58,7 @@ export function loadVocabulary(snapshotDir: string, sampleSize = 600): Vocabular
   const random = prng(7)
   const skills = new Set<string>()
   const countries = new Set<string>()
+  const categories = new Set<string>()
   const words = new Set<string>()
   for (let i = 0; i < Math.min(sampleSize, slugs.length); i++) {
     const job = JSON.parse(readFileSync(jobFiles.get(pick(random, slugs))!, 'utf8')) as V2Job
@@ -66,8 +69,16 @@ export function loadVocabulary(snapshotDir: string, sampleSize = 600): Vocabular
     for (const place of [...(job.office_locations ?? []), ...(job.remote_allowed ?? [])])
       if (place.country) countries.add(place.country)
     for (const word of job.title.toLowerCase().split(/[^a-z0-9]+/)) if (word.length >= 3) words.add(word)
+    if (job.category) categories.add(job.category)
   }
-  return { slugs, v1Pages, skills: [...skills].sort(), countries: [...countries].sort(), words: [...words].sort() }
+  return {
+    slugs,
+    v1Pages,
+    skills: [...skills].sort(),
+    countries: [...countries].sort(),
+    categories: [...categories].sort(),
+    words: [...words].sort(),
+  }
 }
 
 /** A v2 list query as plain data, rendered per server below. */
@@ -226,12 +237,17 @@ export function jsonServerListPath(query: ListQuery, now = Date.now()): string {
   return `/jobs?${params}`
 }
 
-/** The search_jobs arguments that ask what a v2 list query asks (as far as the tool's arguments go). */
-export function mcpSearchArgs(query: ListQuery): Record<string, unknown> {
+/**
+ * The search_jobs arguments that ask what a v2 list query asks (as far as the tool's arguments go), but for
+ * categories no sampled job has: the REST API filters to nothing on one, the tool refuses it (a tool error
+ * naming the closest known values, which the bench would count as failed calls).
+ */
+export function mcpSearchArgs(query: ListQuery, vocabulary: Vocabulary): Record<string, unknown> {
+  const categories = query.category?.filter((category) => vocabulary.categories.includes(category))
   const args: Record<string, unknown> = {
     query: query.q,
     schedule: query.schedule,
-    category: query.category,
+    category: categories?.length ? categories : undefined,
     level: query.level,
     skills: query.skills,
     country: query.country?.[0],

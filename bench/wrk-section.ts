@@ -236,7 +236,7 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
   const mcpSeed = ++seed
   const mcpArgs = (s: number) => {
     const random = prng(s)
-    return () => mcpSearchArgs(randomListQuery(random, vocabulary))
+    return () => mcpSearchArgs(randomListQuery(random, vocabulary), vocabulary)
   }
   const mcpRun = async (server: RunningServer) => {
     o.log(`MCP search_jobs, ${o.mcpClients} SDK clients: ${server.name}`)
