@@ -74,6 +74,7 @@ import {
   BuildCacheReader,
   CachedRecord,
   CacheLineFields,
+  CompanyHashTable,
   buildContextHash,
   cacheHeader,
   cacheLine,
@@ -171,10 +172,10 @@ async function previousCompanies(dir: string): Promise<{ slug: string }[] | unde
 }
 
 /**
- * The previous snapshot, with its job files in the order its manifest lists them, and their hashes and
- * slugs in the same order (see jobFilesByPosition).
+ * The previous snapshot, with its job files in the order its manifest lists them and their hashes in the
+ * same order (see jobFilesByPosition).
  */
-type PreviousManifest = PreviousSnapshot & { jobFiles: string[]; jobHashes: string[]; jobSlugs: string[] }
+type PreviousManifest = PreviousSnapshot & { jobFiles: string[]; jobHashes: string[] }
 
 /**
  * The published snapshot's folder and file hashes, when there is a readable
@@ -200,14 +201,12 @@ async function previousSnapshot(distDir: string): Promise<PreviousManifest | und
     const hashes = new Map<string, string>()
     const jobFiles: string[] = []
     const jobHashes: string[] = []
-    const jobSlugs: string[] = []
     for (const file in listedFiles) {
       const hash = listedFiles[file]
       if (typeof hash !== 'string') return undefined
       if (file.startsWith(JOB_FILES_PREFIX)) {
         jobFiles.push(file)
         jobHashes.push(hash)
-        jobSlugs.push(file.slice(JOB_FILE_DIR, file.length - (JOB_FILE_AFFIXES - JOB_FILE_DIR)))
       }
       hashes.set(file, hash)
     }
@@ -216,11 +215,10 @@ async function previousSnapshot(distDir: string): Promise<PreviousManifest | und
       const bytes = await readFile(path.join(dir, snapshotPaths.jobFiles)).catch(() => undefined)
       const added =
         bytes !== undefined &&
-        eachJobFile(bytes, listed, (jobFile, hash, slug) => {
+        eachJobFile(bytes, listed, (jobFile, hash) => {
           hashes.set(jobFile, hash)
           jobFiles.push(jobFile)
           jobHashes.push(hash)
-          jobSlugs.push(slug)
         })
       if (!added) return undefined
     }
@@ -230,7 +228,6 @@ async function previousSnapshot(distDir: string): Promise<PreviousManifest | und
       dir,
       jobFiles,
       jobHashes,
-      jobSlugs,
       hashes,
       indexHashes: parsedHead.data.index_hashes ?? {},
       liveJobs: parsedHead.data.counts.live_jobs,
@@ -416,7 +413,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const threads = options.workers ?? (totalBytes >= IN_PROCESS_MAX_BYTES ? availableParallelism() : 0)
 
   const stagingDir = await createStagingDir(options.distDir, `${nowMs}`)
-  const records = new RecordTable(companyIndex, nowMs)
+  const records = new RecordTable(companyIndex, new CompanyHashTable(companyHashes), nowMs)
   const pool = new RecordPool(
     { rates, companies, nowMs },
     stagingDir,
@@ -439,7 +436,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     for await (const batch of scanThread?.batches() ?? scanRecords(options.dataDir, files, cache)) {
       issues.push(...batch.issues)
       const file = files[batch.file]!
-      const first = records.takeCached(batch, file, cache, companyHashes, fresh)
+      const first = records.takeCached(batch, file, cache, fresh)
       const raw = Buffer.from(batch.raw.buffer, batch.raw.byteOffset, batch.raw.byteLength)
       for (const n of fresh) {
         records.freshKeys.set(first + n, keyAt(batch, n))
@@ -546,19 +543,19 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
           cache!.fieldsAt(records.cachedLine[ordinal]!, fields)
           const v1 = v1Run.subarray(v1At, v1At + v1Lengths[i]!)
           v1At += v1Lengths[i]! + 1
-          // The previous manifest's own strings for the file and its hash where they are the same: nothing new
-          // to allocate, hash and keep per job (at 1M jobs, a large share of what the collector traced).
-          const slug = records.slugs[ordinal]!
-          // Slugs compared, not paths: a path made by concatenation is a rope V8 copies flat on first reading
-          // it (startsWith here: 1M new strings, ~1.5 s with the collections they caused at 1M jobs).
-          const sameFile = previousJobFiles !== undefined && previousJobFiles.slugs[first + i] === slug
-          const jobFile = sameFile ? previousJobFiles.files[first + i]! : snapshotPaths.v2Job(slug)
-          // The previous snapshot's file at this job's previous position is its file: its hash is found there by
-          // position, not looked up by path in a map of a million (twice a job: here and to link it, ~2 s at 1M).
-          const previousHash = sameFile ? previousJobFiles.hashes[first + i] : previous!.hashes.get(jobFile)
+          // The previous snapshot's file at this job's previous position holds this job's bytes when its hash is
+          // the one the cache recorded for them (a v2 body names its slug, so it is this job's file): its path and
+          // hash are the previous manifest's own strings, nothing new to allocate, and nothing looked up by path in
+          // a map of a million (twice a job, here and to link it) or compared as a string (~1.2 s at 1M jobs).
+          const positionHash = previousJobFiles?.hashes[first + i]
+          const sameFile =
+            positionHash !== undefined && isLatin1At(text, fields.summaryEnd + 1, fields.hashEnd, positionHash)
+          const jobFile = sameFile ? previousJobFiles!.files[first + i]! : snapshotPaths.v2Job(records.slugs[ordinal]!)
+          const previousHash = sameFile ? positionHash : previous!.hashes.get(jobFile)
           const hash =
-            previousHash !== undefined && isLatin1At(text, fields.summaryEnd + 1, fields.hashEnd, previousHash)
-              ? previousHash
+            sameFile ||
+            (previousHash !== undefined && isLatin1At(text, fields.summaryEnd + 1, fields.hashEnd, previousHash))
+              ? previousHash!
               : text.toString('latin1', fields.summaryEnd + 1, fields.hashEnd)
           if (at === 0) newest = newestOf(bodies.v2.body(first + i), v1, records.company[ordinal]!)
           if (!writer.linkIfUnchanged(jobFile, hash, previousHash))
@@ -945,17 +942,15 @@ function carryForwardPostings(
 }
 
 /**
- * The previous snapshot's job files, their hashes and slugs by position: its list of them is in date order
- * (each build adds them as the jobs go by), a reused job's file is the one at its previous position.
- * Undefined when the count does not match.
+ * The previous snapshot's job files and their hashes by position: its list of them is in date order (each
+ * build adds them as the jobs go by), so a reused job's file is the one at its previous position when that
+ * file's hash is the job's. Undefined when the count does not match.
  */
 function jobFilesByPosition(
   previous: PreviousManifest,
   jobs: number,
-): { files: string[]; hashes: string[]; slugs: string[] } | undefined {
-  return previous.jobFiles.length === jobs
-    ? { files: previous.jobFiles, hashes: previous.jobHashes, slugs: previous.jobSlugs }
-    : undefined
+): { files: string[]; hashes: string[] } | undefined {
+  return previous.jobFiles.length === jobs ? { files: previous.jobFiles, hashes: previous.jobHashes } : undefined
 }
 
 /**
@@ -1169,6 +1164,8 @@ class RecordTable {
 
   constructor(
     private readonly companyIndex: ReadonlyMap<string, number>,
+    /** The same companies by their hash: how a cached record finds its own (takeCached). */
+    private readonly companyByHash: CompanyHashTable,
     private readonly nowMs: number,
   ) {}
 
@@ -1192,13 +1189,7 @@ class RecordTable {
    * ordinal. (A small function of its own: the hot loop of an incremental
    * build, a million times at 1M jobs.)
    */
-  takeCached(
-    batch: ScannedBatch,
-    file: string,
-    cache: BuildCacheReader | undefined,
-    companyHashes: readonly string[],
-    fresh: number[],
-  ): number {
+  takeCached(batch: ScannedBatch, file: string, cache: BuildCacheReader | undefined, fresh: number[]): number {
     fresh.length = 0
     const first = this.size
     const cached = this.cached
@@ -1211,11 +1202,8 @@ class RecordTable {
         continue
       }
       cache!.readAt(line, cached)
-      const company = this.companyIndex.get(cached.summary.company_id)
-      const reusable =
-        company !== undefined &&
-        cache!.companyHashIs(cached, companyHashes[company]!) &&
-        (cached.position >= 0 || !isLiveAt(cached.summary, this.nowMs))
+      const company = this.companyByHash.find(cache!.text, cached.companyStart, cached.companyEnd)
+      const reusable = company >= 0 && (cached.position >= 0 || !isLiveAt(cached.summary, this.nowMs))
       if (reusable) this.acceptCached(ordinal, cached.summary, company, cached.line, cached.position)
       else fresh.push(n)
     }

@@ -348,14 +348,14 @@ export const snapshotPaths = {
 }
 
 /**
- * Calls `use` with each job file's path, content hash and slug that index/job-files.txt (`bytes`) lists, in
+ * Calls `use` with each job file's path and content hash that index/job-files.txt (`bytes`) lists, in
  * its order, and returns true; false when the file is not the one the manifest's `job_files` describes (its
  * hash is checked first, so a changed file is refused before any call; a caller drops what it was given).
  */
 export function eachJobFile(
   bytes: Buffer,
   listed: { count: number; sha256: string },
-  use: (jobFile: string, hash: string, slug: string) => void,
+  use: (jobFile: string, hash: string) => void,
 ): boolean {
   if (indexFileHash(bytes) !== listed.sha256) return false
   const text = bytes.toString('latin1')
@@ -364,8 +364,7 @@ export function eachJobFile(
     const end = text.indexOf('\n', start)
     const tab = text.indexOf('\t', start)
     if (end < 0 || tab < 0 || tab > end) return false
-    const slug = text.slice(start, tab)
-    use(snapshotPaths.v2Job(slug), text.slice(tab + 1, end), slug)
+    use(snapshotPaths.v2Job(text.slice(start, tab)), text.slice(tab + 1, end))
     start = end + 1
   }
   return count === listed.count
