@@ -49,7 +49,13 @@ export async function runServeCommand(config: Config): Promise<void> {
     process.exit(0)
   }
   // SIGTERM (an orchestrator, a deploy): drain first, so the load balancer has stopped sending when the port closes.
-  process.once('SIGTERM', async () => {
+  // A repeat changes nothing: a process manager that signals the whole group (systemd's default) reaches this
+  // process directly and through whatever passes signals on (the huge-pages launcher, a cluster's primary), and
+  // a listener taken off after the first would leave the second to Node's default, an exit mid-drain.
+  let terminating = false
+  process.on('SIGTERM', async () => {
+    if (terminating) return
+    terminating = true
     server.startDraining()
     log('draining', { signal: 'SIGTERM', drain_ms: config.JOBSNAP_DRAIN_MS })
     await setTimeout(config.JOBSNAP_DRAIN_MS)

@@ -300,4 +300,57 @@ describe('/ready', () => {
       await server.stop()
     }
   })
+
+  it('a SIGTERM repeated during the drain changes nothing: the drain runs its course, then the process exits 0', async () => {
+    const server = await ServerProcess.start({ distDir: dataset.distDir, env: { JOBSNAP_DRAIN_MS: '1500' } })
+    try {
+      server.signal('SIGTERM')
+      const draining = await server.waitForLog((l) => l.message === 'draining', 5_000)
+      server.signal('SIGTERM')
+      server.signal('SIGTERM')
+      await sleep(300)
+      expect(server.running).toBe(true)
+      expect((await get(`${server.url}/ready`)).status).toBe(503)
+      expect((await get(`${server.url}/api/v1`)).status).toBe(200)
+      const exit = await Promise.race([server.exited, sleep(10_000).then(() => undefined)])
+      expect(exit).toEqual({ code: 0, signal: null })
+      expect(server.logs.filter((l) => l.message === 'draining')).toHaveLength(1)
+      const shuttingDown = server.logs.find((l) => l.message === 'shutting down')
+      expect(Date.parse(shuttingDown!.time!) - Date.parse(draining.time!)).toBeGreaterThanOrEqual(1400)
+    } finally {
+      await server.stop()
+    }
+  })
+
+  // systemd stops a service by signalling every process of it (KillMode=control-group, its default): the server
+  // then hears SIGTERM twice, from the manager and passed on by its launcher (the huge-pages rerun) or primary.
+  it.each([
+    { as: 'one process its launcher reran with huge pages', args: [], workers: 1 },
+    { as: 'a cluster of two workers', args: ['--workers', '2'], workers: 2 },
+  ])('`jobsnap serve` as $as drains when its whole process group gets SIGTERM', async ({ args, workers }) => {
+    const server = await ServerProcess.start({
+      distDir: dataset.distDir,
+      env: { JOBSNAP_DRAIN_MS: '1500' },
+      args,
+      launcher: true,
+    })
+    try {
+      expect((await get(`${server.url}/ready`)).status).toBe(200)
+      server.signalGroup('SIGTERM')
+      const draining = await server.waitForLog((l) => l.message === 'draining', 5_000)
+      await sleep(300)
+      expect((await get(`${server.url}/ready`)).status).toBe(503)
+      expect((await get(`${server.url}/api/v1`)).status).toBe(200)
+      const exit = await Promise.race([server.exited, sleep(15_000).then(() => undefined)])
+      expect(exit).toEqual({ code: 0, signal: null })
+      // Each server process drained once, and closed its port only after the drain.
+      expect(server.logs.filter((l) => l.message === 'draining')).toHaveLength(workers)
+      const closed = server.logs.filter((l) => l.message === 'shutting down' && l.workers === undefined)
+      expect(closed).toHaveLength(workers)
+      for (const line of closed)
+        expect(Date.parse(line.time!) - Date.parse(draining.time!)).toBeGreaterThanOrEqual(1400)
+    } finally {
+      await server.stop()
+    }
+  })
 })

@@ -11,9 +11,21 @@ import { childEnv, freePort, REPO_ROOT } from '../../../support/processes.ts'
 const REDIS_SERVER = '/usr/bin/redis-server'
 
 const live = new Set<ChildProcess>()
+/** Children leading a process group of their own (ServerProcess `launcher`): killed with their group. */
+const groupLeaders = new WeakSet<ChildProcess>()
 process.once('exit', () => {
-  for (const child of live) child.kill('SIGKILL')
+  for (const child of live) killHard(child)
 })
+
+function killHard(child: ChildProcess): void {
+  if (!groupLeaders.has(child)) child.kill('SIGKILL')
+  else
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      // the group is gone already
+    }
+}
 
 export interface LogLine {
   time?: string
@@ -68,7 +80,11 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
   }
 }
 
-/** A `jobsnap serve` child process (`node --import tsx cli.ts serve`, so signals reach the server itself). */
+/**
+ * A `jobsnap serve` child process: `node --import tsx cli.ts serve`, so signals reach the server itself; or
+ * with `launcher`, `bin/jobsnap.mjs serve` as operators start it (rerun with huge pages, or a cluster's
+ * primary), in a process group of its own so that signalGroup reaches every process, as systemd's does.
+ */
 export class ServerProcess {
   readonly logs: LogLine[] = []
   private readonly watched: Watched
@@ -95,14 +111,13 @@ export class ServerProcess {
     distDir: string
     env?: Record<string, string>
     args?: string[]
+    launcher?: boolean
   }): Promise<ServerProcess> {
     const port = await freePort()
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        'cli.ts',
+        ...(options.launcher ? ['bin/jobsnap.mjs'] : ['--import', 'tsx', 'cli.ts']),
         'serve',
         '--port',
         String(port),
@@ -114,8 +129,10 @@ export class ServerProcess {
         cwd: REPO_ROOT,
         env: childEnv({ JOBSNAP_LOG: 'json', ...options.env }),
         stdio: ['ignore', 'pipe', 'pipe'],
+        detached: options.launcher === true,
       },
     )
+    if (options.launcher) groupLeaders.add(child)
     const server = new ServerProcess(`http://127.0.0.1:${port}`, port, child)
     try {
       await server.waitForLog((line) => line.message.startsWith('jobsnap listening on'), 30_000)
@@ -146,6 +163,11 @@ export class ServerProcess {
     this.watched.child.kill(signal)
   }
 
+  /** `signal` to every process of the group a `launcher` server leads (the launcher, its rerun or workers). */
+  signalGroup(signal: NodeJS.Signals): void {
+    process.kill(-this.pid, signal)
+  }
+
   /** Resolves with the first log line (already seen or still to come) matching `match`. */
   async waitForLog(match: (line: LogLine) => boolean, timeoutMs: number, from = 0): Promise<LogLine> {
     const deadline = Date.now() + timeoutMs
@@ -172,7 +194,8 @@ export class ServerProcess {
   }
 
   kill(): void {
-    if (this.running) this.watched.child.kill('SIGKILL')
+    // A launcher's group may outlive it (its rerun, its workers): killed whether or not it still runs.
+    if (this.running || groupLeaders.has(this.watched.child)) killHard(this.watched.child)
   }
 
   /** SIGKILL and wait until it is gone. */
