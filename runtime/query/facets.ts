@@ -61,14 +61,14 @@ function countIn(context: QueryContext, base: Uint32Array, lists: Uint32Array[],
   if (lists.length === 1) {
     const list = lists[0]!
     const kept = bitsets.bitsOf(list)
-    if (kept) return countBitsAnd(base, kept)
+    if (kept) return countBitsAnd(base, kept, bitsets)
     let count = 0
     for (let k = 0; k < list.length; k++) if (hasBit(base, list[k]!)) count++
     return count
   }
   union.fill(0)
   for (const list of lists) orInto(union, list, bitsets)
-  return countBitsAnd(base, union)
+  return countBitsAnd(base, union, bitsets)
 }
 
 /**

@@ -5,21 +5,22 @@
  * is in every step. A long posting list (a broad value: a work arrangement,
  * a region, a common word) is turned into a bitset once and kept, so its
  * union or intersection costs size/32 word operations instead of a walk of
- * its positions; a short one sets its bits directly.
+ * its positions; a short one sets its bits directly. Every bitset lives in
+ * the index's BitArena, whose passes over whole bitsets run as WebAssembly
+ * SIMD; reading matches bit by bit stays here.
  */
+import { BitArena } from './bit-arena.ts'
 
 /** A list at least this fraction of the positions long is worth a kept bitset (it then takes no more memory than the list). */
 const BITSET_SHARE = 1 / 32
-
-/** Scratch bitsets kept between queries, at most. */
-const SPARE_SCRATCH = 16
 
 /**
  * Bitsets of long posting lists, made on first use and kept with the index
  * they belong to; and scratch bitsets lent to one query at a time (a query
  * runs synchronously), so queries allocate no memory for their bitsets:
  * allocating ArrayBuffers at every request made V8 run a full collection
- * about every 700 ms under load.
+ * about every 700 ms under load. Both come from one arena (bit-arena.ts),
+ * which never frees: every scratch bitset is taken back and lent again.
  */
 export class BitsetCache {
   // A Map, not a WeakMap: its keys are the index's own lists, alive as long as it is, and V8 marks
@@ -27,17 +28,43 @@ export class BitsetCache {
   private readonly cache = new Map<Uint32Array, Uint32Array>()
   private readonly spare: Uint32Array[] = []
   private readonly lent: Uint32Array[] = []
+  /** Kept bitsets whose lists were retired: the arena never frees, so the next list to keep one takes it. */
+  private readonly freed: Uint32Array[] = []
+  /**
+   * Bitsets retired while a query may still hold them (a list read from a file
+   * can push an earlier one of the same query out of its cache): free only
+   * once that query has returned its scratch.
+   */
+  private readonly retiring: Uint32Array[] = []
   /** Lists whose holder let them go (a posting list read from a file, out of its cache): never kept again. */
   private readonly retired = new WeakSet<Uint32Array>()
 
-  constructor(readonly size: number) {}
+  /** Where this index's bitsets live, and the passes over them. */
+  readonly arena: BitArena
+
+  constructor(readonly size: number) {
+    this.arena = new BitArena(size)
+  }
 
   /** A zeroed bitset for the running query (`zeroed` false: any content, the caller overwrites it); valid until `returnScratch`. */
   scratch(zeroed = true): Uint32Array {
     const spare = this.spare.pop()
-    const bits = spare ? (zeroed ? spare.fill(0) : spare) : new Uint32Array(wordsFor(this.size))
+    const bits = spare ? (zeroed ? spare.fill(0) : spare) : this.arena.allocate()
     this.lent.push(bits)
     return bits
+  }
+
+  /** Takes back one scratch bitset before the query ends (its last reader is done with it). */
+  release(bits: Uint32Array): void {
+    const at = this.lent.lastIndexOf(bits)
+    if (at < 0) return
+    this.lent.splice(at, 1)
+    this.spare.push(bits)
+  }
+
+  /** A bitset kept as long as the index is (the caller owns its content). */
+  keep(): Uint32Array {
+    return this.arena.allocate()
   }
 
   private ranks: Uint32Array | undefined
@@ -50,8 +77,10 @@ export class BitsetCache {
 
   /** Takes back every scratch bitset lent since the last call: the query that used them has finished. */
   returnScratch(): void {
-    for (const bits of this.lent) if (this.spare.length < SPARE_SCRATCH) this.spare.push(bits)
+    for (const bits of this.lent) this.spare.push(bits)
     this.lent.length = 0
+    for (const bits of this.retiring) this.freed.push(bits)
+    this.retiring.length = 0
   }
 
   /**
@@ -59,6 +88,8 @@ export class BitsetCache {
    * go (a query that took it just before still reads it as a list).
    */
   retire(list: Uint32Array): void {
+    const bits = this.cache.get(list)
+    if (bits) this.retiring.push(bits)
     this.cache.delete(list)
     this.retired.add(list)
   }
@@ -73,7 +104,7 @@ export class BitsetCache {
     if (!this.keepsBitsFor(list) || this.retired.has(list)) return undefined
     let bits = this.cache.get(list)
     if (bits === undefined) {
-      bits = new Uint32Array(wordsFor(this.size))
+      bits = this.freed.pop()?.fill(0) ?? this.arena.allocate()
       setBits(bits, list)
       this.cache.set(list, bits)
     }
@@ -109,38 +140,26 @@ function splitStep(step: Step, cache: BitsetCache): { kept: Uint32Array[]; short
   return { kept, short }
 }
 
-/** `bits`' first `words` words become the union of `kept`'s: one pass. */
-function unionInto(bits: Uint32Array, kept: readonly Uint32Array[], words: number): void {
+/** `bits`' first `words` words become the union of `kept`'s: a pass per list after the first two. */
+function unionInto(bits: Uint32Array, kept: readonly Uint32Array[], words: number, arena: BitArena): void {
   if (kept.length === 1) {
     bits.set(kept[0]!.subarray(0, words))
     return
   }
-  for (let w = 0; w < words; w++) {
-    let word = 0
-    for (let j = 0; j < kept.length; j++) word |= kept[j]![w]!
-    bits[w] = word
-  }
+  arena.or(bits, kept[0]!, kept[1]!, words)
+  for (let j = 2; j < kept.length; j++) arena.or(bits, bits, kept[j]!, words)
 }
 
-/**
- * `bits &= union(kept)` on the first `words` words, in one pass without
- * making the union; a word already zero reads nothing more.
- */
-function andUnionInto(bits: Uint32Array, kept: readonly Uint32Array[], words: number): void {
-  if (kept.length === 1) {
-    andInto(bits, kept[0]!, words)
-    return
-  }
-  if (kept.length === 2) {
-    const [a, b] = kept as [Uint32Array, Uint32Array]
-    for (let w = 0; w < words; w++) if (bits[w] !== 0) bits[w]! &= a[w]! | b[w]!
-    return
-  }
-  for (let w = 0; w < words; w++) {
-    if (bits[w] === 0) continue
-    let word = 0
-    for (let j = 0; j < kept.length; j++) word |= kept[j]![w]!
-    bits[w]! &= word
+/** `bits &= union(kept)` on the first `words` words: one pass for one or two lists, else through a union. */
+function andUnionInto(bits: Uint32Array, kept: readonly Uint32Array[], words: number, cache: BitsetCache): void {
+  const { arena } = cache
+  if (kept.length === 1) arena.and(bits, kept[0]!, words)
+  else if (kept.length === 2) arena.andOr(bits, kept[0]!, kept[1]!, words)
+  else {
+    const union = cache.scratch(false)
+    unionInto(union, kept, words, arena)
+    arena.and(bits, union, words)
+    cache.release(union)
   }
 }
 
@@ -174,7 +193,7 @@ export function matchEveryStep(steps: readonly Step[], cache: BitsetCache, below
   if (first.kept.length > 0) {
     // The union writes every word below `below`: only the rest is zeroed.
     bits = cache.scratch(false)
-    unionInto(bits, first.kept, words)
+    unionInto(bits, first.kept, words, cache.arena)
     bits.fill(0, words)
   } else bits = cache.scratch()
   for (const list of first.short) setBits(bits, list, below)
@@ -184,15 +203,18 @@ export function matchEveryStep(steps: readonly Step[], cache: BitsetCache, below
       // Short lists only: their positions are looked up in the matches so far, no pass over every word.
       const narrowed = cache.scratch()
       for (const list of short) keepListed(narrowed, bits, list, below)
+      cache.release(bits)
       bits = narrowed
       continue
     }
+    let union: Uint32Array | undefined
     if (short.length > 0) {
-      const union = cache.scratch()
+      union = cache.scratch()
       for (const list of short) setBits(union, list, below)
       kept.push(union)
     }
-    andUnionInto(bits, kept, words)
+    andUnionInto(bits, kept, words, cache)
+    if (union) cache.release(union)
   }
   return bits
 }
@@ -209,33 +231,18 @@ function keepListed(out: Uint32Array, bits: Uint32Array, list: Uint32Array, belo
 
 /**
  * `bits &= every one of also`, on the first `words` words, counting the bits
- * left as it goes: one pass where an AND and a count were two.
+ * left: the count rides on the last AND's pass. Every bitset is the cache's.
  */
-export function andAllCount(bits: Uint32Array, also: readonly Uint32Array[], words: number): number {
-  if (also.length === 0) return countBits(bits, words)
-  let count = 0
-  if (also.length === 1) {
-    const a = also[0]!
-    for (let w = 0; w < words; w++) {
-      if (bits[w] === 0) continue
-      const word = bits[w]! & a[w]!
-      bits[w] = word
-      if (word !== 0) count += popcount(word)
-    }
-    return count
-  }
-  for (let w = 0; w < words; w++) {
-    let word = bits[w]!
-    for (let j = 0; j < also.length && word !== 0; j++) word &= also[j]![w]!
-    bits[w] = word
-    if (word !== 0) count += popcount(word)
-  }
-  return count
-}
-
-/** `bits &= other`, on the first `words` words (the others are left as they are). */
-function andInto(bits: Uint32Array, other: Uint32Array, words = bits.length): void {
-  for (let w = 0; w < words; w++) if (bits[w] !== 0) bits[w]! &= other[w]!
+export function andAllCount(
+  bits: Uint32Array,
+  also: readonly Uint32Array[],
+  words: number,
+  cache: BitsetCache,
+): number {
+  const { arena } = cache
+  if (also.length === 0) return arena.count(bits, words)
+  for (let j = 0; j < also.length - 1; j++) arena.and(bits, also[j]!, words)
+  return arena.andCount(bits, also[also.length - 1]!, words)
 }
 
 /** Sets the positions below `end` in `bits` (a zeroed bitset). */
@@ -253,33 +260,25 @@ export function clearFrom(bits: Uint32Array, from: number): void {
   bits.fill(0, word + 1)
 }
 
-/** Popcount of `a AND b` (their first `words` words), without writing either. */
-export function countBitsAnd(a: Uint32Array, b: Uint32Array, words = a.length): number {
-  let count = 0
-  for (let w = 0; w < words; w++) {
-    const word = a[w]! & b[w]!
-    if (word !== 0) count += popcount(word)
-  }
-  return count
+/** Popcount of `a AND b` (their first `words` words), without writing either: both are the cache's. */
+export function countBitsAnd(a: Uint32Array, b: Uint32Array, cache: BitsetCache, words = a.length): number {
+  return cache.arena.countAnd(a, b, words)
 }
 
-/** ORs a posting list into `bits`: through its kept bitset when it has one, else bit by bit. */
+/** ORs a posting list into `bits` (the cache's): through its kept bitset when it has one, else bit by bit. */
 export function orInto(bits: Uint32Array, list: Uint32Array, cache: BitsetCache): void {
   const kept = cache.bitsOf(list)
-  if (kept) for (let w = 0; w < bits.length; w++) bits[w]! |= kept[w]!
+  if (kept) cache.arena.or(bits, bits, kept, bits.length)
   else setBits(bits, list)
 }
 
-/** The bits set in the first `words` words. */
-export function countBits(bits: Uint32Array, words = bits.length): number {
-  let count = 0
-  for (let w = 0; w < words; w++) if (bits[w] !== 0) count += popcount(bits[w]!)
-  return count
+/** The bits set in the first `words` words of one of the cache's bitsets. */
+export function countBits(bits: Uint32Array, cache: BitsetCache, words = bits.length): number {
+  return cache.arena.count(bits, words)
 }
 
-/** A bitset of the positions where `holds` is true. */
-export function bitsWhere(size: number, holds: (position: number) => boolean): Uint32Array {
-  const bits = new Uint32Array(wordsFor(size))
+/** Makes `bits` (zeroed) the positions below its size where `holds` is true. */
+export function setWhere(bits: Uint32Array, size: number, holds: (position: number) => boolean): Uint32Array {
   for (let p = 0; p < size; p++) if (holds(p)) bits[p >>> 5]! |= 1 << (p & 31)
   return bits
 }

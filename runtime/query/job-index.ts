@@ -15,7 +15,7 @@ import { inOrder, lowestSalaries, salaryRankOf, sortedExpiries } from '../../cor
 import { type JobIndexFile, type StoredDerivations, VALUE_FACETS, type ValueFacet } from '../../core/job-index-file.ts'
 import { type PackedText, textAt } from '../../core/packed-text.ts'
 import type { IndexedJob, SnapshotJobIndex } from '../../core/snapshot.ts'
-import { BitsetCache, bitsWhere, countBits } from './intersect.ts'
+import { BitsetCache, countBits, setWhere } from './intersect.ts'
 import { PrefixBits } from './prefix-bits.ts'
 import { SlugTable } from './slug-table.ts'
 
@@ -358,12 +358,16 @@ export class JobIndex implements RangeColumns {
 
   private live: { expired: number; bits: Uint32Array; count: number } | undefined
 
-  /** The positions not expired at `now`, as a bitset; made again only when another job has expired. */
+  /**
+   * The positions not expired at `now`, as a bitset; made again, in the same
+   * bitset, only when another job has expired (queries read it synchronously).
+   */
   liveBits(now: number): { bits: Uint32Array; count: number } {
     const expired = this.expiredCount(now)
     if (this.live?.expired !== expired) {
-      const bits = bitsWhere(this.size, (p) => this.expiresAt[p]! > now)
-      this.live = { expired, bits, count: countBits(bits) }
+      const bits = this.live ? this.live.bits.fill(0) : this.bitsets.keep()
+      setWhere(bits, this.size, (p) => this.expiresAt[p]! > now)
+      this.live = { expired, bits, count: countBits(bits, this.bitsets) }
     }
     return this.live
   }
@@ -397,8 +401,8 @@ export class JobIndex implements RangeColumns {
    * salaryOrder, salary_max one of salaryLowOrder), made on first use.
    */
   salaryPrefixes(): { high: PrefixBits; low: PrefixBits } {
-    this.highPrefixes ??= new PrefixBits(this.salaryOrder)
-    this.lowPrefixes ??= new PrefixBits(this.salaryLowOrder().order)
+    this.highPrefixes ??= new PrefixBits(this.salaryOrder, this.bitsets)
+    this.lowPrefixes ??= new PrefixBits(this.salaryLowOrder().order, this.bitsets)
     return { high: this.highPrefixes, low: this.lowPrefixes }
   }
 

@@ -9,7 +9,7 @@
  * positions, plus a copy of the bitset.
  */
 import type { Steps } from '../../core/steps.ts'
-import { countBitsAnd } from './intersect.ts'
+import { type BitsetCache, countBitsAnd } from './intersect.ts'
 
 /** Checkpoints per order: each a bitset of size/32 words, kept once used (at most 4 MB per order at 1M jobs). */
 const CHECKPOINTS = 32
@@ -18,7 +18,11 @@ export class PrefixBits {
   private readonly step: number
   private readonly kept: (Uint32Array | undefined)[] = []
 
-  constructor(private readonly order: Uint32Array) {
+  /** `bitsets`: the index's, which keeps the checkpoints (their passes need them in its arena). */
+  constructor(
+    private readonly order: Uint32Array,
+    private readonly bitsets: BitsetCache,
+  ) {
     this.step = Math.max(1, Math.ceil(order.length / CHECKPOINTS))
   }
 
@@ -54,7 +58,7 @@ export class PrefixBits {
 
   /** How many positions of `bits` (nothing set past its first `words` words) are in checkpoint k. */
   countIn(bits: Uint32Array, k: number, words: number): number {
-    return k === 0 ? 0 : countBitsAnd(bits, this.checkpoint(k), words)
+    return k === 0 ? 0 : countBitsAnd(bits, this.checkpoint(k), this.bitsets, words)
   }
 
   /**
@@ -75,7 +79,8 @@ export class PrefixBits {
     if (kept) return kept
     let from = k - 1
     while (from > 0 && !this.kept[from]) from--
-    const bits = from > 0 ? this.kept[from]!.slice() : new Uint32Array((this.order.length + 31) >>> 5)
+    const bits = this.bitsets.keep()
+    if (from > 0) bits.set(this.kept[from]!)
     setRange(bits, this.order, from * this.step, Math.min(k * this.step, this.order.length))
     this.kept[k] = bits
     return bits

@@ -235,10 +235,10 @@ function match(context: QueryContext, query: V2ListQuery, extraGroups: [Facet, s
   else if (live) bits = copyOf(also.shift()!, index)
   else bits = setBelow(index.bitsets.scratch(), below)
   if (below < index.size) clearFrom(bits, below)
-  let count = andAllCount(bits, also, words)
+  let count = andAllCount(bits, also, words, index.bitsets)
   if (checkEach) {
     keepSalaries(index, bits, salary, words)
-    count = countBits(bits, words)
+    count = countBits(bits, index.bitsets, words)
   }
   return { bits, count, below }
 }

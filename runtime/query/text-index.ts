@@ -175,17 +175,24 @@ export class TextIndex {
     return list
   }
 
+  private matchBitsets: BitsetCache | undefined
+
   /** A mask of positions matching every term of `q` (all zero when a term matches nothing); the query engine uses termPostings. */
   match(q: string): Uint8Array {
     const mask = new Uint8Array(this.size)
     const steps = this.termPostings(q)
     if (steps === undefined) return mask
     if (steps.length === 0) return mask.fill(1)
-    const bits = matchEveryStep(
-      steps.map((lists) => ({ lists })),
-      new BitsetCache(this.size),
-    )
-    for (let p = 0; p < this.size; p++) mask[p] = hasBit(bits, p) ? 1 : 0
-    return mask
+    this.matchBitsets ??= new BitsetCache(this.size)
+    try {
+      const bits = matchEveryStep(
+        steps.map((lists) => ({ lists })),
+        this.matchBitsets,
+      )
+      for (let p = 0; p < this.size; p++) mask[p] = hasBit(bits, p) ? 1 : 0
+      return mask
+    } finally {
+      this.matchBitsets.returnScratch()
+    }
   }
 }
