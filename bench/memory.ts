@@ -19,12 +19,10 @@
  * same node binary and libraries in each), plus what the page cache holds
  * (fincore) of the packed body files and search postings, once for every process.
  */
-import { spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { installExitHooks, killAll, stopChild } from './procs.ts'
-import { describeMemory, memoryFigures, startJobsnap } from './servers.ts'
-import { snapshotPaths } from '../core/index.ts'
+import { describeMemory, evictPackedFiles, memoryFigures, startJobsnap } from './servers.ts'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -42,22 +40,13 @@ const here = path.resolve(import.meta.dirname, '..')
 const checkouts = [{ name: 'this checkout', dir: here }]
 if (values.compare) checkouts.push({ name: `compare (${values.compare})`, dir: path.resolve(values.compare) })
 
-/** Drops the files a large snapshot reads by position from the page cache (clean pages only, which these are). */
-function evictBodies(): void {
-  for (const relative of [snapshotPaths.v2Bodies.bodies, snapshotPaths.v1Bodies.bodies, snapshotPaths.searchPostings]) {
-    const file = path.join(distDir, 'current', relative)
-    const dd = spawnSync('dd', [`if=${file}`, 'iflag=nocache', 'count=0', 'status=none'], { encoding: 'utf8' })
-    if (dd.status !== 0) throw new Error(`could not evict ${file} from the page cache: ${dd.stderr}`)
-  }
-}
-
 installExitHooks()
 console.log(
   `${distDir}: ${workers} worker(s)${values.evict ? ', body files and postings evicted from the page cache before each start' : ''}`,
 )
 for (let round = 1; round <= rounds; round++) {
   for (const checkout of checkouts) {
-    if (values.evict) evictBodies()
+    if (values.evict) evictPackedFiles(distDir)
     const server = await startJobsnap(checkout.dir, distDir, 900_000, workers)
     // Let the post-load collection the holder asks for run.
     await new Promise((resolve) => setTimeout(resolve, 3000))

@@ -54,6 +54,7 @@ import {
 } from './report.ts'
 import {
   describeMemory,
+  evictPackedFiles,
   jsonServerDb,
   memoryFigures,
   rssOf,
@@ -62,6 +63,7 @@ import {
   startNginx,
   type Optional,
   type RunningServer,
+  warmPackedFiles,
 } from './servers.ts'
 import {
   CACHED_QUERY,
@@ -412,9 +414,13 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
 
   // jobsnap first and alone, so its ready time is its own.
   log('starting jobsnap')
+  // Started with its packed files out of the page cache, so the page cache it counts when ready is what it read.
+  evictPackedFiles(dataset.distDir)
   const jobsnap = await startJobsnap(repoDir, dataset.distDir, jobs > FULL_JOBS ? 900_000 : 180_000)
   const rssReady = rssOf(jobsnap)
   const memoryReady = memoryFigures(jobsnap, dataset.distDir)
+  const rewarmed = warmPackedFiles(dataset.distDir)
+  log(`  read its packed files again after counting: ${(rewarmed / 1e6).toFixed(0)} MB`)
   log(
     `jobsnap ready in ${(jobsnap.readyMs / 1000).toFixed(2)} s on port ${jobsnap.port}, RSS ${rssReady?.rssMb.toFixed(0) ?? '?'} MB`,
   )
@@ -583,7 +589,7 @@ async function benchDataset(jobs: number, workDir: string, missing: Set<string>)
   )
   const own = atMost(memoryReady.processes.find((p) => p.role === 'server')?.ownMb, 600, 'target ≤ 600 MB when ready')
   lines.push(
-    `jobsnap memory when ready: ${describeMemory(memoryReady)}; own memory (RSS minus shared file pages) ${jobs > FULL_JOBS ? `${own.text}: ${own.met === undefined ? 'unknown' : own.met ? 'met' : 'MISSED'}` : 'target (≤ 600 MB) is for 1M'}.`,
+    `jobsnap memory when ready (started with its packed files out of the page cache): ${describeMemory(memoryReady)}; own memory (RSS minus shared file pages) ${jobs > FULL_JOBS ? `${own.text}: ${own.met === undefined ? 'unknown' : own.met ? 'met' : 'MISSED'}` : 'target (≤ 600 MB) is for 1M'}.`,
   )
   const cpuNotes = rows
     .filter((row) => row.result?.cpu)

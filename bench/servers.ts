@@ -141,10 +141,7 @@ export function memoryFigures(
     role,
     ...(smapsOf(pid) ?? { rssMb: Number.NaN, ownMb: Number.NaN, fileMb: Number.NaN }),
   }))
-  const current = path.join(distDir, 'current')
-  const files = [snapshotPaths.v2Bodies.bodies, snapshotPaths.v1Bodies.bodies, snapshotPaths.searchPostings]
-    .map((file) => path.join(current, file))
-    .filter((file) => existsSync(file))
+  const files = packedFiles(distDir)
   // What the page cache holds of them now (util-linux fincore), else their whole size.
   const fincore = spawnSync('fincore', ['--bytes', '--noheadings', '--output', 'RES', ...files], { encoding: 'utf8' })
   const resident = fincore.status === 0 ? fincore.stdout.split('\n').filter((line) => line.trim() !== '') : []
@@ -156,6 +153,39 @@ export function memoryFigures(
   const own = processes.reduce((sum, p) => sum + p.ownMb, 0)
   const file = Math.max(...processes.map((p) => p.fileMb))
   return { processes, pageCacheMb, totalMb: own + file + pageCacheMb }
+}
+
+/** The current snapshot's packed body files and search postings: what a large snapshot reads by position. */
+function packedFiles(distDir: string): string[] {
+  const current = path.join(distDir, 'current')
+  return [snapshotPaths.v2Bodies.bodies, snapshotPaths.v1Bodies.bodies, snapshotPaths.searchPostings]
+    .map((file) => path.join(current, file))
+    .filter((file) => existsSync(file))
+}
+
+/**
+ * Drops the packed files from the page cache (GNU `dd iflag=nocache`; clean
+ * pages only, which these are), so that memoryFigures' page-cache share,
+ * counted just after a start, is what that start read: measured after the
+ * bench warmed the page cache, it would be every byte of them, whatever the
+ * server touched.
+ */
+export function evictPackedFiles(distDir: string): void {
+  for (const file of packedFiles(distDir)) {
+    const dd = spawnSync('dd', [`if=${file}`, 'iflag=nocache', 'count=0', 'status=none'], { encoding: 'utf8' })
+    if (dd.status !== 0) throw new Error(`could not evict ${file} from the page cache: ${dd.stderr}`)
+  }
+}
+
+/** Reads the packed files once, so the page cache holds them again for the load that follows; their bytes. */
+export function warmPackedFiles(distDir: string): number {
+  let bytes = 0
+  for (const file of packedFiles(distDir)) {
+    const cat = spawnSync('cat', [file], { stdio: ['ignore', 'ignore', 'pipe'] })
+    if (cat.status !== 0) throw new Error(`could not read ${file}: ${cat.stderr}`)
+    bytes += statSync(file).size
+  }
+  return bytes
 }
 
 /** memoryFigures in one line. */

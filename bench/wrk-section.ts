@@ -19,11 +19,13 @@ import { atLeast, atMost, formatMs, type ScenarioRow, type Target } from './repo
 import {
   clusterFacts,
   describeMemory,
+  evictPackedFiles,
   memoryFigures,
   startBareServer,
   startJobsnap,
   startNginx,
   type RunningServer,
+  warmPackedFiles,
 } from './servers.ts'
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
 import { runWrk, runWrkMcp } from './wrk.ts'
@@ -406,7 +408,9 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
   }
 
   // Every core: the same server with two workers (the one-process servers are stopped: they would share the cores).
-  o.log('starting jobsnap --workers 2')
+  o.log('starting jobsnap --workers 2 (its packed files out of the page cache first)')
+  // So the page cache counted when ready is what its workers read, not what the bench warmed; read again after.
+  evictPackedFiles(o.distDir)
   const cluster = await startJobsnap(o.repoDir, o.distDir, o.readyTimeoutMs, 2)
   try {
     const facts = clusterFacts(cluster.child)
@@ -415,9 +419,10 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
       `jobsnap --workers 2: all workers ready ${(cluster.readyMs / 1000).toFixed(2)} s after spawn; slowest worker ${facts ? (facts.readyMsMax / 1000).toFixed(2) : '?'} s from its own start (${ready.met === undefined ? ready.text : `${ready.text}: ${ready.met ? 'met' : 'MISSED'}`}); RSS of the primary and both workers together ${facts?.rssMbTotal ?? '?'} MB when ready.`,
     )
     const memory = memoryFigures(cluster, o.distDir)
+    warmPackedFiles(o.distDir)
     const total = atMost(memory.totalMb, 1536, 'target ≤ 1.5 GB')
     lines.push(
-      `jobsnap --workers 2 memory when ready: ${describeMemory(memory)}; ${at1m ? `${total.text}: ${total.met ? 'met' : 'MISSED'}` : 'target (≤ 1.5 GB) is for 1M'}.`,
+      `jobsnap --workers 2 memory when ready (started with its packed files out of the page cache): ${describeMemory(memory)}; ${at1m ? `${total.text}: ${total.met ? 'met' : 'MISSED'}` : 'target (≤ 1.5 GB) is for 1M'}.`,
     )
     const both = await run('v2 uncached random mix', cluster, mix, { seed: mixSeed })
     rows.push(
