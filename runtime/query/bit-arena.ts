@@ -1,9 +1,10 @@
 /**
  * The memory one index's bitsets live in, and the word-by-word passes over
  * them (AND, OR, AND-and-count) run as WebAssembly SIMD (bit-passes.wat).
- * At a million jobs a pass is 31,250 words: ~5-13 us here against ~150-280
- * us for the same loop in JavaScript, and those passes were most of an
- * uncached list query's time.
+ * At a million jobs a pass is 31,250 words, and the same loops in
+ * JavaScript were about half of an uncached list query's time
+ * (`bench/list-cost.ts --compare` against the code before: ~205 against
+ * ~430 us per query and page).
  *
  * The memory is a shared WebAssembly memory because growing a shared
  * memory never detaches the views already handed out (growing an ordinary
