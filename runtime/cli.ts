@@ -27,22 +27,6 @@ export async function runServeCommand(config: Config): Promise<void> {
         )
       : undefined
   const server = await startServer({ config, log, access: logs.access, primaryLimits })
-  const snapshot = server.snapshots.current
-  if (cluster.isWorker) {
-    const ready: WorkerReady = {
-      type: 'jobsnap:ready',
-      url: server.url,
-      snapshot_id: snapshot.id,
-      ready_ms: Math.round(performance.now()),
-      rss_mb: Math.round(process.memoryUsage.rss() / 2 ** 20),
-    }
-    process.send?.(ready)
-  } else
-    log(`jobsnap listening on ${server.url}`, {
-      snapshot_id: snapshot.id,
-      live_jobs: snapshot.jobs.size,
-      docs: `${server.url}/docs`,
-    })
   process.on('SIGHUP', () => void server.reload())
   const exit = () => {
     logs.flush()
@@ -69,4 +53,22 @@ export async function runServeCommand(config: Config): Promise<void> {
     log('shutting down', { signal: 'SIGINT' })
     void server.close().then(exit)
   })
+  // Said only now that the handlers are in place: whoever acts on it (a test, a supervisor) may signal at once,
+  // and a SIGTERM before them would be Node's default, an exit without the drain.
+  const snapshot = server.snapshots.current
+  if (cluster.isWorker) {
+    const ready: WorkerReady = {
+      type: 'jobsnap:ready',
+      url: server.url,
+      snapshot_id: snapshot.id,
+      ready_ms: Math.round(performance.now()),
+      rss_mb: Math.round(process.memoryUsage.rss() / 2 ** 20),
+    }
+    process.send?.(ready)
+  } else
+    log(`jobsnap listening on ${server.url}`, {
+      snapshot_id: snapshot.id,
+      live_jobs: snapshot.jobs.size,
+      docs: `${server.url}/docs`,
+    })
 }
