@@ -162,8 +162,15 @@ function verified<T>(
  * Lets queued requests run. A hot swap loads the next snapshot while the
  * current one serves: at 100k jobs loading is ~1.2 s of CPU, so it goes in
  * steps of at most a few tens of milliseconds each instead of one stall.
+ *
+ * Two turns of setImmediate, not one: requests are read in the event loop's
+ * poll phase, and a step that follows an awaited file read resumes in that
+ * phase, so one setImmediate runs the next step in the check phase right
+ * after it, with no poll between: the two steps were one stall (counted
+ * during 1M hot swaps, the yields after a file read let no request run).
+ * The second turn always starts after a poll.
  */
-const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve))
+const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)))
 
 /** Hands each slice of a sliced reader to `use`, letting requests run before each; a bad slice names the file. */
 async function eachSlice<T>(slices: Iterable<T>, what: string, use: (slice: T) => void): Promise<void> {
@@ -665,6 +672,7 @@ export async function loadSnapshot(
       text = new TextIndex(terms, postings, jobs.size, retire)
     }
 
+    await yieldToRequests()
     const onDisk = (paths: PackedBodiesPaths, hot?: HotBodies) => {
       const packed = PackedBodies.inFile(
         path.join(dir, paths.bodies),
@@ -688,7 +696,11 @@ export async function loadSnapshot(
         rankOf: jobs.salaryRank,
       })
     }
+    // Opening packed bodies reads and hashes their lengths and sums an offset per job (tens of milliseconds
+    // each at 1M): requests run before each opening and after the last.
+    await yieldToRequests()
     v1Bodies = onDisk(snapshotPaths.v1Bodies)
+    await yieldToRequests()
     for (const packed of [v2Bodies, v1Bodies]) {
       if (packed.size !== jobs.size)
         throw new Error(`${dir}: packed bodies hold ${packed.size} jobs, the index ${jobs.size}`)
