@@ -15,6 +15,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { endianness } from 'node:os'
+import { runSteps, type Steps } from './steps.ts'
 
 const COMMA = Buffer.from(',')
 const COMMA_BYTE = 0x2c
@@ -92,10 +93,16 @@ export class PackedBodies {
    * snapshot only after the requests that took it have finished).
    */
   static inFile(file: string, lengths: Uint32Array, what: string, hot?: HotBodies): PackedBodies {
+    return runSteps(PackedBodies.inFileSteps(file, lengths, what, hot))
+  }
+
+  /** inFile in steps of a few milliseconds at 1M jobs (a hot swap opens the bodies between requests). */
+  static *inFileSteps(file: string, lengths: Uint32Array, what: string, hot?: HotBodies): Steps<PackedBodies> {
     const fd = openSync(file, 'r')
+    let opened = false
     try {
       const fileSize = fstatSync(fd).size
-      const offsets = offsetsOf(lengths, fileSize, what)
+      const offsets = yield* offsetsSteps(lengths, fileSize, what)
       let open = true
       const source: ByteSource = {
         read(start, end) {
@@ -111,11 +118,15 @@ export class PackedBodies {
         perCall: true,
       }
       const packed = new PackedBodies(source, offsets)
-      if (hot && hot.bytes > 0) packed.hot = new HotSet(offsets, hot, source)
+      if (hot && hot.bytes > 0) {
+        yield
+        packed.hot = new HotSet(offsets, hot, source)
+      }
+      opened = true
       return packed
-    } catch (error) {
-      closeSync(fd)
-      throw error
+    } finally {
+      // A failed check, or steps left unfinished: the descriptor goes with them.
+      if (!opened) closeSync(fd)
     }
   }
 
@@ -384,8 +395,19 @@ function readInto(fd: number, into: Buffer, start: number, end: number, what: st
 
 /** Start offsets from body lengths, checked against the packed file's size. */
 function offsetsOf(lengths: Uint32Array, totalBytes: number, what: string): Float64Array {
+  return runSteps(offsetsSteps(lengths, totalBytes, what))
+}
+
+/** Lengths summed per step: ~2 ms at 1M jobs, of the ~8 ms the whole sum takes. */
+const OFFSETS_PER_STEP = 1 << 18
+
+function* offsetsSteps(lengths: Uint32Array, totalBytes: number, what: string): Steps<Float64Array> {
   const offsets = new Float64Array(lengths.length + 1)
-  for (let i = 0; i < lengths.length; i++) offsets[i + 1] = offsets[i]! + lengths[i]! + 1
+  for (let from = 0; from < lengths.length; from += OFFSETS_PER_STEP) {
+    if (from > 0) yield
+    const to = Math.min(lengths.length, from + OFFSETS_PER_STEP)
+    for (let i = from; i < to; i++) offsets[i + 1] = offsets[i]! + lengths[i]! + 1
+  }
   const expected = lengths.length === 0 ? 0 : offsets[lengths.length]! - 1
   if (expected !== totalBytes) throw new Error(`${what}: ${totalBytes} bytes, but its lengths add up to ${expected}`)
   return offsets

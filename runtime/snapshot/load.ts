@@ -443,10 +443,11 @@ function postingsInFile(file: string, what: string): PostingsFile & { close(): v
   }
 }
 
-/** A packed-bodies lengths file, checked against its recorded hash. */
-function packedLengths(manifest: SnapshotManifest, dir: string, paths: PackedBodiesPaths): Uint32Array {
+/** A packed-bodies lengths file, checked against its recorded hash (read, then hashed, requests running between). */
+async function packedLengths(manifest: SnapshotManifest, dir: string, paths: PackedBodiesPaths): Promise<Uint32Array> {
   const what = `${dir}/${paths.lengths}`
-  const bytes = readFileSync(path.join(dir, paths.lengths))
+  const bytes = await readBytes(dir, paths.lengths)
+  await yieldToRequests()
   if (!matchesRecordedHash(manifest, paths.lengths, bytes, what))
     throw new Error(`${what}: the manifest records no hash for it`)
   return uint32View(bytes, what)
@@ -673,12 +674,15 @@ export async function loadSnapshot(
     }
 
     await yieldToRequests()
-    const onDisk = (paths: PackedBodiesPaths, hot?: HotBodies) => {
-      const packed = PackedBodies.inFile(
-        path.join(dir, paths.bodies),
-        packedLengths(manifest, dir, paths),
-        `${dir}/${paths.bodies}`,
-        hot,
+    // Opening packed bodies reads and hashes their lengths and sums an offset per job (~20 ms of CPU at 1M jobs,
+    // several times that with other processes on the cores): in steps, requests running between them.
+    const onDisk = async (paths: PackedBodiesPaths, hot?: HotBodies) => {
+      const lengths = await packedLengths(manifest, dir, paths)
+      await yieldToRequests()
+      const file = path.join(dir, paths.bodies)
+      const packed = await runStepsPausing(
+        PackedBodies.inFileSteps(file, lengths, `${dir}/${paths.bodies}`, hot),
+        yieldToRequests,
       )
       closers.push(() => packed.close())
       return packed
@@ -687,19 +691,18 @@ export async function loadSnapshot(
       const v2Read = await readWithIdentity(dir, snapshotPaths.v2Bodies.bodies)
       const expected = recordedHash(manifest, snapshotPaths.v2Bodies.bodies, v2Path)
       await checkRead(verification, dir, snapshotPaths.v2Bodies.bodies, v2Read, expected)
-      v2Bodies = PackedBodies.inMemory(v2Read.bytes, packedLengths(manifest, dir, snapshotPaths.v2Bodies), v2Path)
+      const lengths = await packedLengths(manifest, dir, snapshotPaths.v2Bodies)
+      v2Bodies = PackedBodies.inMemory(v2Read.bytes, lengths, v2Path)
     } else {
       await checkRecordedFileHash(manifest, dir, snapshotPaths.v2Bodies.bodies, verification)
-      v2Bodies = onDisk(snapshotPaths.v2Bodies, {
+      v2Bodies = await onDisk(snapshotPaths.v2Bodies, {
         bytes: hotBodiesBytes,
         order: jobs.salaryOrder,
         rankOf: jobs.salaryRank,
       })
     }
-    // Opening packed bodies reads and hashes their lengths and sums an offset per job (tens of milliseconds
-    // each at 1M): requests run before each opening and after the last.
     await yieldToRequests()
-    v1Bodies = onDisk(snapshotPaths.v1Bodies)
+    v1Bodies = await onDisk(snapshotPaths.v1Bodies)
     await yieldToRequests()
     for (const packed of [v2Bodies, v1Bodies]) {
       if (packed.size !== jobs.size)
