@@ -8,6 +8,7 @@ import { setTimeout } from 'node:timers/promises'
 import type { Config } from '../core/config.ts'
 import { runPrimary, type WorkerReady } from './server/cluster.ts'
 import { PrimaryLimitClient } from './http/primary-limiter.ts'
+import { reloadTurnClient } from './server/reload-turns.ts'
 import { createLogs } from './ops/log.ts'
 
 export async function runServeCommand(config: Config): Promise<void> {
@@ -26,7 +27,14 @@ export async function runServeCommand(config: Config): Promise<void> {
           log,
         )
       : undefined
-  const server = await startServer({ config, log, access: logs.access, primaryLimits })
+  // A worker's hot swaps wait for their turn, so that the workers do not all load at once (server/reload-turns.ts).
+  const reloadTurn = cluster.isWorker
+    ? reloadTurnClient(
+        { send: (message) => process.send!(message), on: (event, listener) => process.on(event, listener) },
+        log,
+      )
+    : undefined
+  const server = await startServer({ config, log, access: logs.access, primaryLimits, reloadTurn })
   process.on('SIGHUP', () => void server.reload())
   const exit = () => {
     logs.flush()

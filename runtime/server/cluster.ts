@@ -8,13 +8,15 @@
  *
  * Each worker is a whole server: it loads the snapshot itself, follows
  * `dist/current` itself (so a hot swap reaches every worker) and drains on
- * SIGTERM like a single process does.
+ * SIGTERM like a single process does. The primary only orders their hot
+ * swaps, one worker loading at a time (reload-turns.ts).
  */
 import cluster, { type Worker } from 'node:cluster'
 import type { Config } from '../../core/config.ts'
 import { answerLimitAsks } from '../http/primary-limiter.ts'
 import { limitersFor } from '../http/rate-limit.ts'
 import { metricsAnswerer } from '../ops/cluster-metrics.ts'
+import { ReloadTurns } from './reload-turns.ts'
 import type { Logs } from '../ops/log.ts'
 
 /** Worker -> primary, once its server listens. */
@@ -43,12 +45,18 @@ export function runPrimary(config: Config, logs: Logs): void {
   let stopping = false
   let failed = false
   let announced = false
+  const turns = new ReloadTurns((id) => {
+    const worker = cluster.workers?.[id]
+    if (worker?.isConnected()) worker.send({ type: 'jobsnap:reload-turn', granted: true })
+    else turns.leave(id)
+  }, log)
 
   const fork = (): Worker => {
     const worker = cluster.fork()
     worker.on('message', (message: unknown) => {
       if (limiters && answerLimitAsks(limiters, message, (answer) => worker.send(answer))) return
       if (answerMetrics?.(message, (answer) => worker.isConnected() && worker.send(answer))) return
+      if (turns.answer(worker.id, message)) return
       if (isWorkerReady(message)) {
         ready.set(worker.id, message)
         log('worker ready', {
@@ -78,6 +86,7 @@ export function runPrimary(config: Config, logs: Logs): void {
 
   cluster.on('exit', (worker, code, signal) => {
     const wasReady = ready.delete(worker.id)
+    turns.leave(worker.id)
     if (stopping) {
       if (Object.keys(cluster.workers ?? {}).length === 0) {
         logs.flush()

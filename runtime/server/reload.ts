@@ -16,14 +16,27 @@ export function snapshotReloader(
   responseCache: ResponseCache,
   metrics: Metrics | undefined,
   log: Logger,
+  /** In a cluster: waits for this worker's turn to load (reload-turns.ts), resolving with its hand-back. */
+  takeTurn?: () => Promise<() => void>,
 ): () => Promise<void> {
-  const reloadOnce = () =>
-    snapshots.reload().then(
+  const reloadOnce = async () => {
+    const asked = performance.now()
+    const handBack = await takeTurn?.()
+    const waited = takeTurn ? { turn_wait_ms: Math.round(performance.now() - asked) } : {}
+    await loadAndSwitch(waited).finally(handBack)
+  }
+  const loadAndSwitch = (waited: { turn_wait_ms?: number }) => {
+    const started = performance.now()
+    return snapshots.reload().then(
       (result) => {
         if (result.changed) {
           responseCache.clear()
           metrics?.snapshotLoaded(true)
-          log('snapshot loaded', { snapshot_id: result.id })
+          log('snapshot loaded', {
+            snapshot_id: result.id,
+            load_ms: Math.round(performance.now() - started),
+            ...waited,
+          })
         }
       },
       (error: Error) => {
@@ -35,6 +48,7 @@ export function snapshotReloader(
         )
       },
     )
+  }
   // One reload at a time; a change that arrives while one runs (it may have read `current` before
   // the change) is not dropped: the reload runs again, so the server ends on what `current` names last.
   let reloading: Promise<void> | undefined

@@ -54,6 +54,8 @@ export interface StartOptions {
   watch?: boolean
   /** A cluster worker's channel to the limits its primary holds (unused when Redis is configured). */
   primaryLimits?: PrimaryLimitClient
+  /** A cluster worker's wait for its turn to hot-swap (reload-turns.ts); a single process loads at once. */
+  reloadTurn?: () => Promise<() => void>
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
@@ -98,7 +100,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   if (nodeServer && 'headersTimeout' in nodeServer)
     answerRequests(nodeServer, jobsnap, config.JOBSNAP_IDLE_TIMEOUT_MS, log)
 
-  const reload = snapshotReloader(snapshots, jobsnap.responseCache, metrics, log)
+  const reload = snapshotReloader(snapshots, jobsnap.responseCache, metrics, log, options.reloadTurn)
 
   let watcher: FSWatcher | undefined
   const close = async () => {

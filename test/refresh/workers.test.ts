@@ -132,8 +132,9 @@ describe('jobsnap serve --workers 2', () => {
     expect(refused, `statuses after the burst: ${statuses.join(' ')}`).toBeGreaterThanOrEqual(10)
   })
 
-  it('a published snapshot reaches both workers', async () => {
+  it('a published snapshot reaches both workers, one loading it after the other', async () => {
     const before = (await healthOver(pinned[0]![0])).snapshot_id
+    const logsFrom = server.logs.length
     await retitleAll(dataset.dataDir, 2)
     const built = await build(dataset)
     expect(built.snapshotId).not.toBe(before)
@@ -144,6 +145,21 @@ describe('jobsnap serve --workers 2', () => {
         `worker ${pid} serves ${built.snapshotId}`,
       )
     }
+    // Each worker logs its swap when done, with how long it loaded: the two loads must not overlap.
+    const swaps = server.logs
+      .slice(logsFrom)
+      .filter((line) => line.message === 'snapshot loaded' && line.snapshot_id === built.snapshotId)
+      .map((line) => {
+        const end = Date.parse(line.time as string)
+        return { worker: line.worker, start: end - (line.load_ms as number), end }
+      })
+      .sort((a, b) => a.start - b.start)
+    expect(new Set(swaps.map((swap) => swap.worker))).toEqual(new Set(pinned.map(([, pid]) => pid)))
+    const [first, second] = swaps as [(typeof swaps)[0], (typeof swaps)[0]]
+    // Log times are whole milliseconds, load_ms rounded: 2 ms of slack.
+    expect(second.start, 'the second worker starts loading once the first is done').toBeGreaterThanOrEqual(
+      first.end - 2,
+    )
   })
 
   it('replaces a worker that dies, and keeps answering meanwhile', async () => {
