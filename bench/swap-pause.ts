@@ -11,7 +11,9 @@
  *
  *   npx tsx bench/swap-pause.ts [distDir] [--workers N]
  */
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { realpath } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
@@ -52,7 +54,9 @@ const inBoth = new Set(after)
 const slugs = before!.filter((slug) => inBoth.has(slug))
 
 installExitHooks()
-const server = await startJobsnap(process.cwd(), distDir, 60_000, workers)
+// Its standard output (a cluster's JSON log lines) to a file, as a log file would take it: read at the end.
+const logFile = path.join(tmpdir(), `jobsnap-swap-pause-${process.pid}.log`)
+const server = await startJobsnap(process.cwd(), distDir, 60_000, workers, {}, logFile)
 console.log(
   `serving ${await realpath(path.join(distDir, 'current'))} (${slugs.length} jobs in both snapshots); ready in ${(server.readyMs / 1000).toFixed(2)} s`,
 )
@@ -123,6 +127,16 @@ for (const [i, swap] of swaps.entries()) {
   const d = during.summary()
   console.log(
     `swap ${i + 1} (to ${swap.to}): longest request in the 5 s after publishing ${d.max.toFixed(1)} ms; p99 ${d.p99.toFixed(1)} ms over ${window.length} requests`,
+  )
+}
+// A cluster logs each worker's swap (JSON lines): how long it loaded, and waited for its turn to.
+const logLines = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n') : []
+rmSync(logFile, { force: true })
+for (const line of logLines) {
+  if (!line.includes('"snapshot loaded"')) continue
+  const swap = JSON.parse(line) as { worker?: number; load_ms: number; turn_wait_ms?: number }
+  console.log(
+    `  worker ${swap.worker}: loaded in ${swap.load_ms} ms${swap.turn_wait_ms === undefined ? '' : ` after waiting ${swap.turn_wait_ms} ms for its turn`}`,
   )
 }
 process.exit(failures === 0 ? 0 : 1)
