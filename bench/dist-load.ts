@@ -51,7 +51,7 @@ if (values.compare) {
   process.exit(0)
 }
 const server = await startJobsnap(path.resolve(import.meta.dirname, '..'), distDir, 900_000, workers)
-const facts = clusterFacts(server.child)
+const facts = clusterFacts(server)
 console.log(
   `${distDir}: ready ${(server.readyMs / 1000).toFixed(2)} s after spawn, RSS ${facts ? `${facts.rssMbTotal} MB (primary and ${workers} workers)` : `${rssOf(server)?.rssMb.toFixed(0) ?? '?'} MB`}`,
 )

@@ -25,6 +25,7 @@ import {
   writeSync,
 } from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { cliArgs } from './datasets.ts'
 import { jobFileOnDisk, snapshotPaths } from '../core/index.ts'
@@ -43,6 +44,8 @@ export interface RunningServer {
    * launcher that reran it with huge pages (bin/huge-pages.mjs); else `child` serves.
    */
   rerunPid?: number
+  /** Where its standard output goes, when a file rather than the pipe `child.output()` keeps the tail of. */
+  logFile?: string
 }
 
 export type Optional<T> = { ok: true; server: T } | { ok: false; reason: string }
@@ -65,7 +68,11 @@ export async function startJobsnap(
   stdoutFile?: string,
 ): Promise<RunningServer> {
   const port = await freePort()
-  const stdout = stdoutFile === undefined ? 'pipe' : openSync(stdoutFile, 'a')
+  // A cluster logs JSON lines, one per request: to a file, as in production. Into a pipe they were read by
+  // this process, which then took CPU from the servers (and ran the load generator, in some benches).
+  const logFile =
+    stdoutFile ?? (workers > 1 ? path.join(tmpdir(), `jobsnap-bench-${process.pid}-${port}.log`) : undefined)
+  const stdout = logFile === undefined ? 'pipe' : openSync(logFile, 'a')
   const child = startChild(
     workers > 1 ? `jobsnap --workers ${workers}` : 'jobsnap',
     process.execPath,
@@ -89,22 +96,38 @@ export async function startJobsnap(
     },
   )
   if (typeof stdout === 'number') closeSync(stdout)
+  // A file made here goes when the server does.
+  if (stdoutFile === undefined && logFile !== undefined) {
+    const remove = () => rmSync(logFile, { force: true })
+    void child.exited.then(remove)
+    process.once('exit', remove)
+  }
   // /ready, not /health: the port opens (and /health answers) before the snapshot has loaded.
   let readyMs = await waitForHttp(child, port, '/ready', { timeoutMs: readyTimeoutMs })
   if (workers > 1) {
     // /health answers as soon as one worker listens; ready means all of them.
     const deadline = performance.now() + readyTimeoutMs
-    while (clusterFacts(child) === undefined && performance.now() < deadline && child.isRunning())
+    while (clusterFacts({ child, logFile }) === undefined && performance.now() < deadline && child.isRunning())
       await new Promise((resolve) => setTimeout(resolve, 20))
     readyMs = performance.now() - child.startedAt
   }
   const rerunPid = rerunOf(child.pid)
-  return { name: child.name, port, child, readyMs, ...(rerunPid !== undefined ? { rerunPid } : {}) }
+  return {
+    name: child.name,
+    port,
+    child,
+    readyMs,
+    ...(rerunPid !== undefined ? { rerunPid } : {}),
+    ...(logFile !== undefined ? { logFile } : {}),
+  }
 }
 
 /** From a clustered jobsnap's log: the slowest worker's ready time and the RSS of all its processes when ready. */
-export function clusterFacts(child: Child): { readyMsMax: number; rssMbTotal: number } | undefined {
-  const line = /\{[^\n]*"message":"jobsnap listening[^\n]*\}/.exec(child.output())?.[0]
+export function clusterFacts(
+  server: Pick<RunningServer, 'child' | 'logFile'>,
+): { readyMsMax: number; rssMbTotal: number } | undefined {
+  const output = server.logFile === undefined ? server.child.output() : readLog(server.logFile)
+  const line = /\{[^\n]*"message":"jobsnap listening[^\n]*\}/.exec(output)?.[0]
   if (!line) return undefined
   const fields = JSON.parse(line) as { ready_ms_max: number; rss_mb_total: number }
   return { readyMsMax: fields.ready_ms_max, rssMbTotal: fields.rss_mb_total }
@@ -412,5 +435,13 @@ export async function startJsonServer(
     return { ok: true, server: { name: 'json-server', port, child, readyMs, version: `json-server ${found.version}` } }
   } catch (error) {
     return { ok: false, reason: `json-server did not start: ${(error as Error).message}` }
+  }
+}
+
+function readLog(file: string): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch {
+    return ''
   }
 }

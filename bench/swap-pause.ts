@@ -11,9 +11,8 @@
  *
  *   npx tsx bench/swap-pause.ts [distDir] [--workers N]
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { realpath } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
@@ -54,9 +53,7 @@ const inBoth = new Set(after)
 const slugs = before!.filter((slug) => inBoth.has(slug))
 
 installExitHooks()
-// Its standard output (a cluster's JSON log lines) to a file, as a log file would take it: read at the end.
-const logFile = path.join(tmpdir(), `jobsnap-swap-pause-${process.pid}.log`)
-const server = await startJobsnap(process.cwd(), distDir, 60_000, workers, {}, logFile)
+const server = await startJobsnap(process.cwd(), distDir, 60_000, workers)
 console.log(
   `serving ${await realpath(path.join(distDir, 'current'))} (${slugs.length} jobs in both snapshots); ready in ${(server.readyMs / 1000).toFixed(2)} s`,
 )
@@ -130,8 +127,8 @@ for (const [i, swap] of swaps.entries()) {
   )
 }
 // A cluster logs each worker's swap (JSON lines): how long it loaded, and waited for its turn to.
-const logLines = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n') : []
-rmSync(logFile, { force: true })
+// A cluster logs to a file (bench/servers.ts).
+const logLines = server.logFile === undefined ? [] : readFileSync(server.logFile, 'utf8').split('\n')
 for (const line of logLines) {
   if (!line.includes('"snapshot loaded"')) continue
   const swap = JSON.parse(line) as { worker?: number; load_ms: number; turn_wait_ms?: number }

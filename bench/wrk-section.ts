@@ -413,7 +413,7 @@ export async function runWrkSection(o: WrkSectionOptions): Promise<{ rows: Scena
   evictPackedFiles(o.distDir)
   const cluster = await startJobsnap(o.repoDir, o.distDir, o.readyTimeoutMs, 2)
   try {
-    const facts = clusterFacts(cluster.child)
+    const facts = clusterFacts(cluster)
     const ready = atMost(facts && facts.readyMsMax / 1000, 3, '≤ 3 s per worker')
     lines.push(
       `jobsnap --workers 2: all workers ready ${(cluster.readyMs / 1000).toFixed(2)} s after spawn; slowest worker ${facts ? (facts.readyMsMax / 1000).toFixed(2) : '?'} s from its own start (${ready.met === undefined ? ready.text : `${ready.text}: ${ready.met ? 'met' : 'MISSED'}`}); RSS of the primary and both workers together ${facts?.rssMbTotal ?? '?'} MB when ready.`,
