@@ -91,14 +91,14 @@ instance.on('reqError', () => failures++)
 
 const WARM_UP_MS = 3000
 let quietFrom = Infinity
-const swaps: { at: number; to: string }[] = []
+const swaps: { at: number; wall: string; to: string }[] = []
 try {
   await sleep(WARM_UP_MS) // JIT, file cache: not part of the baseline
   quietFrom = performance.now()
   await sleep(5000) // the quiet baseline
   let target = snapshots.find((id) => id !== original) ?? snapshots[0]!
   for (let swap = 0; swap < SWAPS; swap++) {
-    swaps.push({ at: performance.now(), to: target })
+    swaps.push({ at: performance.now(), wall: new Date().toISOString(), to: target })
     await pointCurrentAt(distDir, target)
     await sleep(5000) // the server notices, loads and switches
     target = target === snapshots[0] ? snapshots[1]! : snapshots[0]!
@@ -122,8 +122,10 @@ for (const [i, swap] of swaps.entries()) {
   const during = new LatencyRecorder()
   for (const answer of window) during.add(answer.endedAt - answer.startedAt)
   const d = during.summary()
+  // When the longest began, from the publish: which part of the swap it sat through (a load, a collection after it).
+  const longest = window.reduce((a, b) => (b.endedAt - b.startedAt > a.endedAt - a.startedAt ? b : a), window[0]!)
   console.log(
-    `swap ${i + 1} (to ${swap.to}): longest request in the 5 s after publishing ${d.max.toFixed(1)} ms; p99 ${d.p99.toFixed(1)} ms over ${window.length} requests`,
+    `swap ${i + 1} (to ${swap.to}, published ${swap.wall.slice(11, 23)}): longest request in the 5 s after publishing ${d.max.toFixed(1)} ms (began ${(longest.startedAt - swap.at).toFixed(0)} ms after); p99 ${d.p99.toFixed(1)} ms over ${window.length} requests`,
   )
 }
 // A cluster logs each worker's swap (JSON lines): how long it loaded, and waited for its turn to.
@@ -131,9 +133,9 @@ for (const [i, swap] of swaps.entries()) {
 const logLines = server.logFile === undefined ? [] : readFileSync(server.logFile, 'utf8').split('\n')
 for (const line of logLines) {
   if (!line.includes('"snapshot loaded"')) continue
-  const swap = JSON.parse(line) as { worker?: number; load_ms: number; turn_wait_ms?: number }
+  const swap = JSON.parse(line) as { time: string; worker?: number; load_ms: number; turn_wait_ms?: number }
   console.log(
-    `  worker ${swap.worker}: loaded in ${swap.load_ms} ms${swap.turn_wait_ms === undefined ? '' : ` after waiting ${swap.turn_wait_ms} ms for its turn`}`,
+    `  worker ${swap.worker}: at ${swap.time.slice(11, 23)}, loaded in ${swap.load_ms} ms${swap.turn_wait_ms === undefined ? '' : ` after waiting ${swap.turn_wait_ms} ms for its turn`}`,
   )
 }
 process.exit(failures === 0 ? 0 : 1)
