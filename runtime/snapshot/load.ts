@@ -50,7 +50,7 @@ import {
 } from '../../core/job-index-file.ts'
 import { runStepsPausing } from '../../core/steps.ts'
 import { type HotBodies, PackedBodies, uint32View } from '../../core/packed-bodies.ts'
-import { CompanyTable, CompanyTableBuilder } from '../query/company-table.ts'
+import { COMPANIES_PER_STEP, CompanyTable, CompanyTableBuilder } from '../query/company-table.ts'
 import { JobIndex, JobIndexBuilder } from '../query/job-index.ts'
 import type { QueryContext } from '../query/run-query.ts'
 import { type PostingsFile, TextIndex } from '../query/text-index.ts'
@@ -567,9 +567,13 @@ async function loadCompanies(
         throw new Error(`${columnsFile} is invalid: ${error.message}`)
       },
     )
+    // Added and indexed a slice at a time: at 1M jobs' 50,000 companies one stretch of both was 25-35 ms.
     const builder = new CompanyTableBuilder(starts, ends)
-    for (const row of rows) builder.add(row)
-    return builder.finish(read.bytes)
+    for (let from = 0; from < rows.length; from += COMPANIES_PER_STEP) {
+      await yieldToRequests()
+      for (const row of rows.slice(from, from + COMPANIES_PER_STEP)) builder.add(row)
+    }
+    return await runStepsPausing(builder.finishSteps(read.bytes), yieldToRequests)
   }
   const sliced = arrayInSlices<IndexedCompany>(read.bytes)
   if (sliced === undefined) return CompanyTable.fromCompanies(parseJson(read.bytes, what) as IndexedCompany[])
