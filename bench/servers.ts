@@ -126,8 +126,7 @@ export async function startJobsnap(
 export function clusterFacts(
   server: Pick<RunningServer, 'child' | 'logFile'>,
 ): { readyMsMax: number; rssMbTotal: number } | undefined {
-  const output = server.logFile === undefined ? server.child.output() : readLog(server.logFile)
-  const line = /\{[^\n]*"message":"jobsnap listening[^\n]*\}/.exec(output)?.[0]
+  const line = /\{[^\n]*"message":"jobsnap listening[^\n]*\}/.exec(serverOutput(server))?.[0]
   if (!line) return undefined
   const fields = JSON.parse(line) as { ready_ms_max: number; rss_mb_total: number }
   return { readyMsMax: fields.ready_ms_max, rssMbTotal: fields.rss_mb_total }
@@ -150,7 +149,7 @@ export function memoryFigures(
   pageCacheMb: number
   totalMb: number
 } {
-  const workerPids = [...server.child.output().matchAll(/\{[^\n]*"message":"worker ready"[^\n]*\}/g)].map(
+  const workerPids = [...serverOutput(server).matchAll(/\{[^\n]*"message":"worker ready"[^\n]*\}/g)].map(
     (match) => (JSON.parse(match[0]) as { pid: number }).pid,
   )
   const serving = server.rerunPid ?? server.child.pid
@@ -438,9 +437,11 @@ export async function startJsonServer(
   }
 }
 
-function readLog(file: string): string {
+/** What the server has written: its log file, else the tail of its output that `child` keeps. */
+function serverOutput(server: Pick<RunningServer, 'child' | 'logFile'>): string {
+  if (server.logFile === undefined) return server.child.output()
   try {
-    return readFileSync(file, 'utf8')
+    return readFileSync(server.logFile, 'utf8')
   } catch {
     return ''
   }
