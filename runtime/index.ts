@@ -25,5 +25,6 @@ export { filterGroups, placeKeysForCountry, runV2Query } from './query/run-query
 export { TextIndex } from './query/text-index.ts'
 export { type RunningServer, startServer } from './server/start-server.ts'
 export { ReloadTurns, reloadTurnClient, type TurnChannel } from './server/reload-turns.ts'
+export { FileHashesBuilder } from './snapshot/file-hashes.ts'
 export { createFileCache, type LoadedSnapshot, loadSnapshot, queryContext } from './snapshot/load.ts'
 export { SnapshotHolder } from './snapshot/holder.ts'

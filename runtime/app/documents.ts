@@ -55,7 +55,7 @@ export function addOpenApiRoute(app: H3, config: Config, snapshots: SnapshotHold
       throw httpError(405, 'Only GET and HEAD are allowed.', { headers: [['allow', ALLOW]] })
     const snapshot = snapshots.current
     const body = await snapshot.readPublic(snapshotPaths.openapi)
-    const hash = snapshot.manifest.files[snapshotPaths.openapi]
+    const hash = snapshot.files.get(snapshotPaths.openapi)
     if (!body || !hash) throw httpError(503, `Snapshot ${snapshot.id} lacks its OpenAPI document; rebuild it.`)
     const payload = filePayload(
       body,

@@ -43,7 +43,7 @@ export function handleV1List(ctx: RestContext): MaybePromise<Reply> {
 
   if (nothingExpired) {
     const file = snapshotPaths.v1Page(limit, page)
-    const hash = snapshot.manifest.files[file]
+    const hash = snapshot.files.get(file)
     if (hash !== undefined) {
       const { head, tail } = v1PageFrame(v1UsageNotice(snapshot.manifest.site_url), page, limit, total)
       const end = Math.min(total, start + limit)
@@ -72,7 +72,7 @@ async function computedV1Page(ctx: RestContext, page: number, limit: number, not
   const live = nothingExpired ? undefined : livePositions(snapshot.jobs, now)
   const liveTotal = live?.length ?? total
   const key = `v1|${snapshot.id}|${liveTotal}|${page}|${limit}`
-  const fileTagged = snapshot.manifest.files[snapshotPaths.v1Page(limit, page)] !== undefined
+  const fileTagged = snapshot.files.get(snapshotPaths.v1Page(limit, page)) !== undefined
   const result = await ctx.responseCache.getOrCompute(key, async () => {
     const positions = live ? live.slice(start, start + limit) : range(start, Math.min(total, start + limit))
     return computedPayload(v1PageBytes(snapshot, page, limit, liveTotal, positions))

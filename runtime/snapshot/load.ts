@@ -54,11 +54,15 @@ import { COMPANIES_PER_STEP, CompanyTable, CompanyTableBuilder } from '../query/
 import { JobIndex, JobIndexBuilder } from '../query/job-index.ts'
 import type { QueryContext } from '../query/run-query.ts'
 import { type PostingsFile, TextIndex } from '../query/text-index.ts'
+import { type FileHashes, FileHashesBuilder } from './file-hashes.ts'
 
 export interface LoadedSnapshot {
   id: string
   dir: string
-  manifest: SnapshotManifest
+  /** The manifest but its file map, which `files` holds. */
+  manifest: LoadedManifest
+  /** The content hash of each public file the manifest lists (v1 pages, the OpenAPI document, the exports). */
+  files: FileHashes
   /**
    * When `<dist>/current` was last pointed at it (epoch ms; a build's publish or a rollback), when the holder
    * knows: a rollback republishes an older build, and Last-Modified must not go back with it.
@@ -185,11 +189,14 @@ async function eachSlice<T>(slices: Iterable<T>, what: string, use: (slice: T) =
 }
 
 /** Where the per-job files live: `v2/jobs/`. */
+/** A snapshot's manifest as a server keeps it: its file map held apart, as FileHashes. */
+type LoadedManifest = Omit<SnapshotManifest, 'files'>
+
 /**
  * The file map checked (the per-job files are not in it: the manifest keeps them in index/job-files.txt,
  * which a server never reads, the job index holding their hashes too).
  */
-function checkedFileMap(files: unknown, what: string, into: Record<string, string>): void {
+function checkedFileMap(files: unknown, what: string, into: FileHashesBuilder): void {
   if (files === null || typeof files !== 'object' || Array.isArray(files))
     throw new Error(`${what} is invalid at files: expected an object`)
   const hashes = files as Record<string, unknown>
@@ -197,12 +204,12 @@ function checkedFileMap(files: unknown, what: string, into: Record<string, strin
   for (const file in hashes) {
     const hash = hashes[file]
     if (typeof hash !== 'string') throw new Error(`${what} is invalid at files.${file}: expected a string`)
-    into[file] = hash
+    into.add(file, hash)
   }
 }
 
 /** The manifest, checked with zod except its file map (100k entries at 100k jobs), which a loop checks a slice at a time. */
-async function loadManifest(bytes: Buffer, what: string): Promise<SnapshotManifest> {
+async function loadManifest(bytes: Buffer, what: string): Promise<{ manifest: LoadedManifest; files: FileHashes }> {
   const sliced = parsing(what, () => readManifestInSlices(bytes))
   const raw = sliced ? sliced.head : parseJson(bytes, what)
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
@@ -214,10 +221,11 @@ async function loadManifest(bytes: Buffer, what: string): Promise<SnapshotManife
     )
   }
   const checkedHead = verified(SnapshotManifestHead, head, what)
-  const checkedFiles: Record<string, string> = {}
+  const checkedFiles = new FileHashesBuilder()
   if (!sliced) checkedFileMap(files, what, checkedFiles)
   else await eachSlice(sliced.files, what, (slice) => checkedFileMap(slice, what, checkedFiles))
-  return { ...checkedHead, files: checkedFiles }
+  await yieldToRequests()
+  return { manifest: checkedHead, files: checkedFiles.finish() }
 }
 
 /**
@@ -225,7 +233,7 @@ async function loadManifest(bytes: Buffer, what: string): Promise<SnapshotManife
  * validated the content before writing it): true when it matches, false when
  * the manifest records none (older builds: validate the content instead).
  */
-function matchesRecordedHash(manifest: SnapshotManifest, file: string, bytes: Buffer, what: string): boolean {
+function matchesRecordedHash(manifest: LoadedManifest, file: string, bytes: Buffer, what: string): boolean {
   const expected = manifest.index_hashes?.[file]
   if (expected === undefined) return false
   if (indexFileHash(bytes) !== expected)
@@ -235,7 +243,7 @@ function matchesRecordedHash(manifest: SnapshotManifest, file: string, bytes: Bu
 
 /** An index file parsed whole: trusted by its recorded hash, else checked against its schema. */
 function verifiedIndex<T>(
-  manifest: SnapshotManifest,
+  manifest: LoadedManifest,
   file: string,
   bytes: Buffer,
   schema: Parameters<typeof verified<T>>[0],
@@ -251,7 +259,7 @@ function verifiedIndex<T>(
 const MAX_READ_FILE_BYTES = 2 ** 31 - 1
 
 /** The hash the build recorded for an index file; a snapshot without one is refused. */
-function recordedHash(manifest: SnapshotManifest, file: string, what: string): string {
+function recordedHash(manifest: LoadedManifest, file: string, what: string): string {
   const expected = manifest.index_hashes?.[file]
   if (expected === undefined) throw new Error(`${what}: the manifest records no hash for it`)
   return expected
@@ -377,7 +385,7 @@ async function checkRead(
  * Not read at all when the verification record vouches for the file as it is.
  */
 async function checkRecordedFileHash(
-  manifest: SnapshotManifest,
+  manifest: LoadedManifest,
   dir: string,
   file: string,
   verification: Verification,
@@ -444,7 +452,7 @@ function postingsInFile(file: string, what: string): PostingsFile & { close(): v
 }
 
 /** A packed-bodies lengths file, checked against its recorded hash (read, then hashed, requests running between). */
-async function packedLengths(manifest: SnapshotManifest, dir: string, paths: PackedBodiesPaths): Promise<Uint32Array> {
+async function packedLengths(manifest: LoadedManifest, dir: string, paths: PackedBodiesPaths): Promise<Uint32Array> {
   const what = `${dir}/${paths.lengths}`
   const bytes = await readBytes(dir, paths.lengths)
   await yieldToRequests()
@@ -458,7 +466,7 @@ async function packedLengths(manifest: SnapshotManifest, dir: string, paths: Pac
  * Their SHA-256 is not recomputed here (hundreds of MB at 1M jobs): it is the
  * ETag and in the index, so every client that downloads one can check it.
  */
-async function checkExports(manifest: SnapshotManifest, dir: string): Promise<void> {
+async function checkExports(manifest: LoadedManifest, dir: string): Promise<void> {
   for (const { name, bytes } of manifest.exports) {
     const file = path.join(dir, exportPath(name))
     const found = await stat(file).catch(() => undefined)
@@ -483,7 +491,7 @@ export async function resolveCurrentSnapshot(distDir: string): Promise<string> {
  * arrays used as read, checked by that hash), else built from
  * index/jobs.json a slice of jobs at a time (older snapshots).
  */
-async function loadJobIndex(manifest: SnapshotManifest, dir: string, verification: Verification): Promise<JobIndex> {
+async function loadJobIndex(manifest: LoadedManifest, dir: string, verification: Verification): Promise<JobIndex> {
   const binaryHash = manifest.index_hashes?.[snapshotPaths.jobIndexBinary]
   if (binaryHash !== undefined) {
     const what = `${dir}/${snapshotPaths.jobIndexBinary}`
@@ -545,7 +553,7 @@ function elementLines(bytes: Buffer): { starts: Uint32Array; ends: Uint32Array }
  * 46 MB at 1M jobs was ~0.1 s of every start and one long stall of every hot swap).
  */
 async function loadCompanies(
-  manifest: SnapshotManifest,
+  manifest: LoadedManifest,
   dir: string,
   read: { bytes: Buffer; stats?: BigIntStats },
   verification: Verification,
@@ -607,7 +615,7 @@ export async function loadSnapshot(
   const manifestPath = `${dir}/${snapshotPaths.manifest}`
   const scratch = new Scratch()
   scratch.reserve(Math.max(await fileSize(dir, snapshotPaths.manifest), await fileSize(dir, snapshotPaths.companies)))
-  const manifest = await loadManifest(
+  const { manifest, files } = await loadManifest(
     (await readWithIdentity(dir, snapshotPaths.manifest, scratch)).bytes,
     manifestPath,
   )
@@ -741,6 +749,7 @@ export async function loadSnapshot(
     id: manifest.snapshot_id,
     dir,
     manifest,
+    files,
     jobs,
     text,
     companies,
