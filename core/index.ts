@@ -28,7 +28,7 @@ export {
   jobFilesThroughLayers,
   jobLayerBase,
 } from './job-layers.ts'
-export { JobIndexFileWriter, PreviousJobIndex, readJobIndexFile, VALUE_FACETS } from './job-index-file.ts'
+export { JobIndexFileWriter, PostingLists, PreviousJobIndex, readJobIndexFile, VALUE_FACETS } from './job-index-file.ts'
 export { packedJoined, textAt } from './packed-text.ts'
 export { fileIdentity, readVerifiedFiles, VERIFIED_FILES } from './verified-files.ts'
 export { parseV2ListQuery, V2_LIST_PARAMS, v2FiltersTag } from './query.ts'

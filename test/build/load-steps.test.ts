@@ -1,13 +1,14 @@
 /**
  * What a hot swap's load builds in steps (requests running between them)
  * is what one stretch builds: the packed bodies' offsets past one step's
- * worth of jobs, and a company table past one step's worth of companies.
+ * worth of jobs, the posting lists' lookup past one step's worth of keys, and
+ * a company table past one step's worth of companies.
  * Small fixtures never reach a second step, so these make enough.
  */
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { PackedBodies } from '../../core/index.ts'
+import { PackedBodies, PostingLists } from '../../core/index.ts'
 import { CompanyTable } from '../../runtime/index.ts'
 import { tempDir } from '../support/fixtures.ts'
 
@@ -43,6 +44,20 @@ describe('loading in steps', () => {
     const wrong = Uint32Array.from(lengths)
     wrong[count - 1]! += 1
     expect(() => stepsOf(PackedBodies.inFileSteps(file, wrong, file))).toThrow(/lengths add up to/)
+  })
+
+  it('looks up posting lists past one step of keys: each key its own positions', () => {
+    const count = 40_000 // a little over two steps of 16,384
+    const keys = Array.from({ length: count }, (_, k) => `company:${k}`)
+    const counts = Uint32Array.from({ length: count }, (_, k) => k % 3)
+    const all = new Uint32Array(counts.reduce((sum, n) => sum + n, 0))
+    for (let k = 0, at = 0; k < count; k++) for (let i = 0; i < counts[k]!; i++) all[at++] = k * 10 + i
+    const { value: lists, pauses } = stepsOf(PostingLists.inSteps(keys, counts, all))
+    expect(pauses).toBeGreaterThanOrEqual(2)
+    expect(lists.total).toBe(all.length)
+    for (const k of [0, 1, 2, 16_383, 16_384, 16_385, 32_768, count - 1])
+      expect([...lists.get(`company:${k}`)!], `key ${k}`).toEqual(Array.from({ length: k % 3 }, (_, i) => k * 10 + i))
+    expect(lists.get(`company:${count}`)).toBeUndefined()
   })
 
   it('indexes a company table past one step of companies: each found by id and by slug', () => {
