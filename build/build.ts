@@ -47,7 +47,6 @@ import {
   SNAPSHOT_FORMAT,
   SNAPSHOTS_DIR,
   SnapshotManifestHead,
-  eachJobFile,
   jsonArrayByLine,
   serializeManifest,
   snapshotPaths,
@@ -60,6 +59,7 @@ import {
 import { BufferedFileWriter } from './buffered-file.ts'
 import { changedCompanies, changedTags, diffSnapshots, jobChanges, type SnapshotChanges } from './changes.ts'
 import { SnapshotFileWriter, type PreviousSnapshot } from './file-writer.ts'
+import { JobFileList, JobFileListBuilder, jobFileSlug } from './job-files.ts'
 import { salaryOrder, TermPostingsBuilder } from './index-jobs.ts'
 import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './issues.ts'
 import { isLiveAt, parseMeta, type RecordSummary } from './job-record.ts'
@@ -172,17 +172,11 @@ async function previousCompanies(dir: string): Promise<{ slug: string }[] | unde
 }
 
 /**
- * The previous snapshot, with its job files in the order its manifest lists them and their hashes in the
- * same order (see jobFilesByPosition).
- */
-type PreviousManifest = PreviousSnapshot & { jobFiles: string[]; jobHashes: string[] }
-
-/**
  * The published snapshot's folder and file hashes, when there is a readable
  * one to reuse from. The manifest's head goes through its schema; its file
- * map (a million entries at 1M jobs, seconds through zod) through a plain loop.
+ * map through a plain loop; its job files' list is kept as it is (job-files.ts).
  */
-async function previousSnapshot(distDir: string): Promise<PreviousManifest | undefined> {
+async function previousSnapshot(distDir: string): Promise<PreviousSnapshot | undefined> {
   const dir = path.join(distDir, CURRENT_LINK)
   try {
     const { files, ...head } = JSON.parse(await readFile(path.join(dir, snapshotPaths.manifest), 'utf8')) as {
@@ -199,36 +193,29 @@ async function previousSnapshot(distDir: string): Promise<PreviousManifest | und
     // One walk over the map both checks it and picks out the job files (which a format 4 manifest lists).
     const listedFiles = files as Record<string, unknown>
     const hashes = new Map<string, string>()
-    const jobFiles: string[] = []
-    const jobHashes: string[] = []
+    const listedJobs: [string, string][] = []
     for (const file in listedFiles) {
       const hash = listedFiles[file]
       if (typeof hash !== 'string') return undefined
-      if (file.startsWith(JOB_FILES_PREFIX)) {
-        jobFiles.push(file)
-        jobHashes.push(hash)
-      }
-      hashes.set(file, hash)
+      const slug = jobFileSlug(file)
+      if (slug !== undefined) listedJobs.push([slug, hash])
+      else hashes.set(file, hash)
     }
     const listed = parsedHead.data.job_files
-    if (listed !== undefined) {
-      const bytes = await readFile(path.join(dir, snapshotPaths.jobFiles)).catch(() => undefined)
-      const added =
-        bytes !== undefined &&
-        eachJobFile(bytes, listed, (jobFile, hash) => {
-          hashes.set(jobFile, hash)
-          jobFiles.push(jobFile)
-          jobHashes.push(hash)
-        })
-      if (!added) return undefined
-    }
+    const jobFiles =
+      listed === undefined
+        ? JobFileList.of(listedJobs)
+        : await readFile(path.join(dir, snapshotPaths.jobFiles)).then(
+            (bytes) => (listedJobs.length === 0 ? JobFileList.read(bytes, listed) : undefined),
+            () => undefined,
+          )
+    if (jobFiles === undefined) return undefined
     const jobDelta = await jobDeltaOf(distDir, dir)
     return {
       id: parsedHead.data.snapshot_id,
       dir,
-      jobFiles,
-      jobHashes,
       hashes,
+      jobFiles,
       indexHashes: parsedHead.data.index_hashes ?? {},
       liveJobs: parsedHead.data.counts.live_jobs,
       siteUrl: parsedHead.data.site_url,
@@ -237,25 +224,6 @@ async function previousSnapshot(distDir: string): Promise<PreviousManifest | und
   } catch {
     return undefined
   }
-}
-
-/**
- * The manifest's public file map (every file but the per-job ones) and index/job-files.txt's text (those,
- * as `<slug>\t<hash>` lines in the order written), from the build's map of every public file.
- */
-function splitJobFiles(hashes: ReadonlyMap<string, string>): {
-  files: Record<string, string>
-  jobLines: string
-  jobCount: number
-} {
-  const files: Record<string, string> = {}
-  const lines: string[] = []
-  for (const [file, hash] of hashes) {
-    if (file.startsWith(JOB_FILES_PREFIX))
-      lines.push(`${file.slice(JOB_FILE_DIR, file.length - (JOB_FILE_AFFIXES - JOB_FILE_DIR))}\t${hash}`)
-    else files[file] = hash
-  }
-  return { files, jobLines: lines.length === 0 ? '' : `${lines.join('\n')}\n`, jobCount: lines.length }
 }
 
 /** When a snapshot's job files are a delta (core/job-layers.ts): its base, and the files and whiteouts it holds itself. */
@@ -315,9 +283,9 @@ async function jobDeltaBase(
   return baseThere ? delta.baseId : undefined
 }
 
-function snapshotIdFor(builtAt: Date, hashes: ReadonlyMap<string, string>): string {
+function snapshotIdFor(builtAt: Date, hashes: ReadonlyMap<string, string>, jobLines: readonly Buffer[]): string {
   const digest = createHash('sha256')
-  // A million entries at 1M jobs: hashed a few thousand at a time rather than one native call each.
+  // Tens of thousands of entries at 1M jobs: hashed a few thousand at a time rather than one native call each.
   let pending = ''
   for (const [file, hash] of hashes) {
     pending += `${file}\0${hash}\n`
@@ -327,6 +295,7 @@ function snapshotIdFor(builtAt: Date, hashes: ReadonlyMap<string, string>): stri
     }
   }
   digest.update(pending)
+  for (const part of jobLines) digest.update(part)
   const stamp = builtAt.toISOString().replace(/[-:]/g, '').replace('.', '')
   return `${stamp}-${digest.digest('hex').slice(0, 8)}`
 }
@@ -502,7 +471,11 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       unchangedV1Pages(previous, options.siteUrl, live, records),
     )
     const jobIndexBin = new JobIndexFileWriter(live.length)
-    const previousJobFiles = previousBodies && jobFilesByPosition(previous!, previousBodies.v2Lengths.length)
+    // The previous snapshot's job files by position: its list is in date order (each build adds them as the
+    // jobs go by), so a reused job's file is the one at its previous position when that file's hash is the job's.
+    const previousJobFiles =
+      previousBodies && previous!.jobFiles.size === previousBodies.v2Lengths.length ? previous!.jobFiles : undefined
+    const jobFiles = new JobFileListBuilder(previous?.jobFiles, live.length)
     // Reused jobs' binary index records come forward from the previous snapshot's (no JSON to parse).
     const previousIndex = previousBodies && previousJobIndex(previous!.dir, previousBodies.v2Lengths.length)
     const textIndex = new TermPostingsBuilder()
@@ -547,20 +520,21 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
           // the one the cache recorded for them (a v2 body names its slug, so it is this job's file): its path and
           // hash are the previous manifest's own strings, nothing new to allocate, and nothing looked up by path in
           // a map of a million (twice a job, here and to link it) or compared as a string (~1.2 s at 1M jobs).
-          const positionHash = previousJobFiles?.hashes[first + i]
-          const sameFile =
-            positionHash !== undefined && isLatin1At(text, fields.summaryEnd + 1, fields.hashEnd, positionHash)
-          const jobFile = sameFile ? previousJobFiles!.files[first + i]! : snapshotPaths.v2Job(records.slugs[ordinal]!)
-          const previousHash = sameFile ? positionHash : previous!.hashes.get(jobFile)
-          const hash =
-            sameFile ||
-            (previousHash !== undefined && isLatin1At(text, fields.summaryEnd + 1, fields.hashEnd, previousHash))
-              ? previousHash!
-              : text.toString('latin1', fields.summaryEnd + 1, fields.hashEnd)
+          // The previous snapshot's file at this job's previous position holds this job's bytes when its hash is
+          // the one the cache recorded for them (a v2 body names its slug, so it is this job's file): its line of
+          // the previous list is this one's, and most such files stay where they are (the base layer), not
+          // even a path to make for them.
+          const sameFile = previousJobFiles?.hashIs(first + i, text, fields.summaryEnd + 1, fields.hashEnd) === true
+          const hash = text.toString('latin1', fields.summaryEnd + 1, fields.hashEnd)
           if (at === 0) newest = newestOf(bodies.v2.body(first + i), v1, records.company[ordinal]!)
-          if (!writer.linkIfUnchanged(jobFile, hash, previousHash))
-            await writer.writePublic(jobFile, bodies.v2.body(first + i), { hash, linkOnly: true, borrowed: true })
-          else if (writer.saturated) await writer.room()
+          if (sameFile) jobFiles.keep(first + i)
+          if (!sameFile || !writer.keepsJobInBase(first + i)) {
+            const jobFile = snapshotPaths.v2Job(records.slugs[ordinal]!)
+            const previousHash = sameFile ? hash : jobFiles.add(records.slugs[ordinal]!, hash, first + i)
+            if (!writer.linkIfUnchanged(jobFile, hash, previousHash))
+              await writer.writePublic(jobFile, bodies.v2.body(first + i), { hash, linkOnly: true, borrowed: true })
+            else if (writer.saturated) await writer.room()
+          } else if (writer.saturated) await writer.room()
           // Awaited only when there is something to wait for: `await undefined` still suspends and resumes this
           // function (and allocates), twice per job.
           const exported = exportsWriter.addPrevious(first + i, hash)
@@ -601,7 +575,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       // The newest job (and its employer, below) are the OpenAPI document's examples.
       if (position === 0) newest = newestOf(v2, v1, records.company[ordinal]!)
       const jobFile = snapshotPaths.v2Job(records.slugs[ordinal]!)
-      if (!writer.linkIfUnchanged(jobFile, entry.hash))
+      const previousHash = jobFiles.add(records.slugs[ordinal]!, entry.hash)
+      if (!writer.linkIfUnchanged(jobFile, entry.hash, previousHash))
         await writer.writePublic(jobFile, v2, { hash: entry.hash, linkOnly: true, borrowed: true })
       else if (writer.saturated) await writer.room()
       packedV2.add(v2)
@@ -703,8 +678,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     await Promise.all(pool.spillFiles.map((file) => rm(file, { force: true })))
 
     const closed = records.countWhere((ordinal) => records.status[ordinal] === 'closed')
-    const snapshotId = await unusedSnapshotId(options.distDir, snapshotIdFor(now, writer.hashes))
-    const { files: publicFiles, jobLines, jobCount } = splitJobFiles(writer.hashes)
+    const jobLines = jobFiles.finish()
+    const snapshotId = await unusedSnapshotId(options.distDir, snapshotIdFor(now, writer.hashes, jobLines))
     const manifest: SnapshotManifest = {
       format: SNAPSHOT_FORMAT,
       snapshot_id: snapshotId,
@@ -719,15 +694,16 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
         companies: companies.length,
       },
       v1_limits: [...PRECOMPUTED_V1_LIMITS],
-      files: publicFiles,
-      job_files: { count: jobCount, sha256: indexFileHash(jobLines) },
+      files: Object.fromEntries(writer.hashes),
+      job_files: { count: jobFiles.size, sha256: indexFileHash(jobLines) },
       index_hashes: indexHashes,
       exports,
     }
     const companiesChanged = previous?.indexHashes[snapshotPaths.companies] !== indexHashes[snapshotPaths.companies]
-    const changes = diffSnapshots(previous?.hashes, writer.hashes, companiesChanged)
+    const jobFileChanges = jobFiles.changes()
+    const changes = diffSnapshots(previous?.hashes, writer.hashes, companiesChanged, jobFileChanges)
     if (jobBase !== undefined) {
-      await writer.writeWhiteouts(goneFromBase(previous!, changes.removed, writer.hashes))
+      await writer.writeWhiteouts(goneFromBase(previous!, changes.removed, jobFiles))
       await writer.flush()
       await writer.writePrivate(JOB_DELTA_LIST, linesOf(writer.ownJobFiles))
       await writer.writePrivate(
@@ -749,7 +725,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     })
     await writer.writePrivate(CHANGED_PATHS_FILE, linesOf(changes.purge))
     await writer.writePrivate(CHANGED_TAGS_FILE, linesOf(tags))
-    await writer.writePrivate(snapshotPaths.changes, JSON.stringify(jobChanges(changes, previous, writer.hashes)))
+    await writer.writePrivate(snapshotPaths.changes, JSON.stringify(jobChanges(previous?.id, jobFileChanges)))
     // The index files as they now are on disk, with the hashes computed from the bytes written: a server
     // trusts a file whose identity is unchanged instead of hashing it again (core/verified-files.ts).
     await recordVerifiedFiles(stagingDir, await identitiesOf(stagingDir, indexHashes))
@@ -764,7 +740,13 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       snapshotId,
       snapshotDir,
       manifest,
-      files: writer.hashes,
+      // Made when asked for (tests, tools): a map of every job file is what the build no longer makes.
+      get files() {
+        return new Map([
+          ...writer.hashes,
+          ...Array.from(jobFiles.entries(), ([slug, hash]) => [snapshotPaths.v2Job(slug), hash] as const),
+        ])
+      },
       durationMs: performance.now() - started,
       changes,
       changedTags: tags,
@@ -942,47 +924,24 @@ function carryForwardPostings(
 }
 
 /**
- * The previous snapshot's job files and their hashes by position: its list of them is in date order (each
- * build adds them as the jobs go by), so a reused job's file is the one at its previous position when that
- * file's hash is the job's. Undefined when the count does not match.
- */
-function jobFilesByPosition(
-  previous: PreviousManifest,
-  jobs: number,
-): { files: string[]; hashes: string[] } | undefined {
-  return previous.jobFiles.length === jobs ? { files: previous.jobFiles, hashes: previous.jobHashes } : undefined
-}
-
-/**
  * The slugs a delta's whiteouts name: jobs its base layer may hold and it does not publish. The base's
  * jobs are the previous snapshot's, but for those the previous delta added (a whiteout for one of those
  * is harmless: the job is gone either way) and those it had whiteouts for: so the previous snapshot's
- * removed job files, and its whiteouts still not published.
+ * removed job files, and its whiteouts still not published (a slug the previous snapshot did not list
+ * is published again only as a job added to the list, not kept from it).
  */
 function goneFromBase(
   previous: PreviousSnapshot,
   removed: readonly string[],
-  hashes: ReadonlyMap<string, string>,
+  jobFiles: JobFileListBuilder,
 ): Set<string> {
   const gone = new Set<string>()
-  for (const file of removed)
-    if (file.startsWith(snapshotPaths.v2Job('').slice(0, JOB_FILE_DIR)))
-      gone.add(file.slice(JOB_FILE_DIR, file.length - (JOB_FILE_AFFIXES - JOB_FILE_DIR)))
-  for (const slug of previous.jobDelta?.gone ?? []) if (!hashes.has(snapshotPaths.v2Job(slug))) gone.add(slug)
+  for (const file of removed) {
+    const slug = jobFileSlug(file)
+    if (slug !== undefined) gone.add(slug)
+  }
+  for (const slug of previous.jobDelta?.gone ?? []) if (!jobFiles.addedSlug(slug)) gone.add(slug)
   return gone
-}
-
-/** A job file's path is its slug after JOB_FILE_DIR characters and before a suffix: this many in all. */
-const JOB_FILE_AFFIXES = snapshotPaths.v2Job('').length
-const JOB_FILE_DIR = snapshotPaths.v2Job('').lastIndexOf('/') + 1
-/** What every job file's path starts with. */
-const JOB_FILES_PREFIX = snapshotPaths.v2Job('').slice(0, JOB_FILE_DIR)
-
-/** Whether bytes [start, end) of `bytes` are `text`, one byte a character (a hash, compared without making a string). */
-function isLatin1At(bytes: Buffer, start: number, end: number, text: string): boolean {
-  if (end - start !== text.length) return false
-  for (let i = 0; i < text.length; i++) if (bytes[start + i] !== text.charCodeAt(i)) return false
-  return true
 }
 
 /** The previous snapshot's index/jobs.bin, for addPrevious; undefined when it cannot be read (its jobs are parsed then). */

@@ -6,6 +6,7 @@ import { ALL_TAG, companyTag, DOCS_TAG, EXPORTS_TAG, jobTag, LISTS_TAG, v1PageTa
 import { type IndexedCompany, type SnapshotJobChanges, snapshotPaths } from '../core/snapshot.ts'
 import { PAGE_SIZE_DEFAULT } from '../core/query.ts'
 import { EXPORTS_PATH } from '../core/exports.ts'
+import { type JobFileChanges, jobFileSlug } from './job-files.ts'
 
 /** Public URL paths that serve a snapshot file. v1 pages have several spellings; all are listed. */
 function publicPathsOf(file: string): string[] {
@@ -56,19 +57,19 @@ const COMPUTED_PATHS = [
 /**
  * Compares two manifests' file hashes. With no previous snapshot everything
  * is new. `companiesChanged`: the published companies changed (an employer's
- * profile can change without any job file changing). A build that removed
- * none does not walk `previous` a second time (a million entries at 1M jobs);
- * `previousFiles` says how many it lists when that is not its size.
+ * profile can change without any job file changing). `jobs`: what changed
+ * among the job files, which the build compares by their lists, not in these
+ * maps (job-files.ts).
  */
 export function diffSnapshots(
   previous: ReadonlyMap<string, string> | undefined,
   next: ReadonlyMap<string, string>,
   companiesChanged = false,
-  previousFiles?: number,
+  jobs?: Pick<JobFileChanges, 'added' | 'changed' | 'removed'>,
 ): SnapshotChanges {
-  const added: string[] = []
-  const changed: string[] = []
-  const removed: string[] = []
+  const added: string[] = [...(jobs?.added ?? [])]
+  const changed: string[] = [...(jobs?.changed ?? [])]
+  const removed: string[] = [...(jobs?.removed ?? [])]
   let kept = 0
   for (const [file, hash] of next) {
     const before = previous?.get(file)
@@ -78,8 +79,7 @@ export function diffSnapshots(
       kept++
     }
   }
-  if (previous && kept !== (previousFiles ?? previous.size))
-    for (const file of previous.keys()) if (!next.has(file)) removed.push(file)
+  if (previous && kept !== previous.size) for (const file of previous.keys()) if (!next.has(file)) removed.push(file)
   const files = [...added, ...changed, ...removed].sort()
   const purge = files.flatMap(publicPathsOf)
   if (companiesChanged || files.some((f) => f.startsWith('v2/') || f.startsWith('v1/'))) purge.push(...COMPUTED_PATHS)
@@ -88,29 +88,15 @@ export function diffSnapshots(
   return { added, changed, removed, purge: [...new Set(purge)] }
 }
 
-const JOB_FILE = /^v2\/jobs\/(.+)\.json$/
-
 /** The same diff by job: slugs whose v2 file appeared, changed or went, with both hashes (index/changes.json). */
-export function jobChanges(
-  changes: SnapshotChanges,
-  previous: { id: string; hashes: ReadonlyMap<string, string> } | undefined,
-  next: ReadonlyMap<string, string>,
-): SnapshotJobChanges {
-  const hashes: SnapshotJobChanges['hashes'] = {}
-  const slugs = (files: string[]) =>
-    files
-      .flatMap((file) => {
-        const slug = JOB_FILE.exec(file)?.[1]
-        if (slug !== undefined) hashes[slug] = [previous?.hashes.get(file) ?? null, next.get(file) ?? null]
-        return slug ?? []
-      })
-      .sort()
+export function jobChanges(previousId: string | undefined, jobs: JobFileChanges): SnapshotJobChanges {
+  const slugs = (files: string[]) => files.map((file) => jobFileSlug(file)!).sort()
   return {
-    previous: previous?.id ?? null,
-    added: slugs(changes.added),
-    updated: slugs(changes.changed),
-    removed: slugs(changes.removed),
-    hashes,
+    previous: previousId ?? null,
+    added: slugs(jobs.added),
+    updated: slugs(jobs.changed),
+    removed: slugs(jobs.removed),
+    hashes: jobs.hashes,
   }
 }
 
@@ -135,7 +121,7 @@ export function changedTags(changes: SnapshotChanges, context: TagChangeContext)
   const tags = new Set<string>()
   let jobsChanged = context.jobIndexChanged
   for (const file of [...changes.added, ...changes.changed, ...changes.removed]) {
-    const job = JOB_FILE.exec(file)?.[1]
+    const job = jobFileSlug(file)
     const page = V1_FILE.exec(file)
     if (job !== undefined) {
       tags.add(jobTag(job))

@@ -17,13 +17,16 @@ import { readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CompressPool, type PublicFile } from './compress-pool.ts'
+import type { JobFileList } from './job-files.ts'
 
 /** The published snapshot a build can reuse unchanged files from. */
 export interface PreviousSnapshot {
   /** The published snapshot's id. */
   id: string
   dir: string
+  /** Its public files' hashes but for the job files, which `jobFiles` lists. */
   hashes: ReadonlyMap<string, string>
+  jobFiles: JobFileList
   /** The manifest's index file hashes (empty for a snapshot made before they were recorded). */
   indexHashes: Record<string, string>
   /** What frames its v1 pages: the live job count and the site named in the usage notice. */
@@ -58,7 +61,10 @@ const LINK_BATCH_SIZE = 1024
 const EMPTY = Buffer.alloc(0)
 
 export class SnapshotFileWriter {
-  /** Relative path -> content hash, for the manifest. */
+  /**
+   * Relative path -> content hash, for the manifest: every public file but the job files, which the
+   * build lists in date order itself (job-files.ts).
+   */
   readonly hashes = new Map<string, string>()
   /** Public files written anew (not linked from the previous snapshot). */
   rewritten = 0
@@ -92,6 +98,8 @@ export class SnapshotFileWriter {
    * layer, or over the previous snapshot itself when that is a full layer.
    */
   private jobDelta = false
+  /** With a delta over a delta: 1 at each position of the previous list whose file that delta holds itself. */
+  private previousOwnJobs: Uint8Array | undefined
   private readonly madeDirs = new Set<string>()
   private pool: CompressPool | undefined
 
@@ -116,7 +124,7 @@ export class SnapshotFileWriter {
   ): Promise<string> {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body
     const hash = options.hash ?? contentHash(bytes)
-    this.hashes.set(relativePath, hash)
+    if (!relativePath.startsWith(JOB_FILES)) this.hashes.set(relativePath, hash)
     await this.ensureDir(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))
     // An unchanged file is hard-linked: no compression, no copy, and each snapshot folder still
     // stands alone (pruning the old one leaves the link intact), but for a delta's job files (see useJobBase).
@@ -172,15 +180,26 @@ export class SnapshotFileWriter {
   linkIfUnchanged(relativePath: string, hash: string, previousHash?: string): boolean {
     const from = this.sourceOf(relativePath, hash, previousHash)
     if (from === undefined) return false
+    const jobFile = relativePath.startsWith(JOB_FILES)
     if (from === IN_BASE) {
-      this.hashes.set(relativePath, hash)
       this.inBase++
       return true
     }
     if (!this.madeDirs.has(relativePath.slice(0, Math.max(0, relativePath.lastIndexOf('/'))))) return false
-    this.hashes.set(relativePath, hash)
+    if (!jobFile) this.hashes.set(relativePath, hash)
     if (this.jobDelta && relativePath.startsWith(JOB_FILES)) this.addOwnJobFile(relativePath)
     this.queueLink(from, relativePath)
+    return true
+  }
+
+  /**
+   * For the job file at `position` of the previous snapshot's list, republished unchanged: true (and
+   * counted among inBase) when it stays in the base layer, nothing to link; false when it must be
+   * linked (linkIfUnchanged with its path), as every unchanged job file of a full layer is.
+   */
+  keepsJobInBase(position: number): boolean {
+    if (!this.jobDelta || this.previousOwnJobs?.[position] === 1) return false
+    this.inBase++
     return true
   }
 
@@ -191,8 +210,17 @@ export class SnapshotFileWriter {
    * Called before the first job file; the caller makes the `v2/base` link and the whiteouts.
    */
   useJobBase(): void {
-    if (this.previous === undefined) throw new Error('a delta of job files needs a previous snapshot')
+    const previous = this.previous
+    if (previous === undefined) throw new Error('a delta of job files needs a previous snapshot')
     this.jobDelta = true
+    // Which of the previous list's job files its delta holds itself: looked up by position for each job kept.
+    const own = previous.jobDelta?.own
+    if (own === undefined || own.size === 0) return
+    this.previousOwnJobs = new Uint8Array(previous.jobFiles.size)
+    for (const relativePath of own) {
+      const position = previous.jobFiles.positionOf(slugOf(relativePath))
+      if (position !== undefined) this.previousOwnJobs[position] = 1
+    }
   }
 
   /** Writes an empty whiteout file, `v2/gone/<slug>`, for each of `slugs` (not in the manifest's file map). */
@@ -214,7 +242,7 @@ export class SnapshotFileWriter {
   private sourceOf(
     relativePath: string,
     hash: string,
-    previousHash = this.previous?.hashes.get(relativePath),
+    previousHash = this.previousHashOf(relativePath),
   ): string | typeof IN_BASE | undefined {
     const previous = this.previous
     if (previous === undefined || previousHash !== hash) return undefined
@@ -248,13 +276,22 @@ export class SnapshotFileWriter {
     const delta = previous.jobDelta
     const slug = slugOf(relativePath)
     if (delta === undefined || (!delta.own.has(relativePath) && !delta.gone.has(slug)))
-      return previous.hashes.get(relativePath)
+      return this.previousHashOf(relativePath)
     if (delta.baseHashes !== undefined) return delta.baseHashes.get(slug)
     try {
       return contentHash(readFileSync(path.join(delta.baseDir, relativePath)))
     } catch {
       return undefined
     }
+  }
+
+  /** The previous snapshot's hash of a public file (job files from its list). */
+  private previousHashOf(relativePath: string): string | undefined {
+    const previous = this.previous
+    if (previous === undefined) return undefined
+    return relativePath.startsWith(JOB_FILES)
+      ? previous.jobFiles.hashOf(relativePath)
+      : previous.hashes.get(relativePath)
   }
 
   private addOwnJobFile(relativePath: string): void {

@@ -6,6 +6,7 @@
  */
 export { type BuildResult, buildSnapshot } from './build.ts'
 export { CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './changed-files.ts'
+export { JobFileList, JobFileListBuilder } from './job-files.ts'
 export { runPurge } from './purge.ts'
 export { diffSnapshots } from './changes.ts'
 export { generateDataset } from './generate.ts'
