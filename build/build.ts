@@ -65,6 +65,7 @@ import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './iss
 import { isLiveAt, parseMeta, type RecordSummary } from './job-record.ts'
 import { loadRates, missingRecordsIssue, UniqueKeys } from './load-dataset.ts'
 import { PackedBodiesWriter } from './packed-bodies.ts'
+import { prefetchFiles } from './prefetch.ts'
 import { ExportsWriter } from './exports.ts'
 import { WriteThread } from './write-thread.ts'
 import { buildOpenApiYaml, type OpenApiExamples } from './openapi.ts'
@@ -367,6 +368,17 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       : undefined
   // The previous manifest first: the scanning thread loads the companies meanwhile.
   const previous = await previousSnapshot(options.distDir)
+  // What pass 2 reads of the previous snapshot, into the page cache while pass 1 runs (prefetch.ts).
+  const prefetch = previous
+    ? prefetchFiles(
+        [
+          snapshotPaths.jobIndexBinary,
+          snapshotPaths.searchPostings,
+          snapshotPaths.v1Bodies.bodies,
+          snapshotPaths.v2Bodies.bodies,
+        ].map((file) => path.join(previous.dir, file)),
+      )
+    : undefined
   const {
     companies,
     hashes: companyHashes,
@@ -393,7 +405,12 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   )
   const writer = new SnapshotFileWriter(stagingDir, previous)
   // Worker threads and open files are released whether the build succeeds or throws.
-  const closers: (() => unknown)[] = [() => pool.close(), () => writer.close(), () => scanThread?.close()]
+  const closers: (() => unknown)[] = [
+    () => pool.close(),
+    () => writer.close(),
+    () => scanThread?.close(),
+    () => prefetch?.stop(),
+  ]
   // Made now, so that its exports thread starts (a second or so under tsx) while pass 1 runs.
   const exportsWriter = new ExportsWriter(stagingDir, writer, previous, options.parquetRowGroupRows)
   closers.push(() => exportsWriter.close())
