@@ -18,12 +18,12 @@
 import { CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './changed-files.ts'
 import { DEFAULTS } from '../core/config.ts'
 import { createHash } from 'node:crypto'
-import { closeSync, openSync, readFileSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { mkdir, readdir, readFile, rm, stat, symlink } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
-import { PackedBodies, uint32View } from '../core/packed-bodies.ts'
+import { bodiesBaseId, openPackedBodies, uint32View } from '../core/packed-bodies.ts'
 import type { V1Job, V2Job } from '../core/schema/api.ts'
 import type { DatasetCompany } from '../core/schema/dataset.ts'
 import { toV2CompanyProfile } from '../core/company.ts'
@@ -39,7 +39,14 @@ import {
   jobBaseTarget,
   jobLayerBase,
 } from '../core/job-layers.ts'
-import { identitiesOf, recordVerifiedFiles } from '../core/verified-files.ts'
+import {
+  fileIdentity,
+  identitiesOf,
+  isVerified,
+  readVerifiedFiles,
+  recordVerifiedFiles,
+  type VerifiedFiles,
+} from '../core/verified-files.ts'
 import { JobIndexFileWriter, PreviousJobIndex, readJobIndexFile } from '../core/job-index-file.ts'
 import {
   CURRENT_LINK,
@@ -54,7 +61,9 @@ import {
   v1UsageNotice,
   type IndexedCompany,
   type IndexedJob,
+  type PackedBodiesPaths,
   type SnapshotManifest,
+  bodiesBaseTarget,
 } from '../core/snapshot.ts'
 import { BufferedFileWriter } from './buffered-file.ts'
 import { changedCompanies, changedTags, diffSnapshots, jobChanges, type SnapshotChanges } from './changes.ts'
@@ -64,7 +73,7 @@ import { salaryOrder, TermPostingsBuilder } from './index-jobs.ts'
 import { DatasetInvalidError, type DatasetIssue, type RecordSource } from './issues.ts'
 import { isLiveAt, parseMeta, type RecordSummary } from './job-record.ts'
 import { loadRates, missingRecordsIssue, UniqueKeys } from './load-dataset.ts'
-import { PackedBodiesWriter } from './packed-bodies.ts'
+import { PackedBodiesWriter, type PreviousBodies } from './packed-bodies.ts'
 import { prefetchFiles } from './prefetch.ts'
 import { ExportsWriter } from './exports.ts'
 import { WriteThread } from './write-thread.ts'
@@ -115,6 +124,11 @@ export interface BuildOptions {
    * percentage of the live jobs; 0: always a full layer. Default: JOBSNAP_JOB_DELTA_MAX_PERCENT's.
    */
   jobDeltaMaxPercent?: number
+  /**
+   * Packed bodies at least this large are a delta over the last whole ones when the job files are
+   * (default BODIES_DELTA_MIN_BYTES, 256 MB); tests use 0.
+   */
+  bodiesDeltaMinBytes?: number
   /**
    * Also write index/jobs.json, the job index as builds before index/jobs.bin wrote it (431 MB at 1M
    * jobs that no server of this code reads): tests make the snapshots of older builds with it.
@@ -461,15 +475,28 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     const previousBodies = cache && previous ? openPreviousBodies(previous.dir) : undefined
     if (previousBodies)
       closers.push(
-        () => previousBodies.v2.close(),
-        () => previousBodies.v1.close(),
-        () => closeSync(previousBodies.v2File.fd),
+        () => closePreviousBodies(previousBodies.v2),
+        () => closePreviousBodies(previousBodies.v1),
       )
     // The big private files are written and hashed on a thread of their own (write-thread.ts).
     const writeThread = new WriteThread()
     closers.push(() => writeThread.close())
-    const packedV2 = new PackedBodiesWriter(stagingDir, snapshotPaths.v2Bodies, writeThread)
-    const packedV1 = new PackedBodiesWriter(stagingDir, snapshotPaths.v1Bodies, writeThread)
+    // The packed bodies are a delta over the last whole ones when the job files are (the same bound on how much
+    // changed since then) and large enough for it to matter.
+    const bodiesBase = async (which: 'v2Bodies' | 'v1Bodies') =>
+      jobBase !== undefined && previousBodies
+        ? await layerBodies(
+            previous!,
+            stagingDir,
+            snapshotPaths[which],
+            previousBodies[which === 'v2Bodies' ? 'v2' : 'v1'],
+            options.bodiesDeltaMinBytes ?? BODIES_DELTA_MIN_BYTES,
+          )
+        : undefined
+    const v2Base = await bodiesBase('v2Bodies')
+    const v1Base = await bodiesBase('v1Bodies')
+    const packedV2 = new PackedBodiesWriter(stagingDir, snapshotPaths.v2Bodies, writeThread, v2Base?.size)
+    const packedV1 = new PackedBodiesWriter(stagingDir, snapshotPaths.v1Bodies, writeThread, v1Base?.size)
     const jobIndexFile = options.legacyJobIndex
       ? new BufferedFileWriter(path.join(stagingDir, snapshotPaths.jobIndex), writeThread)
       : undefined
@@ -491,10 +518,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     // The previous snapshot's job files by position: its list is in date order (each build adds them as the
     // jobs go by), so a reused job's file is the one at its previous position when that file's hash is the job's.
     const previousJobFiles =
-      previousBodies && previous!.jobFiles.size === previousBodies.v2Lengths.length ? previous!.jobFiles : undefined
+      previousBodies && previous!.jobFiles.size === previousBodies.v2.packed.size ? previous!.jobFiles : undefined
     const jobFiles = new JobFileListBuilder(previous?.jobFiles, live.length)
     // Reused jobs' binary index records come forward from the previous snapshot's (no JSON to parse).
-    const previousIndex = previousBodies && previousJobIndex(previous!.dir, previousBodies.v2Lengths.length)
+    const previousIndex = previousBodies && previousJobIndex(previous!.dir, previousBodies.v2.packed.size)
     const textIndex = new TermPostingsBuilder()
     // Jobs republished unchanged keep their terms: their lists come forward from the previous snapshot's.
     const postingsCarried = cache && previous ? carryForwardPostings(textIndex, previous.dir, live, records) : false
@@ -514,14 +541,13 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       const run = reusedRunAt(live, position, records)
       if (run > 0) {
         // A run of reused jobs that were consecutive in the previous snapshot too: their bodies are one range
-        // of its packed files, read straight into the new ones' write buffers; each job's body is a view there.
+        // of its packed files (kept where they are in a base, else copied); each job's v1 body is a view of it.
         const bodies = previousBodies!
         const first = records.previousPosition[live[position]!]!
         // The v2 bodies are copied by the write thread: nothing here needs them (the exports' thread reads its own),
         // but for the rare job whose file must be written and the newest job, read then.
-        const v1Lengths = bodies.v1Lengths.subarray(first, first + run)
-        packedV2.copyRange(bodies.v2File.fd, bodies.v2File.offsets, first, first + run, bodies.v2Lengths)
-        const v1Run = packedV1.addRange(bodies.v1, first, first + run, bodies.v1Lengths)
+        packedV2.keepRange(bodies.v2, first, first + run, false)
+        const v1Run = packedV1.keepRange(bodies.v1, first, first + run, true)
         const text = cache!.text
         // Their cache lines follow one another in the previous cache (written in position order); at
         // unchanged positions they are copied as one range, else each with its new position.
@@ -531,8 +557,9 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
           const at = position + i
           const ordinal = live[at]!
           cache!.fieldsAt(records.cachedLine[ordinal]!, fields)
-          const v1 = v1Run.subarray(v1At, v1At + v1Lengths[i]!)
-          v1At += v1Lengths[i]! + 1
+          const v1Length = bodies.v1.packed.lengthOf(first + i)
+          const v1 = v1Run.subarray(v1At, v1At + v1Length)
+          v1At += v1Length + 1
           // The previous snapshot's file at this job's previous position holds this job's bytes when its hash is
           // the one the cache recorded for them (a v2 body names its slug, so it is this job's file): its path and
           // hash are the previous manifest's own strings, nothing new to allocate, and nothing looked up by path in
@@ -543,13 +570,17 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
           // even a path to make for them.
           const sameFile = previousJobFiles?.hashIs(first + i, text, fields.summaryEnd + 1, fields.hashEnd) === true
           const hash = text.toString('latin1', fields.summaryEnd + 1, fields.hashEnd)
-          if (at === 0) newest = newestOf(bodies.v2.body(first + i), v1, records.company[ordinal]!)
+          if (at === 0) newest = newestOf(bodies.v2.packed.body(first + i), v1, records.company[ordinal]!)
           if (sameFile) jobFiles.keep(first + i)
           if (!sameFile || !writer.keepsJobInBase(first + i)) {
             const jobFile = snapshotPaths.v2Job(records.slugs[ordinal]!)
             const previousHash = sameFile ? hash : jobFiles.add(records.slugs[ordinal]!, hash, first + i)
             if (!writer.linkIfUnchanged(jobFile, hash, previousHash))
-              await writer.writePublic(jobFile, bodies.v2.body(first + i), { hash, linkOnly: true, borrowed: true })
+              await writer.writePublic(jobFile, bodies.v2.packed.body(first + i), {
+                hash,
+                linkOnly: true,
+                borrowed: true,
+              })
             else if (writer.saturated) await writer.room()
           } else if (writer.saturated) await writer.room()
           // Awaited only when there is something to wait for: `await undefined` still suspends and resumes this
@@ -673,10 +704,16 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       [packedV2, snapshotPaths.v2Bodies],
       [packedV1, snapshotPaths.v1Bodies],
     ] as const) {
-      const { lengths, bodiesHash } = await packed.finish()
+      const { lengths, bodiesHash, starts } = await packed.finish()
       indexHashes[paths.bodies] = bodiesHash
       await writeIndexFile(paths.lengths, lengths)
+      if (starts) await writeIndexFile(paths.starts, starts)
     }
+    for (const [base, paths] of [
+      [v2Base, snapshotPaths.v2Bodies],
+      [v1Base, snapshotPaths.v1Bodies],
+    ] as const)
+      if (base) indexHashes[paths.base] = base.hash
     await writer.flush()
     await rewriteFailedLinks(
       writer,
@@ -745,7 +782,14 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     await writer.writePrivate(snapshotPaths.changes, JSON.stringify(jobChanges(previous?.id, jobFileChanges)))
     // The index files as they now are on disk, with the hashes computed from the bytes written: a server
     // trusts a file whose identity is unchanged instead of hashing it again (core/verified-files.ts).
-    await recordVerifiedFiles(stagingDir, await identitiesOf(stagingDir, indexHashes))
+    // A layered pair's base is vouched for only as the previous snapshot's record did: this build never read it.
+    const baseFiles = new Set([snapshotPaths.v2Bodies.base, snapshotPaths.v1Bodies.base])
+    const verified = await identitiesOf(
+      stagingDir,
+      Object.fromEntries(Object.entries(indexHashes).filter(([file]) => !baseFiles.has(file))),
+    )
+    for (const base of [v2Base, v1Base]) if (base?.vouched) verified[base.paths.base] = base.vouched
+    await recordVerifiedFiles(stagingDir, verified)
     await writer.writePrivate(snapshotPaths.jobFiles, jobLines)
     // The manifest goes last: a snapshot folder without one is incomplete by definition.
     await writer.writePrivate(snapshotPaths.manifest, serializeManifest(manifest))
@@ -799,16 +843,8 @@ async function rewriteFailedLinks(
 ): Promise<void> {
   if (writer.failedLinks.length === 0) return
   const failed = new Set(writer.failedLinks.splice(0))
-  const open = (paths: typeof snapshotPaths.v2Bodies) => {
-    const what = `${stagingDir}/${paths.bodies}`
-    return PackedBodies.inFile(
-      path.join(stagingDir, paths.bodies),
-      uint32View(readFileSync(path.join(stagingDir, paths.lengths)), what),
-      what,
-    )
-  }
-  const v2 = open(snapshotPaths.v2Bodies)
-  const v1 = open(snapshotPaths.v1Bodies)
+  const v2 = openPackedBodies(stagingDir, snapshotPaths.v2Bodies)
+  const v1 = openPackedBodies(stagingDir, snapshotPaths.v1Bodies)
   try {
     for (const [position, slug] of slugsInDateOrder.entries()) {
       const file = snapshotPaths.v2Job(slug)
@@ -973,34 +1009,57 @@ function previousJobIndex(dir: string, jobs: number): PreviousJobIndex | undefin
 }
 
 /**
- * The previous snapshot's packed bodies and their lengths, where a reused record's bodies are read back from;
- * and the v2 file open once more, with where each body starts, for the write thread to copy from.
+ * The previous snapshot's packed bodies, where a reused record's bodies are read back from, with their
+ * files open once more for the write thread to copy from.
  */
-function openPreviousBodies(dir: string): {
-  v2: PackedBodies
-  v1: PackedBodies
-  v2Lengths: Uint32Array
-  v1Lengths: Uint32Array
-  v2File: { fd: number; offsets: Float64Array }
-} {
-  const lengthsOf = (paths: typeof snapshotPaths.v2Bodies) =>
-    uint32View(readFileSync(path.join(dir, paths.lengths)), `${dir}/${paths.lengths}`)
-  const open = (paths: typeof snapshotPaths.v2Bodies, lengths: Uint32Array) =>
-    PackedBodies.inFile(path.join(dir, paths.bodies), lengths, `${dir}/${paths.bodies}`)
-  const v2Lengths = lengthsOf(snapshotPaths.v2Bodies)
-  const v1Lengths = lengthsOf(snapshotPaths.v1Bodies)
-  // Opened first: it checks that the lengths add up to the file's size, which the offsets below rely on.
-  const v2 = open(snapshotPaths.v2Bodies, v2Lengths)
-  const v1 = open(snapshotPaths.v1Bodies, v1Lengths)
-  const offsets = new Float64Array(v2Lengths.length + 1)
-  for (let i = 0; i < v2Lengths.length; i++) offsets[i + 1] = offsets[i]! + v2Lengths[i]! + 1
-  return {
-    v2,
-    v1,
-    v2Lengths,
-    v1Lengths,
-    v2File: { fd: openSync(path.join(dir, snapshotPaths.v2Bodies.bodies), 'r'), offsets },
+function openPreviousBodies(dir: string): { v2: PreviousBodies; v1: PreviousBodies } {
+  const open = (paths: PackedBodiesPaths): PreviousBodies => {
+    // Opened first: it checks that every body lies inside its files, which the copies rely on.
+    const packed = openPackedBodies(dir, paths)
+    const fd = openSync(path.join(dir, paths.bodies), 'r')
+    if (!packed.layered) return { packed, fd }
+    const baseFd = openSync(path.join(dir, paths.base), 'r')
+    return { packed, fd, base: { fd: baseFd, size: fstatSync(baseFd).size } }
   }
+  return { v2: open(snapshotPaths.v2Bodies), v1: open(snapshotPaths.v1Bodies) }
+}
+
+function closePreviousBodies(previous: PreviousBodies): void {
+  previous.packed.close()
+  closeSync(previous.fd)
+  if (previous.base) closeSync(previous.base.fd)
+}
+
+/**
+ * Packed bodies smaller than this are written whole by every build: a delta saves little there, and a
+ * server holds small bodies in memory, where one file is simplest (about 170 MB of v2 bodies at 100k jobs).
+ */
+const BODIES_DELTA_MIN_BYTES = 256 << 20
+
+/**
+ * Makes this build's packed bodies (`paths`) a delta over the last whole ones: the previous snapshot's
+ * base when its were layered, else its whole file, linked as `paths.base`. Undefined (write them whole)
+ * when the previous ones are under `minBytes`, or their base or its hash cannot be found. Returns the base's
+ * size and hash, and what the previous snapshot's verification record says of it.
+ */
+async function layerBodies(
+  previous: PreviousSnapshot,
+  stagingDir: string,
+  paths: PackedBodiesPaths,
+  bodies: PreviousBodies,
+  minBytes: number,
+): Promise<{ size: number; hash: string; paths: PackedBodiesPaths; vouched?: VerifiedFiles[string] } | undefined> {
+  const size = bodies.base?.size ?? fstatSync(bodies.fd).size
+  if (size < minBytes) return undefined
+  const baseId = bodies.base ? bodiesBaseId(previous.dir, paths) : previous.id
+  const asListed = bodies.base ? paths.base : paths.bodies
+  const hash = previous.indexHashes[asListed]
+  if (baseId === undefined || hash === undefined) return undefined
+  await symlink(bodiesBaseTarget(baseId, paths), path.join(stagingDir, paths.base))
+  const stats = await stat(path.join(stagingDir, paths.base), { bigint: true }).catch(() => undefined)
+  if (stats === undefined) return undefined
+  const vouched = isVerified(await readVerifiedFiles(previous.dir), asListed, hash, stats)
+  return { size, hash, paths, ...(vouched ? { vouched: { hash, identity: fileIdentity(stats) } } : {}) }
 }
 
 /**

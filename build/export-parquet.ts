@@ -20,6 +20,8 @@ import { writeColumn } from 'hyparquet-writer/src/column.js'
 import { encodeNestedValues } from 'hyparquet-writer/src/dremel.js'
 import { schemaPathResolver } from 'hyparquet-writer/src/schema.js'
 import { contentHash } from '../core/content-hash.ts'
+import { openPackedBodies, type PackedBodies } from '../core/packed-bodies.ts'
+import { snapshotPaths } from '../core/snapshot.ts'
 import type { V2Job } from '../core/schema/api.ts'
 
 type Kind = 'string' | 'int32' | 'int64' | 'timestamp' | 'boolean' | 'strings'
@@ -222,7 +224,8 @@ export interface ParquetExportResult {
 export interface PreviousParquet {
   file: string
   table: string
-  bodies?: { bodies: string; lengths: string }
+  /** The previous snapshot's folder, whose packed v2 bodies are read. */
+  bodies?: string
 }
 
 type PageIndexes = ParquetWriter['pendingIndexes'][number]
@@ -365,44 +368,13 @@ class PreviousChunks {
   }
 }
 
-/** The previous snapshot's packed v2 bodies (joined by commas), read one by one by position. */
-class PreviousBodies {
-  private constructor(
-    private readonly fd: number,
-    private readonly offsets: Float64Array,
-  ) {}
-
-  static open(paths: PreviousParquet['bodies']): PreviousBodies | undefined {
-    if (!paths) return undefined
-    let lengths: Buffer
-    let fd: number
-    try {
-      lengths = readFileSync(paths.lengths)
-      fd = openSync(paths.bodies, 'r')
-    } catch {
-      return undefined
-    }
-    const offsets = new Float64Array(lengths.length / 4 + 1)
-    for (let index = 0; index < lengths.length / 4; index++)
-      offsets[index + 1] = offsets[index]! + lengths.readUInt32LE(index * 4) + 1
-    return new PreviousBodies(fd, offsets)
-  }
-
-  /** The body at `position`, or undefined when there is none. */
-  read(position: number): Buffer | undefined {
-    if (position + 1 >= this.offsets.length) return undefined
-    const offset = this.offsets[position]!
-    const bytes = Buffer.allocUnsafe(this.offsets[position + 1]! - 1 - offset)
-    for (let done = 0; done < bytes.length; ) {
-      const read = readSync(this.fd, bytes, done, bytes.length - done, offset + done)
-      if (read === 0) return undefined
-      done += read
-    }
-    return bytes
-  }
-
-  close(): void {
-    closeSync(this.fd)
+/** The previous snapshot's packed v2 bodies, read one by one by position; undefined when they cannot be opened. */
+function openPreviousBodies(dir: string | undefined): PackedBodies | undefined {
+  if (!dir) return undefined
+  try {
+    return openPackedBodies(dir, snapshotPaths.v2Bodies)
+  } catch {
+    return undefined
   }
 }
 
@@ -457,7 +429,7 @@ export class ParquetExportFile {
   private readonly encoders: Encoder[]
   private readonly encodings: string[]
   private readonly previous: PreviousChunks | undefined
-  private readonly previousBodies: PreviousBodies | undefined
+  private readonly previousBodies: PackedBodies | undefined
   private groups = 0
   private table = `${CHUNKS_HEADER}\n`
   private written = 0
@@ -510,7 +482,7 @@ export class ParquetExportFile {
     })
     this.encodings = this.encoders.map(encodingOf)
     this.previous = tableFile ? PreviousChunks.open(previous) : undefined
-    this.previousBodies = this.previous && PreviousBodies.open(previous?.bodies)
+    this.previousBodies = this.previous && openPreviousBodies(previous?.bodies)
   }
 
   /**
@@ -619,7 +591,8 @@ export class ParquetExportFile {
     }
     const before: V2Job[] = []
     for (const row of changed) {
-      const body = this.previousBodies.read(group.start + row)
+      const position = group.start + row
+      const body = position < this.previousBodies.size ? this.previousBodies.body(position) : undefined
       if (!body || contentHash(body) !== previousHashes[row]) return undefined
       before.push(JSON.parse(body.toString()) as V2Job)
     }

@@ -33,8 +33,8 @@ import('tsx/esm/api').then(({ register }) => { register(); return import(workerD
 export interface ExportsThreadFiles {
   ndjson: { file: string; table: string; previous?: { file: string; table: string } }
   parquet: { file: string; table: string; previous?: PreviousParquet }
-  /** The previous snapshot's packed v2 bodies, where addPrevious's positions are read. */
-  previousBodies?: { bodies: string; lengths: string }
+  /** The previous snapshot's folder: its packed v2 bodies are where addPrevious's positions are read. */
+  previousBodies?: string
   parquetRowGroupRows: number
 }
 

@@ -7,10 +7,10 @@
  * A job's body is parsed for jobs.parquet only where that file needs it
  * (see ParquetExportFile.addRowGroup).
  */
-import { readFileSync } from 'node:fs'
 import { gzip } from 'node:zlib'
 import { parentPort, workerData } from 'node:worker_threads'
-import { PackedBodies, uint32View } from '../core/packed-bodies.ts'
+import { openPackedBodies, type PackedBodies } from '../core/packed-bodies.ts'
+import { snapshotPaths } from '../core/snapshot.ts'
 import { NdjsonExportWriter, PreviousMembers } from './export-ndjson.ts'
 import { ParquetExportFile } from './export-parquet.ts'
 import type { ExportsBatch, ExportsThreadFiles, ExportsThreadResult } from './exports-thread.ts'
@@ -49,13 +49,9 @@ let groupHashes: string[] = []
 let previousBodies: PackedBodies | undefined
 
 function openPreviousBodies(): PackedBodies {
-  const paths = files.previousBodies
-  if (!paths) throw new Error('a job of the previous snapshot was sent, but not where its bodies are')
-  previousBodies ??= PackedBodies.inFile(
-    paths.bodies,
-    uint32View(readFileSync(paths.lengths), paths.lengths),
-    paths.bodies,
-  )
+  const dir = files.previousBodies
+  if (!dir) throw new Error('a job of the previous snapshot was sent, but not where its bodies are')
+  previousBodies ??= openPackedBodies(dir, snapshotPaths.v2Bodies)
   return previousBodies
 }
 

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { toV2CompanyProfile, companyNameOrder } from '../core/company.ts'
 import { contentHash } from '../core/content-hash.ts'
 import { EXPORT_FILES, type ExportFileRecord, type ExportName, exportPath } from '../core/exports.ts'
-import { type IndexedCompany, snapshotPaths } from '../core/snapshot.ts'
+import type { IndexedCompany } from '../core/snapshot.ts'
 import { NdjsonExportWriter, PreviousMembers } from './export-ndjson.ts'
 import { ExportsThread } from './exports-thread.ts'
 import type { PreviousSnapshot, SnapshotFileWriter } from './file-writer.ts'
@@ -59,10 +59,7 @@ export class ExportsWriter {
       table: path.join(dir, table),
     })
     const previousFile = (name: ExportName, table: string) => previous && file(previous.dir, name, table)
-    const previousBodies = previous && {
-      bodies: path.join(previous.dir, snapshotPaths.v2Bodies.bodies),
-      lengths: path.join(previous.dir, snapshotPaths.v2Bodies.lengths),
-    }
+    const previousBodies = previous?.dir
     this.thread = new ExportsThread(
       {
         ...(previousBodies ? { previousBodies } : {}),

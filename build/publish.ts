@@ -20,6 +20,7 @@ import {
   snapshotPaths,
 } from '../core/snapshot.ts'
 import { jobLayerBase } from '../core/job-layers.ts'
+import { bodiesBaseId } from '../core/packed-bodies.ts'
 
 const STAGING_PREFIX = '.staging-'
 
@@ -267,9 +268,15 @@ export async function pruneSnapshots(distDir: string, keep: number): Promise<str
   }
   const snapshots = await inPublishOrder(distDir)
   const candidates = snapshots.slice(0, Math.max(0, snapshots.length - keep)).filter((id) => id !== current)
-  // A kept snapshot whose job files are a delta needs its base's (core/job-layers.ts); a base is a full layer.
+  // A kept snapshot whose job files are a delta needs its base's (core/job-layers.ts), one whose packed bodies
+  // are layered its base's whole bodies files (core/packed-bodies.ts); a base is never itself a delta.
   const kept = snapshots.filter((id) => !candidates.includes(id))
-  const bases = new Set(await Promise.all(kept.map((id) => jobLayerBase(path.join(snapshotsDir, id)))))
+  const bases = new Set<string | undefined>()
+  for (const id of kept) {
+    const dir = path.join(snapshotsDir, id)
+    bases.add(await jobLayerBase(dir))
+    for (const paths of [snapshotPaths.v2Bodies, snapshotPaths.v1Bodies]) bases.add(bodiesBaseId(dir, paths))
+  }
   const removed = candidates.filter((id) => !bases.has(id))
   if (removed.length) await recordPruned(distDir, removed)
   for (const id of removed) await discard(id)

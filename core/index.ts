@@ -19,7 +19,7 @@ export {
 } from './geo.ts'
 export { CURSOR_MAX_LENGTH, encodeCursor } from './cursor.ts'
 export { companyFiltersTag, parseV2CompanyQuery } from './company-query.ts'
-export { PackedBodies } from './packed-bodies.ts'
+export { openPackedBodies, PackedBodies } from './packed-bodies.ts'
 export {
   JOB_BASE_HASHES,
   JOB_DELTA_LIST,
@@ -57,6 +57,7 @@ export {
 } from './search.ts'
 export {
   arrayInSlices,
+  bodiesBaseTarget,
   CURRENT_LINK,
   type IndexedCompany,
   type IndexedJob,

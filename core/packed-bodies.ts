@@ -12,9 +12,18 @@
  * costs one system call (~2 us); a list page reads its bodies straight
  * into the page's buffer, one read per run of bodies close together, except
  * the few it keeps in memory once read (HotBodies).
+ *
+ * Bodies may also come in two layers (BodyLayers): a base file, a previous
+ * snapshot's whole bodies file left where it is, and a delta file with only
+ * the bodies the base does not have. A rebuild that changed 1% of a million
+ * jobs then writes ~1% of the bytes instead of copying 3.4 GB, and a
+ * position's body is wherever `starts` says. Ranges read as one piece where
+ * the positions are consecutive in one file, in a few pieces where not.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readlinkSync, readSync } from 'node:fs'
 import { endianness } from 'node:os'
+import path from 'node:path'
+import type { PackedBodiesPaths } from './snapshot.ts'
 import { runSteps, type Steps } from './steps.ts'
 
 const COMMA = Buffer.from(',')
@@ -62,20 +71,53 @@ export interface HotBodies {
   rankOf: Uint32Array
 }
 
+/**
+ * Where each body of a layered pair is. Positions address one space: the
+ * base's bytes, then one comma, then the delta's (so a body at `start` is in
+ * the delta when start > the base's size, at start - size - 1 there); two
+ * positions whose bodies follow each other in one file are then a comma
+ * apart there too, and a run of them is one read.
+ */
+export interface BodyLayers {
+  /** The base file: a previous snapshot's whole bodies file. */
+  base: string
+  /** Each position's start in that space (core/snapshot.ts PackedBodiesPaths `starts`). */
+  starts: Float64Array
+}
+
 export class PackedBodies {
   /** offsets[i] is where body i starts; offsets[size] is one past the end, as if a comma followed the last body. */
   private readonly offsets: Float64Array
+  /**
+   * Where body i starts in the bytes `source` reads: `offsets` itself when the bodies are one file in
+   * position order, a position's start in the layers' space (BodyLayers) when not.
+   */
+  private readonly starts: Float64Array
 
   private constructor(
     private readonly source: ByteSource,
     offsets: Float64Array,
+    starts?: Float64Array,
   ) {
     this.offsets = offsets
+    this.starts = starts ?? offsets
   }
 
-  /** Bodies held in memory: every read is a slice of `bytes`, no copy. */
-  static inMemory(bytes: Buffer, lengths: Uint32Array, what: string): PackedBodies {
-    const offsets = offsetsOf(lengths, bytes.length, what)
+  /**
+   * Bodies held in memory: every read is a slice of `bytes`, no copy. With `layers`, `bytes` are a
+   * layered pair's base, a comma and the delta, one after the other (`baseBytes` the base's length).
+   */
+  static inMemory(
+    bytes: Buffer,
+    lengths: Uint32Array,
+    what: string,
+    layers?: { baseBytes: number; starts: Float64Array },
+  ): PackedBodies {
+    const offsets = layers
+      ? runSteps(
+          layeredOffsetsSteps(lengths, layers.starts, layers.baseBytes, bytes.length - layers.baseBytes - 1, what),
+        )
+      : offsetsOf(lengths, bytes.length, what)
     return new PackedBodies(
       {
         read: (start, end) => bytes.subarray(start, end),
@@ -84,6 +126,7 @@ export class PackedBodies {
         perCall: false,
       },
       offsets,
+      layers?.starts,
     )
   }
 
@@ -92,42 +135,81 @@ export class PackedBodies {
    * descriptor held open until `close` (the server closes a replaced
    * snapshot only after the requests that took it have finished).
    */
-  static inFile(file: string, lengths: Uint32Array, what: string, hot?: HotBodies): PackedBodies {
-    return runSteps(PackedBodies.inFileSteps(file, lengths, what, hot))
+  static inFile(file: string, lengths: Uint32Array, what: string, hot?: HotBodies, layers?: BodyLayers): PackedBodies {
+    return runSteps(PackedBodies.inFileSteps(file, lengths, what, hot, layers))
   }
 
-  /** inFile in steps of a few milliseconds at 1M jobs (a hot swap opens the bodies between requests). */
-  static *inFileSteps(file: string, lengths: Uint32Array, what: string, hot?: HotBodies): Steps<PackedBodies> {
-    const fd = openSync(file, 'r')
+  /**
+   * inFile in steps of a few milliseconds at 1M jobs (a hot swap opens the bodies between requests).
+   * With `layers`, `file` is the delta and every position is checked to lie inside one of the two files.
+   */
+  static *inFileSteps(
+    file: string,
+    lengths: Uint32Array,
+    what: string,
+    hot?: HotBodies,
+    layers?: BodyLayers,
+  ): Steps<PackedBodies> {
+    const fds: number[] = []
     let opened = false
     try {
+      const fd = openSync(file, 'r')
+      fds.push(fd)
       const fileSize = fstatSync(fd).size
-      const offsets = yield* offsetsSteps(lengths, fileSize, what)
+      let offsets: Float64Array
+      let copy: ByteSource['copy']
+      if (layers) {
+        const baseFd = openSync(layers.base, 'r')
+        fds.push(baseFd)
+        const baseSize = fstatSync(baseFd).size
+        offsets = yield* layeredOffsetsSteps(lengths, layers.starts, baseSize, fileSize, what)
+        copy = (start, end, into, at = 0) => copyLayered(baseFd, baseSize, fd, start, end, into, at, what)
+      } else {
+        offsets = yield* offsetsSteps(lengths, fileSize, what)
+        copy = (start, end, into, at = 0) => {
+          readInto(fd, into, start, end, what, at)
+        }
+      }
       let open = true
       const source: ByteSource = {
         read(start, end) {
-          return readAt(fd, start, end, what)
+          const bytes = Buffer.allocUnsafe(end - start)
+          copy(start, end, bytes, 0)
+          return bytes
         },
-        copy(start, end, into, at = 0) {
-          readInto(fd, into, start, end, what, at)
-        },
+        copy,
         close() {
-          if (open) closeSync(fd)
+          if (open) for (const each of fds) closeSync(each)
           open = false
         },
         perCall: true,
       }
-      const packed = new PackedBodies(source, offsets)
+      const packed = new PackedBodies(source, offsets, layers?.starts)
       if (hot && hot.bytes > 0) {
         yield
-        packed.hot = new HotSet(offsets, hot, source)
+        packed.hot = new HotSet(offsets, packed.starts, hot, source)
       }
       opened = true
       return packed
     } finally {
-      // A failed check, or steps left unfinished: the descriptor goes with them.
-      if (!opened) closeSync(fd)
+      // A failed check, or steps left unfinished: the descriptors go with them.
+      if (!opened) for (const each of fds) closeSync(each)
     }
+  }
+
+  /** Whether the bodies come in layers (BodyLayers). */
+  get layered(): boolean {
+    return this.starts !== this.offsets
+  }
+
+  /** Where body `position` starts in the bytes read: the file's, or the layers' space (BodyLayers). */
+  startOf(position: number): number {
+    return this.starts[position]!
+  }
+
+  /** The byte length of body `position`. */
+  lengthOf(position: number): number {
+    return this.offsets[position + 1]! - 1 - this.offsets[position]!
   }
 
   get size(): number {
@@ -142,7 +224,28 @@ export class PackedBodies {
   /** Bodies `from`..`to - 1` joined by commas (empty when from >= to). */
   range(from: number, to: number): Buffer {
     if (from >= to) return Buffer.alloc(0)
-    return this.source.read(this.offsets[from]!, this.offsets[to]! - 1)
+    if (!this.layered) return this.source.read(this.offsets[from]!, this.offsets[to]! - 1)
+    const out = Buffer.allocUnsafe(this.rangeLength(from, to))
+    this.copyLayeredRange(from, to, out, 0)
+    return out
+  }
+
+  /**
+   * Layered bodies `from`..`to - 1`, joined by commas, into `out` from `at`: one read per stretch of
+   * positions that follow each other in one file. Returns where they end.
+   */
+  private copyLayeredRange(from: number, to: number, out: Buffer, at: number): number {
+    const starts = this.starts
+    let first = from
+    for (let p = from; p < to; p++) {
+      const end = starts[p]! + this.lengthOf(p)
+      if (p + 1 < to && starts[p + 1] === end + 1) continue
+      if (end > starts[first]!) this.source.copy(starts[first]!, end, out, at)
+      at += end - starts[first]!
+      if (p + 1 < to) out[at++] = COMMA_BYTE
+      first = p + 1
+    }
+    return at
   }
 
   /** The byte length of range(from, to). */
@@ -156,7 +259,8 @@ export class PackedBodies {
    */
   rangeInto(from: number, to: number, into: Buffer): Buffer {
     const length = this.rangeLength(from, to)
-    if (length > 0) this.source.copy(this.offsets[from]!, this.offsets[from]! + length, into)
+    if (this.layered) this.copyLayeredRange(from, to, into, 0)
+    else if (length > 0) this.source.copy(this.offsets[from]!, this.offsets[from]! + length, into)
     return into.subarray(0, length)
   }
 
@@ -181,7 +285,8 @@ export class PackedBodies {
     const length = headBytes + (end - start) + Buffer.byteLength(tail)
     const out = into ? into.subarray(0, length) : Buffer.allocUnsafe(length)
     out.write(head, 0)
-    if (end > start) this.source.copy(start, end, out, headBytes)
+    if (this.layered) this.copyLayeredRange(from, to, out, headBytes)
+    else if (end > start) this.source.copy(start, end, out, headBytes)
     out.write(tail, headBytes + (end - start))
     return out
   }
@@ -236,11 +341,12 @@ export class PackedBodies {
   /** Each body straight to its place in `out` (no buffer of its own): join's bodies, from `at`; returns where they end. */
   private joinEach(positions: readonly number[], out: Buffer, at: number): number {
     const offsets = this.offsets
+    const starts = this.starts
     for (let i = 0; i < positions.length; i++) {
       const p = positions[i]!
       if (i > 0) out[at++] = COMMA_BYTE
-      const start = offsets[p]!
-      const end = offsets[p + 1]! - 1
+      const start = starts[p]!
+      const end = start + offsets[p + 1]! - 1 - offsets[p]!
       if (end > start) this.source.copy(start, end, out, at)
       at += end - start
     }
@@ -257,6 +363,7 @@ export class PackedBodies {
    */
   private joinRuns(positions: readonly number[], out: Buffer, at: number): number {
     const offsets = this.offsets
+    const starts = this.starts
     const hot = this.hot
     for (let i = 0; i < positions.length; ) {
       if (i > 0) out[at++] = COMMA_BYTE
@@ -265,16 +372,18 @@ export class PackedBodies {
         i++
         continue
       }
-      const runStart = offsets[positions[i]!]!
-      let runEnd = offsets[positions[i]! + 1]! - 1
+      const runStart = starts[positions[i]!]!
+      let runEnd = runStart + offsets[positions[i]! + 1]! - 1 - offsets[positions[i]!]!
       let adjacent = true
       let j = i + 1
       for (; j < positions.length; j++) {
-        const start = offsets[positions[j]!]!
-        const end = offsets[positions[j]! + 1]! - 1
+        const p = positions[j]!
+        const start = starts[p]!
+        const end = start + offsets[p + 1]! - 1 - offsets[p]!
         if (start <= runEnd || start - runEnd > GAP_READ_BYTES || end - runStart > SPAN_READ_BYTES) break
-        if (hot?.holds(positions[j]!)) break
-        adjacent &&= positions[j] === positions[j - 1]! + 1
+        if (hot?.holds(p)) break
+        // Consecutive bodies are a comma apart in the file (their positions consecutive in a flat file).
+        adjacent &&= start === runEnd + 1
         runEnd = end
       }
       if (j === i + 1 || adjacent) {
@@ -289,7 +398,8 @@ export class PackedBodies {
       for (let k = i; k < j; k++) {
         const p = positions[k]!
         if (k > i) out[at++] = COMMA_BYTE
-        at += span.copy(out, at, offsets[p]! - runStart, offsets[p + 1]! - 1 - runStart)
+        const start = starts[p]! - runStart
+        at += span.copy(out, at, start, start + offsets[p + 1]! - 1 - offsets[p]!)
       }
       i = j
     }
@@ -323,6 +433,8 @@ class HotSet {
 
   constructor(
     private readonly offsets: Float64Array,
+    /** Where each body is read from (PackedBodies' `starts`). */
+    private readonly starts: Float64Array,
     hot: HotBodies,
     private readonly source: ByteSource,
   ) {
@@ -362,12 +474,12 @@ class HotSet {
 
   /** Copies held position p's body into `out` at `at` (reading it from the file the first time); returns its length. */
   copy(p: number, out: Buffer, at: number): number {
-    const start = this.offsets[p]!
-    const length = this.offsets[p + 1]! - 1 - start
+    const length = this.offsets[p + 1]! - 1 - this.offsets[p]!
     const newest = p < this.newestEnd
     const slot = newest ? p : this.newestEnd + this.rankOf[p]!
-    const from = newest ? start : this.rankAt[this.rankOf[p]!]!
+    const from = newest ? this.offsets[p]! : this.rankAt[this.rankOf[p]!]!
     if (this.filled[slot] === 0) {
+      const start = this.starts[p]!
       if (length > 0) this.source.copy(start, start + length, this.bytes, from)
       this.filled[slot] = 1
     }
@@ -375,11 +487,26 @@ class HotSet {
   }
 }
 
-/** Bytes [start, end) of the file open as `fd`. */
-function readAt(fd: number, start: number, end: number, what: string): Buffer {
-  const bytes = Buffer.allocUnsafe(end - start)
-  readInto(fd, bytes, start, end, what)
-  return bytes
+/**
+ * Bytes [start, end) of a layered pair's space (BodyLayers) into `into` from `at`: from the base (open as
+ * `baseFd`, `baseSize` bytes), the comma between, the delta (open as `deltaFd`), whichever the range covers.
+ */
+function copyLayered(
+  baseFd: number,
+  baseSize: number,
+  deltaFd: number,
+  start: number,
+  end: number,
+  into: Buffer,
+  at: number,
+  what: string,
+): void {
+  if (start < baseSize) readInto(baseFd, into, start, Math.min(end, baseSize), `${what} (its base)`, at)
+  if (start <= baseSize && end > baseSize) into[at + baseSize - start] = COMMA_BYTE
+  if (end > baseSize + 1) {
+    const from = Math.max(start, baseSize + 1)
+    readInto(deltaFd, into, from - baseSize - 1, end - baseSize - 1, what, at + from - start)
+  }
 }
 
 /** Reads bytes [start, end) of the file open as `fd` into `into` from byte `at`; returns how many. */
@@ -411,6 +538,75 @@ function* offsetsSteps(lengths: Uint32Array, totalBytes: number, what: string): 
   const expected = lengths.length === 0 ? 0 : offsets[lengths.length]! - 1
   if (expected !== totalBytes) throw new Error(`${what}: ${totalBytes} bytes, but its lengths add up to ${expected}`)
   return offsets
+}
+
+/**
+ * A layered pair's offsets (logical, as offsetsSteps makes them), checking that each position's body
+ * lies whole inside the base (`baseSize` bytes) or the delta (`deltaSize`), as `starts` places it.
+ */
+function* layeredOffsetsSteps(
+  lengths: Uint32Array,
+  starts: Float64Array,
+  baseSize: number,
+  deltaSize: number,
+  what: string,
+): Steps<Float64Array> {
+  if (starts.length !== lengths.length)
+    throw new Error(`${what}: ${starts.length} body starts for ${lengths.length} lengths`)
+  const offsets = new Float64Array(lengths.length + 1)
+  for (let from = 0; from < lengths.length; from += OFFSETS_PER_STEP) {
+    if (from > 0) yield
+    const to = Math.min(lengths.length, from + OFFSETS_PER_STEP)
+    for (let i = from; i < to; i++) {
+      offsets[i + 1] = offsets[i]! + lengths[i]! + 1
+      const start = starts[i]!
+      const end = start + lengths[i]!
+      const inside = start >= 0 && (end <= baseSize || (start > baseSize && end <= baseSize + 1 + deltaSize))
+      if (!inside || !Number.isInteger(start))
+        throw new Error(
+          `${what}: body ${i} (${lengths[i]} bytes at ${start}) is not inside its base (${baseSize} bytes) or delta (${deltaSize})`,
+        )
+    }
+  }
+  return offsets
+}
+
+/** Float64s in little-endian order (a layered pair's starts) as a Float64Array: a view when it can be, else a copy. */
+export function float64View(bytes: Buffer, what: string): Float64Array {
+  if (bytes.length % 8 !== 0) throw new Error(`${what}: ${bytes.length} bytes is not a whole number of float64s`)
+  if (endianness() === 'LE' && bytes.byteOffset % 8 === 0)
+    return new Float64Array(bytes.buffer, bytes.byteOffset, bytes.length / 8)
+  const values = new Float64Array(bytes.length / 8)
+  for (let i = 0; i < values.length; i++) values[i] = bytes.readDoubleLE(i * 8)
+  return values
+}
+
+/**
+ * A snapshot's packed bodies as its files are (whole, or layered when its starts file is there), with
+ * no hash checked: how the build reads back a snapshot it made (the server checks first:
+ * runtime/snapshot/load.ts).
+ */
+export function openPackedBodies(dir: string, paths: PackedBodiesPaths): PackedBodies {
+  const what = `${dir}/${paths.bodies}`
+  const lengths = uint32View(readFileSync(path.join(dir, paths.lengths)), `${dir}/${paths.lengths}`)
+  const layers = bodyLayersIn(dir, paths)
+  return PackedBodies.inFile(path.join(dir, paths.bodies), lengths, what, undefined, layers)
+}
+
+/** A snapshot's BodyLayers when its bodies are layered (its starts file is there), else undefined. */
+function bodyLayersIn(dir: string, paths: PackedBodiesPaths): BodyLayers | undefined {
+  const startsFile = path.join(dir, paths.starts)
+  if (!existsSync(startsFile)) return undefined
+  return { base: path.join(dir, paths.base), starts: float64View(readFileSync(startsFile), `${dir}/${paths.starts}`) }
+}
+
+/** The id of the snapshot whose whole bodies file a layered snapshot's `base` links to; undefined when whole. */
+export function bodiesBaseId(dir: string, paths: PackedBodiesPaths): string | undefined {
+  try {
+    return /^\.\.\/\.\.\/([^/]+)\/index\/[^/]+$/.exec(readlinkSync(path.join(dir, paths.base)))?.[1]
+  } catch {
+    return undefined
+  }
 }
 
 /** Little-endian uint32s (a lengths file, the postings) as a Uint32Array: a view when it can be, else a copy. */

@@ -318,11 +318,22 @@ export const placeKey = {
  * that positions i..j are one contiguous range that is already the inside of
  * a JSON array; `lengths` holds each body's byte length (little-endian
  * uint32, the comma not counted).
+ *
+ * Or in two layers (core/packed-bodies.ts BodyLayers), when `starts` is
+ * there: `bodies` then holds only the bodies that `base`, a relative symlink
+ * to an earlier snapshot's whole `bodies` file, does not; `starts` holds
+ * where each position's body starts (little-endian float64: in the base, or
+ * past it in `bodies`).
  */
 export interface PackedBodiesPaths {
   bodies: string
   lengths: string
+  base: string
+  starts: string
 }
+
+/** A layered pair's `base` link target for the snapshot whose whole file it is (relative to `index/`). */
+export const bodiesBaseTarget = (baseId: string, paths: PackedBodiesPaths): string => `../../${baseId}/${paths.bodies}`
 
 export const snapshotPaths = {
   manifest: 'manifest.json',
@@ -335,8 +346,18 @@ export const snapshotPaths = {
   companyColumns: 'index/company-columns.json',
   searchTerms: 'index/terms.json',
   searchPostings: 'index/postings.bin',
-  v2Bodies: { bodies: 'index/v2-jobs.bin', lengths: 'index/v2-jobs.len' } satisfies PackedBodiesPaths,
-  v1Bodies: { bodies: 'index/v1-jobs.bin', lengths: 'index/v1-jobs.len' } satisfies PackedBodiesPaths,
+  v2Bodies: {
+    bodies: 'index/v2-jobs.bin',
+    lengths: 'index/v2-jobs.len',
+    base: 'index/v2-jobs.base.bin',
+    starts: 'index/v2-jobs.at',
+  } satisfies PackedBodiesPaths,
+  v1Bodies: {
+    bodies: 'index/v1-jobs.bin',
+    lengths: 'index/v1-jobs.len',
+    base: 'index/v1-jobs.base.bin',
+    starts: 'index/v1-jobs.at',
+  } satisfies PackedBodiesPaths,
   /** The build's memory of each record (build/record-cache.ts); the runtime never reads it. */
   buildCache: 'index/build-cache.txt',
   /** Which jobs this snapshot added, updated and removed against the one it was built over. */

@@ -49,7 +49,7 @@ import {
   readJobIndexPartsSteps,
 } from '../../core/job-index-file.ts'
 import { runStepsPausing } from '../../core/steps.ts'
-import { type HotBodies, PackedBodies, uint32View } from '../../core/packed-bodies.ts'
+import { float64View, type HotBodies, PackedBodies, uint32View } from '../../core/packed-bodies.ts'
 import { COMPANIES_PER_STEP, CompanyTable, CompanyTableBuilder } from '../query/company-table.ts'
 import { JobIndex, JobIndexBuilder } from '../query/job-index.ts'
 import type { QueryContext } from '../query/run-query.ts'
@@ -462,6 +462,23 @@ async function packedLengths(manifest: LoadedManifest, dir: string, paths: Packe
 }
 
 /**
+ * A layered pair's starts (core/packed-bodies.ts BodyLayers), checked against their recorded hash;
+ * undefined when the manifest records none: the bodies are one whole file.
+ */
+async function packedStarts(
+  manifest: LoadedManifest,
+  dir: string,
+  paths: PackedBodiesPaths,
+): Promise<Float64Array | undefined> {
+  if (manifest.index_hashes?.[paths.starts] === undefined) return undefined
+  const what = `${dir}/${paths.starts}`
+  const bytes = await readBytes(dir, paths.starts)
+  await yieldToRequests()
+  matchesRecordedHash(manifest, paths.starts, bytes, what)
+  return float64View(bytes, what)
+}
+
+/**
  * The bulk exports the manifest lists, each present at its recorded size.
  * Their SHA-256 is not recomputed here (hundreds of MB at 1M jobs): it is the
  * ETag and in the index, so every client that downloads one can check it.
@@ -656,7 +673,11 @@ export async function loadSnapshot(
   // measurably slower, so a small snapshot holds both. Either way each file is checked against its recorded
   // hash (unless the verification record vouches for it), the v1 bodies by size against their lengths.
   const v2Path = `${dir}/${snapshotPaths.v2Bodies.bodies}`
-  const v2Size = (await stat(path.join(dir, snapshotPaths.v2Bodies.bodies)).catch(() => undefined))?.size ?? 0
+  const sizeOf = async (file: string) => (await stat(path.join(dir, file)).catch(() => undefined))?.size ?? 0
+  // Layered bodies (a delta over an earlier snapshot's whole file): the two files together are their size.
+  const v2Starts = await packedStarts(manifest, dir, snapshotPaths.v2Bodies)
+  const v2Size =
+    (await sizeOf(snapshotPaths.v2Bodies.bodies)) + (v2Starts ? await sizeOf(snapshotPaths.v2Bodies.base) : 0)
   const large = v2Size > Math.min(bodiesInMemoryBytes, MAX_READ_FILE_BYTES)
   const closers: (() => void)[] = []
   const closeAll = () => {
@@ -688,33 +709,46 @@ export async function loadSnapshot(
     await yieldToRequests()
     // Opening packed bodies reads and hashes their lengths and sums an offset per job (~20 ms of CPU at 1M jobs,
     // several times that with other processes on the cores): in steps, requests running between them.
-    const onDisk = async (paths: PackedBodiesPaths, hot?: HotBodies) => {
+    const onDisk = async (paths: PackedBodiesPaths, starts: Float64Array | undefined, hot?: HotBodies) => {
       const lengths = await packedLengths(manifest, dir, paths)
       await yieldToRequests()
       const file = path.join(dir, paths.bodies)
+      const layers = starts && { base: path.join(dir, paths.base), starts }
       const packed = await runStepsPausing(
-        PackedBodies.inFileSteps(file, lengths, `${dir}/${paths.bodies}`, hot),
+        PackedBodies.inFileSteps(file, lengths, `${dir}/${paths.bodies}`, hot, layers),
         yieldToRequests,
       )
       closers.push(() => packed.close())
       return packed
     }
+    // A layered pair's files are each checked: the delta, and the base it stands on.
+    const v2Files = [snapshotPaths.v2Bodies.bodies, ...(v2Starts ? [snapshotPaths.v2Bodies.base] : [])]
     if (!large) {
-      const v2Read = await readWithIdentity(dir, snapshotPaths.v2Bodies.bodies)
-      const expected = recordedHash(manifest, snapshotPaths.v2Bodies.bodies, v2Path)
-      await checkRead(verification, dir, snapshotPaths.v2Bodies.bodies, v2Read, expected)
+      const reads: Buffer[] = []
+      for (const file of v2Files) {
+        const read = await readWithIdentity(dir, file)
+        await checkRead(verification, dir, file, read, recordedHash(manifest, file, `${dir}/${file}`))
+        reads.push(read.bytes)
+      }
       const lengths = await packedLengths(manifest, dir, snapshotPaths.v2Bodies)
-      v2Bodies = PackedBodies.inMemory(v2Read.bytes, lengths, v2Path)
+      const [delta, base] = reads as [Buffer, Buffer?]
+      v2Bodies =
+        v2Starts && base
+          ? PackedBodies.inMemory(Buffer.concat([base, Buffer.from(','), delta]), lengths, v2Path, {
+              baseBytes: base.length,
+              starts: v2Starts,
+            })
+          : PackedBodies.inMemory(delta, lengths, v2Path)
     } else {
-      await checkRecordedFileHash(manifest, dir, snapshotPaths.v2Bodies.bodies, verification)
-      v2Bodies = await onDisk(snapshotPaths.v2Bodies, {
+      for (const file of v2Files) await checkRecordedFileHash(manifest, dir, file, verification)
+      v2Bodies = await onDisk(snapshotPaths.v2Bodies, v2Starts, {
         bytes: hotBodiesBytes,
         order: jobs.salaryOrder,
         rankOf: jobs.salaryRank,
       })
     }
     await yieldToRequests()
-    v1Bodies = await onDisk(snapshotPaths.v1Bodies)
+    v1Bodies = await onDisk(snapshotPaths.v1Bodies, await packedStarts(manifest, dir, snapshotPaths.v1Bodies))
     await yieldToRequests()
     for (const packed of [v2Bodies, v1Bodies]) {
       if (packed.size !== jobs.size)

@@ -14,8 +14,10 @@ import {
   JOB_BASE_HASHES,
   JOB_DELTA_LIST,
   jobFilesThroughLayers,
+  openPackedBodies,
   readVerifiedFiles,
   SNAPSHOTS_DIR,
+  snapshotPaths,
   VERIFIED_FILES,
 } from '../../core/index.ts'
 import { build, createDataset, editCompanies, editJobs, type RefreshDataset } from './support/dataset.ts'
@@ -24,9 +26,26 @@ let dataset: RefreshDataset
 const NOW_1 = new Date('2026-10-01T00:00:00Z')
 const NOW_2 = new Date('2026-10-02T00:00:00Z')
 
+/** The packed bodies' files, which a delta holds in layers: compared as the bodies they hold (bodiesOf). */
+const BODIES = [snapshotPaths.v2Bodies, snapshotPaths.v1Bodies]
+const BODIES_FILES = new Set(BODIES.flatMap((paths) => [paths.bodies, paths.base, paths.starts]))
+
+/** Every packed body of a snapshot, in position order, joined by commas (what a whole bodies file holds). */
+function bodiesOf(dir: string): Buffer[] {
+  return BODIES.map((paths) => {
+    const packed = openPackedBodies(dir, paths)
+    try {
+      return packed.range(0, packed.size)
+    } finally {
+      packed.close()
+    }
+  })
+}
+
 /**
  * A snapshot's files as served, relative path -> where it is: the job files looked up through the layers
- * (a delta's own, then its base's but for the whited out), the layers' own entries (v2/gone, the delta's list) left out.
+ * (a delta's own, then its base's but for the whited out), the layers' own entries (v2/gone, the delta's list)
+ * and the packed bodies' files left out.
  */
 async function filesUnder(dir: string): Promise<Map<string, string>> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true })
@@ -38,7 +57,8 @@ async function filesUnder(dir: string): Promise<Map<string, string>> {
         !file.startsWith('v2/jobs/') &&
         !file.startsWith('v2/gone/') &&
         file !== JOB_DELTA_LIST &&
-        file !== JOB_BASE_HASHES,
+        file !== JOB_BASE_HASHES &&
+        !BODIES_FILES.has(file),
     )
     .map((file): [string, string] => [file, path.join(dir, file)])
   for (const [slug, file] of jobFilesThroughLayers(dir)) files.push([`v2/jobs/${slug}.json`, file])
@@ -116,19 +136,44 @@ describe('build cache', () => {
       // Only the purge lists and the job changes differ: they are relative to the snapshot each build replaced.
       if (file === 'changed-paths.txt' || file === 'changed-tags.txt' || file === 'index/changes.json') continue
       // The verification record names each build's own files (inode, times): only its hashes must agree.
+      // The packed bodies' entries name their layers' files: the bodies themselves are compared below.
       if (file === VERIFIED_FILES) {
         const hashes = async (dir: string) =>
-          Object.entries(await readVerifiedFiles(dir)).map(([name, { hash }]) => `${name} ${hash}`)
+          Object.entries(await readVerifiedFiles(dir))
+            .filter(([name]) => !BODIES_FILES.has(name))
+            .map(([name, { hash }]) => `${name} ${hash}`)
         const recorded = await hashes(full.snapshotDir)
         expect(recorded.length).toBeGreaterThan(0)
         expect(await hashes(incremental.snapshotDir)).toEqual(recorded)
         continue
       }
       const [a, b] = await Promise.all([readFile(incrementalFiles.get(file)!), readFile(fullFiles.get(file)!)])
+      // The manifest records each packed bodies file's hash: those of the layers' files differ, the rest must not.
+      if (file === 'manifest.json') {
+        const withoutBodies = (bytes: Buffer) => {
+          const manifest = JSON.parse(bytes.toString()) as { index_hashes: Record<string, string> }
+          for (const name of BODIES_FILES) delete manifest.index_hashes[name]
+          return manifest
+        }
+        expect(withoutBodies(a)).toEqual(withoutBodies(b))
+        compared++
+        continue
+      }
       expect(a.equals(b), file).toBe(true)
       compared++
     }
     expect(compared).toBeGreaterThan(300)
+    // The incremental build's packed bodies are a delta over the first build's whole files; read through their
+    // layers, they are the full build's bodies byte for byte.
+    for (const paths of BODIES) {
+      expect(await readlink(path.join(incremental.snapshotDir, paths.base))).toBe(
+        `../../${first.snapshotId}/${paths.bodies}`,
+      )
+      await expect(readlink(path.join(full.snapshotDir, paths.base))).rejects.toThrow(/ENOENT/)
+    }
+    const [incrementalBodies, fullBodies] = [bodiesOf(incremental.snapshotDir), bodiesOf(full.snapshotDir)]
+    for (const [k, bodies] of fullBodies.entries()) expect(incrementalBodies[k]!.equals(bodies)).toBe(true)
+    expect(fullBodies[0]!.equals(await readFile(path.join(full.snapshotDir, snapshotPaths.v2Bodies.bodies)))).toBe(true)
     await rm(fullDist, { recursive: true, force: true })
   })
 

@@ -60,6 +60,8 @@ export async function build(
     workers?: number
     scanThread?: boolean
     jobDeltaMaxPercent?: number
+    /** Default 0 here: every rebuild whose job files are a delta writes its packed bodies as one too. */
+    bodiesDeltaMinBytes?: number
     legacyJobIndex?: boolean
   } = {},
 ): Promise<BuildResult> {
@@ -72,6 +74,7 @@ export async function build(
     workers: options.workers,
     scanThread: options.scanThread,
     jobDeltaMaxPercent: options.jobDeltaMaxPercent,
+    bodiesDeltaMinBytes: options.bodiesDeltaMinBytes ?? 0,
     legacyJobIndex: options.legacyJobIndex,
     progress: createProgress(process.stderr, true),
   })
