@@ -18,7 +18,7 @@
 import { CHANGED_PATHS_FILE, CHANGED_TAGS_FILE } from './changed-files.ts'
 import { DEFAULTS } from '../core/config.ts'
 import { createHash } from 'node:crypto'
-import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { mkdir, readdir, readFile, rm, stat, symlink } from 'node:fs/promises'
 import path from 'node:path'
@@ -382,14 +382,19 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       : undefined
   // The previous manifest first: the scanning thread loads the companies meanwhile.
   const previous = await previousSnapshot(options.distDir)
-  // What pass 2 reads of the previous snapshot, into the page cache while pass 1 runs (prefetch.ts).
+  // What pass 2 reads of the previous snapshot, into the page cache while pass 1 runs (prefetch.ts): its v1
+  // bodies (the changed v1 pages are made from them) through their layers; its v2 bodies only where they are
+  // copied, not when they stay in a base (1.6 GB at 1M that a layered rebuild reads a few bodies of).
   const prefetch = previous
     ? prefetchFiles(
         [
           snapshotPaths.jobIndexBinary,
           snapshotPaths.searchPostings,
           snapshotPaths.v1Bodies.bodies,
-          snapshotPaths.v2Bodies.bodies,
+          snapshotPaths.v1Bodies.base,
+          ...(v2BodiesCopied(previous.dir, options.bodiesDeltaMinBytes ?? BODIES_DELTA_MIN_BYTES)
+            ? [snapshotPaths.v2Bodies.bodies]
+            : []),
         ].map((file) => path.join(previous.dir, file)),
       )
     : undefined
@@ -1028,6 +1033,21 @@ function closePreviousBodies(previous: PreviousBodies): void {
   previous.packed.close()
   closeSync(previous.fd)
   if (previous.base) closeSync(previous.base.fd)
+}
+
+/**
+ * Whether a rebuild over the snapshot in `dir` is expected to copy its v2 bodies file: when that file is a
+ * delta (its bodies go on to the next delta), or whole but too small to be a base. A guess made before pass 1
+ * (a rebuild past the delta bound writes whole bodies after all, and then reads them as it goes).
+ */
+function v2BodiesCopied(dir: string, minBytes: number): boolean {
+  const paths = snapshotPaths.v2Bodies
+  if (existsSync(path.join(dir, paths.starts))) return true
+  try {
+    return statSync(path.join(dir, paths.bodies)).size < minBytes
+  } catch {
+    return false
+  }
 }
 
 /**

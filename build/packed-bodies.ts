@@ -93,7 +93,7 @@ export class PackedBodiesWriter {
       let last = first
       const start = packed.startOf(first)
       let end = start + packed.lengthOf(first)
-      while (last + 1 < to && packed.startOf(last + 1) === end + 1 && (end <= joint) === (end + 1 <= joint)) {
+      while (last + 1 < to && packed.startOf(last + 1) === end + 1 && end <= joint === end + 1 <= joint) {
         last++
         end = packed.startOf(last) + packed.lengthOf(last)
       }

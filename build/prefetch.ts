@@ -3,8 +3,9 @@
  * background: sequentially, 8 MB at a time on libuv's threads, so no
  * JavaScript thread waits on the disk.
  *
- * A rebuild reads the previous snapshot's packed bodies, job index and
- * postings (~3.9 GB at 1M jobs), and only after its first pass. Files a build
+ * A rebuild reads the previous snapshot's v1 packed bodies, job index and
+ * postings (~2.2 GB at 1M jobs; its v2 bodies too when it copies them), and
+ * only after its first pass. Files a build
  * wrote are often out of the page cache by the next one (written once, they
  * are the first the kernel reclaims), and then the build's own thread read
  * its v1 bodies a few hundred KB at a time, waiting on each read: at 1M, 10 s
