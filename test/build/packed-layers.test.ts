@@ -216,6 +216,37 @@ describe('layered packed bodies', () => {
     })
   }
 
+  it('with the newest and best-paid bodies held once read (as a server opens them), the same bytes', () => {
+    const dir = path.join(root, 'C')
+    const expected = versions[2]!
+    const lengths = new Uint32Array(bytesOf(path.join(dir, paths.lengths)))
+    const starts = new Float64Array(bytesOf(path.join(dir, paths.starts)))
+    // "Best paid" here: the oldest first; a budget of about 60 bodies, half for each end.
+    const order = Uint32Array.from(expected.map((_, i) => expected.length - 1 - i))
+    const rankOf = new Uint32Array(expected.length)
+    order.forEach((p, rank) => {
+      rankOf[p] = rank
+    })
+    const budget = expected.slice(0, 60).reduce((sum, body) => sum + body.length, 0)
+    const file = path.join(dir, paths.bodies)
+    const packed = PackedBodies.inFile(
+      file,
+      lengths,
+      file,
+      { bytes: budget, order, rankOf },
+      {
+        base: path.join(dir, paths.base),
+        starts,
+      },
+    )
+    try {
+      // Twice: the first read fills what is held, the second copies it from memory.
+      for (const seed of [30, 31]) expectReadsOf(packed, expected, seed)
+    } finally {
+      packed.close()
+    }
+  })
+
   it('in memory, the base, a comma and the delta read the same', () => {
     const dir = path.join(root, 'C')
     const base = readFileSync(path.join(dir, paths.base))
