@@ -405,8 +405,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   } = await (scanThread?.companies ?? loadCompanyContext(options.dataDir))
   issues.push(...companyIssues)
   const companyIndex = new Map(companies.map((company, index) => [company.id, index]))
+  // A reused record's bodies are read back from the previous snapshot's: without them (a base deleted by hand),
+  // nothing is reused and the bodies are written whole.
   const cache =
-    previous && contextHash
+    previous && contextHash && previousBodiesThere(previous.dir)
       ? await (scanThread?.cache ??
           BuildCacheReader.open(path.join(previous.dir, snapshotPaths.buildCache), contextHash))
       : undefined
@@ -1033,6 +1035,15 @@ function closePreviousBodies(previous: PreviousBodies): void {
   previous.packed.close()
   closeSync(previous.fd)
   if (previous.base) closeSync(previous.base.fd)
+}
+
+/** Whether a snapshot's packed bodies files are all there, a layered pair's base included (followed through its link). */
+function previousBodiesThere(dir: string): boolean {
+  return [snapshotPaths.v2Bodies, snapshotPaths.v1Bodies].every(
+    (paths) =>
+      existsSync(path.join(dir, paths.bodies)) &&
+      (!existsSync(path.join(dir, paths.starts)) || existsSync(path.join(dir, paths.base))),
+  )
 }
 
 /**

@@ -8,7 +8,7 @@
  * gone; pruning keeps the base a kept snapshot stands on; past the threshold
  * (or with it at 0) a build writes them whole again.
  */
-import { open, readFile, readlink, rename, stat } from 'node:fs/promises'
+import { open, readFile, readlink, realpath, rename, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { BuildResult } from '../../build/index.ts'
@@ -164,5 +164,30 @@ describe('packed bodies in layers', () => {
     ).toBe(true)
     await expect(stat(snapshotDir(dataset.distDir, whole.snapshotId))).rejects.toThrow(/ENOENT/)
     await expect(readFile(path.join(again.snapshotDir, VERIFIED_FILES))).resolves.toBeDefined()
+  })
+
+  it('a base deleted by hand: the next build reuses nothing and writes the bodies whole, losing none', async () => {
+    await editJobs(dataset.dataDir, (jobs) => {
+      jobs.find((job) => job.id === ids[6])!.title += ' (edited)'
+    })
+    const layered = await build(dataset, { now: nextNow() })
+    const base = path.join(snapshotDir(dataset.distDir, layered.manifest.snapshot_id), snapshotPaths.v2Bodies.base)
+    const target = await realpath(base)
+    await rename(target, `${target}.away`)
+    try {
+      await editJobs(dataset.dataDir, (jobs) => {
+        jobs.find((job) => job.id === ids[7])!.title += ' (edited)'
+      })
+      const next = await build(dataset, { now: nextNow() })
+      expect(next.recordsReused).toBe(0)
+      for (const paths of BODIES)
+        await expect(readlink(path.join(next.snapshotDir, paths.base))).rejects.toThrow(/ENOENT/)
+      const fullDist = path.join(dataset.root, 'dist-full-again')
+      const full = await build(dataset, { now: nextNow(), distDir: fullDist })
+      const expected = bodiesOf(full.snapshotDir)
+      for (const [k, bodies] of bodiesOf(next.snapshotDir).entries()) expect(bodies.equals(expected[k]!)).toBe(true)
+    } finally {
+      await rename(`${target}.away`, target)
+    }
   })
 })
