@@ -12,14 +12,21 @@ import { open, readFile, readlink, realpath, rename, stat } from 'node:fs/promis
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { BuildResult } from '../../build/index.ts'
-import { openPackedBodies, readVerifiedFiles, snapshotPaths, VERIFIED_FILES } from '../../core/index.ts'
+import { readVerifiedFiles, snapshotPaths, VERIFIED_FILES } from '../../core/index.ts'
 import { createFileCache, loadSnapshot } from '../../runtime/index.ts'
-import { build, createDataset, editJobs, type RefreshDataset, snapshotDir } from './support/dataset.ts'
+import {
+  build,
+  createDataset,
+  editJobs,
+  PACKED_BODIES,
+  packedBodiesOf,
+  type RefreshDataset,
+  snapshotDir,
+} from './support/dataset.ts'
 
 let dataset: RefreshDataset
 let tick = 0
 const nextNow = () => new Date(Date.UTC(2030, 1, 1, 0, 0, ++tick))
-const BODIES = [snapshotPaths.v2Bodies, snapshotPaths.v1Bodies]
 
 beforeAll(async () => {
   dataset = await createDataset({ prefix: 'body-layers', jobs: 300, companies: 30, seed: 7 })
@@ -28,18 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await dataset?.cleanup()
 })
-
-/** Every packed body of a snapshot, joined by commas, v2 then v1. */
-function bodiesOf(dir: string): Buffer[] {
-  return BODIES.map((paths) => {
-    const packed = openPackedBodies(dir, paths)
-    try {
-      return packed.range(0, packed.size)
-    } finally {
-      packed.close()
-    }
-  })
-}
 
 const sizeOf = async (dir: string, file: string) => (await stat(path.join(dir, file))).size
 
@@ -77,7 +72,7 @@ describe('packed bodies in layers', () => {
 
   it('a rebuild writes only the changed bodies, over the previous whole files, read as a full build’s', async () => {
     whole = await build(dataset, { now: nextNow() })
-    for (const paths of BODIES)
+    for (const paths of PACKED_BODIES)
       await expect(readlink(path.join(whole.snapshotDir, paths.base))).rejects.toThrow(/ENOENT/)
     const text = await readFile(path.join(dataset.dataDir, 'jobs.ndjson'), 'utf8')
     ids = text
@@ -89,7 +84,7 @@ describe('packed bodies in layers', () => {
     })
     delta = await build(dataset, { now: nextNow() })
     expect(delta.jobBase).toBe(whole.snapshotId)
-    for (const paths of BODIES) {
+    for (const paths of PACKED_BODIES) {
       expect(await readlink(path.join(delta.snapshotDir, paths.base))).toBe(`../../${whole.snapshotId}/${paths.bodies}`)
       // Three jobs of ~290 changed: the delta holds their bodies, a small part of the whole.
       expect(await sizeOf(delta.snapshotDir, paths.bodies)).toBeLessThan(
@@ -100,8 +95,8 @@ describe('packed bodies in layers', () => {
     }
     const fullDist = path.join(dataset.root, 'dist-full-bodies')
     const full = await build(dataset, { now: nextNow(), distDir: fullDist })
-    const expected = bodiesOf(full.snapshotDir)
-    const layered = bodiesOf(delta.snapshotDir)
+    const expected = packedBodiesOf(full.snapshotDir)
+    const layered = packedBodiesOf(delta.snapshotDir)
     for (const [k, bodies] of expected.entries()) expect(layered[k]!.equals(bodies), `bodies ${k}`).toBe(true)
     // Loaded by a server, from memory and by position: the same bytes.
     for (const inMemory of [1 << 30, 0])
@@ -111,7 +106,7 @@ describe('packed bodies in layers', () => {
   it('the build vouches for the base only as the previous snapshot’s record did', async () => {
     const record = await readVerifiedFiles(delta.snapshotDir)
     const previous = await readVerifiedFiles(whole.snapshotDir)
-    for (const paths of BODIES) {
+    for (const paths of PACKED_BODIES) {
       expect(record[paths.base]?.hash).toBe(whole.manifest.index_hashes?.[paths.bodies])
       expect(record[paths.base]?.identity).toBe(previous[paths.bodies]?.identity)
       expect(record[paths.starts]?.hash).toBe(delta.manifest.index_hashes?.[paths.starts])
@@ -143,22 +138,22 @@ describe('packed bodies in layers', () => {
     await editJobs(dataset.dataDir, (jobs) => {
       jobs.find((job) => job.id === ids[5])!.title += ' (edited)'
     })
-    const deltaSizes = await Promise.all(BODIES.map((paths) => sizeOf(delta.snapshotDir, paths.bodies)))
+    const deltaSizes = await Promise.all(PACKED_BODIES.map((paths) => sizeOf(delta.snapshotDir, paths.bodies)))
     const next = await build(dataset, { now: nextNow(), keepSnapshots: 1 })
-    for (const [k, paths] of BODIES.entries()) {
+    for (const [k, paths] of PACKED_BODIES.entries()) {
       expect(await readlink(path.join(next.snapshotDir, paths.base))).toBe(`../../${whole.snapshotId}/${paths.bodies}`)
       expect(await sizeOf(next.snapshotDir, paths.bodies)).toBeGreaterThan(deltaSizes[k]!)
     }
     // Pruned down to one snapshot, the base it stands on is kept, and it loads.
     await expect(stat(whole.snapshotDir)).resolves.toBeDefined()
     await expect(stat(delta.snapshotDir)).rejects.toThrow(/ENOENT/)
-    expect((await servedBodies(next.snapshotDir, 0)).equals(bodiesOf(next.snapshotDir)[0]!)).toBe(true)
+    expect((await servedBodies(next.snapshotDir, 0)).equals(packedBodiesOf(next.snapshotDir)[0]!)).toBe(true)
     // With the threshold at 0, whole files again; the old base is then pruned.
     const again = await build(dataset, { now: nextNow(), keepSnapshots: 1, jobDeltaMaxPercent: 0 })
-    for (const paths of BODIES)
+    for (const paths of PACKED_BODIES)
       await expect(readlink(path.join(again.snapshotDir, paths.base))).rejects.toThrow(/ENOENT/)
     expect(
-      bodiesOf(again.snapshotDir)[0]!.equals(
+      packedBodiesOf(again.snapshotDir)[0]!.equals(
         await readFile(path.join(again.snapshotDir, snapshotPaths.v2Bodies.bodies)),
       ),
     ).toBe(true)
@@ -180,12 +175,13 @@ describe('packed bodies in layers', () => {
       })
       const next = await build(dataset, { now: nextNow() })
       expect(next.recordsReused).toBe(0)
-      for (const paths of BODIES)
+      for (const paths of PACKED_BODIES)
         await expect(readlink(path.join(next.snapshotDir, paths.base))).rejects.toThrow(/ENOENT/)
       const fullDist = path.join(dataset.root, 'dist-full-again')
       const full = await build(dataset, { now: nextNow(), distDir: fullDist })
-      const expected = bodiesOf(full.snapshotDir)
-      for (const [k, bodies] of bodiesOf(next.snapshotDir).entries()) expect(bodies.equals(expected[k]!)).toBe(true)
+      const expected = packedBodiesOf(full.snapshotDir)
+      for (const [k, bodies] of packedBodiesOf(next.snapshotDir).entries())
+        expect(bodies.equals(expected[k]!)).toBe(true)
     } finally {
       await rename(`${target}.away`, target)
     }

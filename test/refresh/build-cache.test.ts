@@ -14,33 +14,27 @@ import {
   JOB_BASE_HASHES,
   JOB_DELTA_LIST,
   jobFilesThroughLayers,
-  openPackedBodies,
   readVerifiedFiles,
   SNAPSHOTS_DIR,
   snapshotPaths,
   VERIFIED_FILES,
 } from '../../core/index.ts'
-import { build, createDataset, editCompanies, editJobs, type RefreshDataset } from './support/dataset.ts'
+import {
+  build,
+  createDataset,
+  editCompanies,
+  editJobs,
+  PACKED_BODIES,
+  packedBodiesOf,
+  type RefreshDataset,
+} from './support/dataset.ts'
 
 let dataset: RefreshDataset
 const NOW_1 = new Date('2026-10-01T00:00:00Z')
 const NOW_2 = new Date('2026-10-02T00:00:00Z')
 
-/** The packed bodies' files, which a delta holds in layers: compared as the bodies they hold (bodiesOf). */
-const BODIES = [snapshotPaths.v2Bodies, snapshotPaths.v1Bodies]
-const BODIES_FILES = new Set(BODIES.flatMap((paths) => [paths.bodies, paths.base, paths.starts]))
-
-/** Every packed body of a snapshot, in position order, joined by commas (what a whole bodies file holds). */
-function bodiesOf(dir: string): Buffer[] {
-  return BODIES.map((paths) => {
-    const packed = openPackedBodies(dir, paths)
-    try {
-      return packed.range(0, packed.size)
-    } finally {
-      packed.close()
-    }
-  })
-}
+/** The packed bodies' files, which a delta holds in layers: compared as the bodies they hold (packedBodiesOf). */
+const BODIES_FILES = new Set(PACKED_BODIES.flatMap((paths) => [paths.bodies, paths.base, paths.starts]))
 
 /**
  * A snapshot's files as served, relative path -> where it is: the job files looked up through the layers
@@ -165,13 +159,13 @@ describe('build cache', () => {
     expect(compared).toBeGreaterThan(300)
     // The incremental build's packed bodies are a delta over the first build's whole files; read through their
     // layers, they are the full build's bodies byte for byte.
-    for (const paths of BODIES) {
+    for (const paths of PACKED_BODIES) {
       expect(await readlink(path.join(incremental.snapshotDir, paths.base))).toBe(
         `../../${first.snapshotId}/${paths.bodies}`,
       )
       await expect(readlink(path.join(full.snapshotDir, paths.base))).rejects.toThrow(/ENOENT/)
     }
-    const [incrementalBodies, fullBodies] = [bodiesOf(incremental.snapshotDir), bodiesOf(full.snapshotDir)]
+    const [incrementalBodies, fullBodies] = [packedBodiesOf(incremental.snapshotDir), packedBodiesOf(full.snapshotDir)]
     for (const [k, bodies] of fullBodies.entries()) expect(incrementalBodies[k]!.equals(bodies)).toBe(true)
     expect(fullBodies[0]!.equals(await readFile(path.join(full.snapshotDir, snapshotPaths.v2Bodies.bodies)))).toBe(true)
     await rm(fullDist, { recursive: true, force: true })

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { type BuildResult, buildSnapshot, createProgress } from '../../../build/index.ts'
-import { jobFileOnDisk, SNAPSHOTS_DIR } from '../../../core/index.ts'
+import { jobFileOnDisk, openPackedBodies, SNAPSHOTS_DIR, snapshotPaths } from '../../../core/index.ts'
 import { readSnapshotJobIndex, type SnapshotJobEntries } from '../../../support/job-index.ts'
 import { editNdjson, type GeneratedDataset, generatedDataset, type RawJob } from '../../support/fixtures.ts'
 
@@ -99,4 +99,19 @@ export async function snapshotFilePath(distDir: string, id: string, relativePath
 /** The snapshot's job index, from its index/jobs.bin. */
 export function readJobIndex(distDir: string, id: string): Promise<SnapshotJobEntries> {
   return readSnapshotJobIndex(snapshotDir(distDir, id))
+}
+
+/** A snapshot's packed bodies, v2 then v1 (whole, or a delta and its base: core/packed-bodies.ts). */
+export const PACKED_BODIES = [snapshotPaths.v2Bodies, snapshotPaths.v1Bodies]
+
+/** Every packed body of a snapshot, in position order, joined by commas (what a whole file holds), v2 then v1. */
+export function packedBodiesOf(dir: string): Buffer[] {
+  return PACKED_BODIES.map((paths) => {
+    const packed = openPackedBodies(dir, paths)
+    try {
+      return packed.range(0, packed.size)
+    } finally {
+      packed.close()
+    }
+  })
 }
