@@ -536,7 +536,9 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     let newest: { v2: V2Job; v1: V1Job; company: number } | undefined
 
     const bySalary = salaryOrder(live.map((ordinal) => records.salaryHigh[ordinal]))
-    jobIndexFile?.write(`{"salary_order":${JSON.stringify(bySalary)},"jobs":${live.length === 0 ? '[]' : '[\n'}`)
+    jobIndexFile?.write(
+      `{"salary_order":${JSON.stringify(Array.from(bySalary))},"jobs":${live.length === 0 ? '[]' : '[\n'}`,
+    )
     cacheFile.write(cacheHeader(contextHash!))
     const fields = new CacheLineFields()
     // The index entry of the reused job at hand (in `fields`), parsed only when asked for: one function made

@@ -4,6 +4,7 @@
  * search postings.
  */
 import { resolveContinent, resolveCountry, resolveRegion } from '../core/geo.ts'
+import { orderByKey } from '../core/index-derivations.ts'
 import { annualUsd } from '../core/salary.ts'
 import type { DatasetCompany, DatasetJob, ExchangeRates } from '../core/schema/dataset.ts'
 import type { V2Job } from '../core/schema/api.ts'
@@ -61,15 +62,10 @@ export function indexJob(job: DatasetJob, rates: ExchangeRates, hash: string): I
  * Positions into the date-ordered jobs, given each one's annualised top of
  * range: highest salary first, no salary last, ties newest first (lower position).
  */
-export function salaryOrder(salaryHigh: readonly (number | undefined)[]): number[] {
-  return salaryHigh
-    .map((_, position) => position)
-    .sort((a, b) => {
-      const sa = salaryHigh[a]
-      const sb = salaryHigh[b]
-      if (sa === undefined || sb === undefined) return sa === sb ? a - b : sa === undefined ? 1 : -1
-      return sb - sa || a - b
-    })
+export function salaryOrder(salaryHigh: ArrayLike<number | undefined>): Uint32Array {
+  const keys = new Float64Array(salaryHigh.length)
+  for (let p = 0; p < keys.length; p++) keys[p] = salaryHigh[p] ?? NaN
+  return orderByKey(keys, true)
 }
 
 export function searchDocument(v2: V2Job, company: DatasetCompany): SearchDocument {

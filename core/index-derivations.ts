@@ -42,3 +42,43 @@ export function lowestSalaries(salaryLow: Float64Array, salaryLowOrder: Uint32Ar
   }
   return lows
 }
+
+/**
+ * Positions 0..n-1 ordered by `keys` (ascending, or descending when asked),
+ * ties by position, NaN last either way: the order a callback sort by key then
+ * position gives, at a third of its cost (~0.1 s for 1M keys, against ~0.25-0.6
+ * s by callback, twice per 1M build on its own thread). Each key's rank among
+ * the distinct keys (sorted natively), then a counting sort by rank, which
+ * keeps positions ascending within a rank.
+ */
+export function orderByKey(keys: Float64Array, descending = false): Uint32Array {
+  const n = keys.length
+  // Distinct keys ascending, NaN (which the native sort puts last) left out.
+  const distinct = keys.slice().sort()
+  let kept = 0
+  for (let at = 0; at < n && !Number.isNaN(distinct[at]!); at++)
+    if (kept === 0 || distinct[at] !== distinct[kept - 1]) distinct[kept++] = distinct[at]!
+  const ranks = new Uint32Array(n)
+  // Where each rank's positions start in the order (NaN's rank is `kept`, after every other).
+  const starts = new Uint32Array(kept + 2)
+  for (let p = 0; p < n; p++) {
+    const key = keys[p]!
+    let rank = kept
+    if (!Number.isNaN(key)) {
+      let low = 0
+      let high = kept - 1
+      while (low < high) {
+        const middle = (low + high) >>> 1
+        if (distinct[middle]! < key) low = middle + 1
+        else high = middle
+      }
+      rank = descending ? kept - 1 - low : low
+    }
+    ranks[p] = rank
+    starts[rank + 1]!++
+  }
+  for (let rank = 1; rank <= kept + 1; rank++) starts[rank]! += starts[rank - 1]!
+  const order = new Uint32Array(n)
+  for (let p = 0; p < n; p++) order[starts[ranks[p]!]!++] = p
+  return order
+}

@@ -19,6 +19,7 @@ export {
 } from './geo.ts'
 export { CURSOR_MAX_LENGTH, encodeCursor } from './cursor.ts'
 export { companyFiltersTag, parseV2CompanyQuery } from './company-query.ts'
+export { orderByKey } from './index-derivations.ts'
 export { openPackedBodies, PackedBodies } from './packed-bodies.ts'
 export {
   JOB_BASE_HASHES,

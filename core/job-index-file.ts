@@ -12,7 +12,7 @@
  * of 8, then the sections, each starting at a multiple of 8.
  */
 import { endianness } from 'node:os'
-import { inOrder, lowestSalaries, salaryRankOf, sortedExpiries } from './index-derivations.ts'
+import { inOrder, lowestSalaries, orderByKey, salaryRankOf, sortedExpiries } from './index-derivations.ts'
 import { joinedString, type PackedText, packedJoined, textSlice } from './packed-text.ts'
 import { slugSlotCount, slugSlotsSteps } from './slug-slots.ts'
 import type { IndexedJob } from './snapshot.ts'
@@ -271,9 +271,7 @@ export class JobIndexFileWriter {
       const low = this.floats.salaryLow[p]!
       lowKey[p] = Number.isNaN(low) ? Infinity : low
     }
-    const salaryLowOrder = new Uint32Array(n)
-    for (let p = 0; p < n; p++) salaryLowOrder[p] = p
-    salaryLowOrder.sort((a, b) => lowKey[a]! - lowKey[b]! || a - b)
+    const salaryLowOrder = orderByKey(lowKey)
     const hashes = this.hashes.packed()
     const slugs = this.slugs.packed()
     const ids = this.ids.packed()
