@@ -3,6 +3,7 @@
  * dataset: one compact IndexedJob per live job, the salary order, and the
  * search postings.
  */
+import { endianness } from 'node:os'
 import { resolveContinent, resolveCountry, resolveRegion } from '../core/geo.ts'
 import { orderByKey } from '../core/index-derivations.ts'
 import { annualUsd } from '../core/salary.ts'
@@ -140,23 +141,28 @@ export class TermPostingsBuilder {
     const terms = [...new Set([...this.postings.keys(), ...this.carried.keys()])].sort()
     const added = (term: string) => this.postings.get(term) ?? { positions: NO_POSITIONS, count: 0 }
     const counts = terms.map((term) => added(term).count + (this.carried.get(term)?.length ?? 0))
-    const buffer = Buffer.allocUnsafe(counts.reduce((sum, n) => sum + n, 0) * 4)
+    // Filled as uint32 in the machine's order, swapped to little-endian after where that is not it: writing
+    // each of ~46M postings at 1M jobs through Buffer.writeUInt32LE was a second of the build's own thread.
+    const all = new Uint32Array(counts.reduce((sum, n) => sum + n, 0))
     let offset = 0
     for (const term of terms) {
       const { positions, count } = added(term)
       const carried = this.carried.get(term) ?? NO_POSITIONS
-      // Both ascending, no position in both: a merge.
-      let a = 0
+      // Both ascending, no position in both: a merge, into a typed array (no call per posting).
       let c = 0
-      while (a < count || c < carried.length) {
-        const next =
-          c === carried.length || (a < count && positions[a]! < carried[c]!) ? positions[a++]! : carried[c++]!
-        offset = buffer.writeUInt32LE(next, offset)
+      for (let a = 0; a < count; a++) {
+        const position = positions[a]!
+        while (c < carried.length && carried[c]! < position) all[offset++] = carried[c++]!
+        all[offset++] = position
       }
+      all.set(carried.subarray(c), offset)
+      offset += carried.length - c
       // Each list dropped once copied: at 1M jobs they hold as much as the buffer, which would otherwise double.
       this.postings.delete(term)
       this.carried.delete(term)
     }
+    const buffer = Buffer.from(all.buffer, all.byteOffset, all.byteLength)
+    if (endianness() !== 'LE') buffer.swap32()
     return { terms: { terms, counts }, postings: buffer }
   }
 }
