@@ -456,7 +456,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     // What pass 2 starts from, read on libuv's threads while this one finishes pass 1 and orders the jobs:
     // read here, ~460 MB at 1M jobs (from the page cache, prefetched) were ~1.2 s of this thread alone.
     const previousIndexBytes = cache && previous ? readPrevious(previous.dir, snapshotPaths.jobIndexBinary) : undefined
-    const previousPostingsBytes = cache && previous ? readPrevious(previous.dir, snapshotPaths.searchPostings) : undefined
+    const previousPostingsBytes =
+      cache && previous ? readPrevious(previous.dir, snapshotPaths.searchPostings) : undefined
     await pool.drain()
     progress.step('checking jobs', totalBytes, totalBytes, 'bytes')
     records.finishChecks(issues)
