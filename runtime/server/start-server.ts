@@ -15,6 +15,7 @@ import type { PrimaryLimitClient } from '../http/primary-limiter.ts'
 import { SharedLimitStore } from '../http/redis-limiter.ts'
 import { watchGcPauses } from '../ops/gc-pauses.ts'
 import { setHeapGrowth } from '../ops/heap-growth.ts'
+import { scavengeAloneWhenCoresAreShared } from '../ops/scavenge-threads.ts'
 import type { AccessLine, Logger } from '../ops/log.ts'
 import type { Metrics } from '../ops/metrics.ts'
 import { SnapshotHolder } from '../snapshot/holder.ts'
@@ -62,6 +63,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const { config } = options
   const log: Logger = options.log ?? (() => {})
   setHeapGrowth()
+  scavengeAloneWhenCoresAreShared(config.JOBSNAP_WORKERS)
   const fileCache = createFileCache(config.JOBSNAP_FILE_CACHE_MB * 1024 * 1024)
   // Not loaded yet: the port opens first, so /health and /ready answer while a large snapshot loads.
   const snapshots = new SnapshotHolder(
