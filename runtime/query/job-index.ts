@@ -14,6 +14,7 @@ import { type CountryCode, resolveCountry } from '../../core/geo.ts'
 import { inOrder, lowestSalaries, salaryRankOf, sortedExpiries } from '../../core/index-derivations.ts'
 import { type JobIndexFile, type StoredDerivations, VALUE_FACETS, type ValueFacet } from '../../core/job-index-file.ts'
 import { type PackedText, textAt } from '../../core/packed-text.ts'
+import { ChunkedStrings } from './chunked-strings.ts'
 import type { IndexedJob, SnapshotJobIndex } from '../../core/snapshot.ts'
 import { BitsetCache, countBits, setWhere } from './intersect.ts'
 import { PrefixBits } from './prefix-bits.ts'
@@ -87,10 +88,15 @@ interface PostingSource {
   keys(): IterableIterator<string>
 }
 
+/** Strings by position: PackedStrings, ChunkedStrings. */
+interface StringsByPosition {
+  at(position: number): string
+}
+
 /** What JobIndexBuilder assembles; JobIndex derives the rest. */
 interface JobIndexParts {
   size: number
-  hashes: PackedStrings
+  hashes: StringsByPosition
   /** Job ids by position: the tie-break of the date order, which cursors carry. */
   ids: PackedStrings
   values: Record<ValueFacet, ValueColumn>
@@ -109,7 +115,6 @@ interface JobIndexParts {
 
 /** The arrays an index derives from its columns and orders at construction. */
 interface Derived {
-  dateOrder: Uint32Array
   bySalary: RangeColumns
   expiries: Float64Array
   byLowestSalary?: { order: Uint32Array; lows: Float64Array }
@@ -122,9 +127,6 @@ function* derivedSteps(
   salaryOrder: Uint32Array,
   salaryLowOrder: Uint32Array | undefined,
 ): Steps<Derived> {
-  const dateOrder = new Uint32Array(n)
-  for (let p = 0; p < n; p++) dateOrder[p] = p
-  yield
   const postedAt = inOrder(columns.postedAt, salaryOrder)
   yield
   const expiresAt = inOrder(columns.expiresAt, salaryOrder)
@@ -140,15 +142,12 @@ function* derivedSteps(
     if (salaryLowOrder.length !== n) throw new Error(`index: salary-low order has ${salaryLowOrder.length} of ${n}`)
     byLowestSalary = { order: salaryLowOrder, lows: lowestSalaries(columns.salaryLow, salaryLowOrder) }
   }
-  return { dateOrder, bySalary: { postedAt, expiresAt, salaryLow, salaryHigh }, expiries, byLowestSalary }
+  return { bySalary: { postedAt, expiresAt, salaryLow, salaryHigh }, expiries, byLowestSalary }
 }
 
-/** Derived from what index/jobs.bin holds already (the build derived it), the date order aside (a count). */
-function storedDerived(n: number, stored: StoredDerivations, salaryLowOrder: Uint32Array): Derived {
-  const dateOrder = new Uint32Array(n)
-  for (let p = 0; p < n; p++) dateOrder[p] = p
+/** Derived from what index/jobs.bin holds already (the build derived it). */
+function storedDerived(stored: StoredDerivations, salaryLowOrder: Uint32Array): Derived {
   return {
-    dateOrder,
     bySalary: stored.bySalary,
     expiries: stored.expiries,
     byLowestSalary: { order: salaryLowOrder, lows: stored.lowestSalaries },
@@ -165,8 +164,6 @@ export class JobIndex implements RangeColumns {
   readonly salaryLow: Float64Array
   readonly salaryHigh: Float64Array
   readonly salaryOrder: Uint32Array
-  /** 0, 1, 2, ...: the date order as a list, whose prefixes are posting lists (posted_after). */
-  readonly dateOrder: Uint32Array
   /** Inverse of salaryOrder: the rank of each position in salary order. */
   readonly salaryRank: Uint32Array
   /**
@@ -187,7 +184,7 @@ export class JobIndex implements RangeColumns {
   /** The lists long enough for a kept bitset, one object each: the bitset cache knows a list by its object. */
   private readonly longLists = new Map<string, Uint32Array>()
   private readonly slugs: SlugTable
-  private readonly hashes: PackedStrings
+  private readonly hashes: StringsByPosition
   private readonly ids: PackedStrings
   private readonly values: Record<ValueFacet, ValueColumn>
 
@@ -219,13 +216,15 @@ export class JobIndex implements RangeColumns {
     const stored = file.derived
     const salaryRank = stored?.salaryRank ?? salaryRankOf(file.salaryOrder)
     yield
+    const hashes = yield* ChunkedStrings.inSteps(file.hashes)
+    yield
     const slugs = yield* SlugTable.inSteps(file.slugs, undefined, stored?.slugSlots)
     const derived = stored
-      ? storedDerived(n, stored, file.salaryLowOrder)
+      ? storedDerived(stored, file.salaryLowOrder)
       : yield* derivedSteps(n, columns, file.salaryOrder, file.salaryLowOrder)
     return new JobIndex({
       size: n,
-      hashes: new PackedStrings(file.hashes),
+      hashes,
       ids: new PackedStrings(file.ids),
       values: Object.fromEntries(
         VALUE_FACETS.map((facet) => [facet, ValueColumn.of(file.codes[facet], file.values[facet])]),
@@ -264,7 +263,6 @@ export class JobIndex implements RangeColumns {
     this.salaryLow = columns.salaryLow
     this.salaryHigh = columns.salaryHigh
     this.salaryOrder = salaryOrder
-    this.dateOrder = derived.dateOrder
     this.salaryRank = salaryRank
     this.postings = postings
     this.slugs = slugs

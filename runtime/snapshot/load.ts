@@ -44,8 +44,9 @@ import {
 } from '../../core/snapshot.ts'
 import {
   JOB_INDEX_PREFIX_BYTES,
+  type JobIndexHead,
   jobIndexHeadBytes,
-  jobIndexTextStart,
+  readJobIndexHead,
   readJobIndexPartsSteps,
 } from '../../core/job-index-file.ts'
 import { runStepsPausing } from '../../core/steps.ts'
@@ -334,7 +335,7 @@ async function readFully(handle: FileHandle, into: Buffer, position: number): Pr
 async function readJobIndexParts(
   dir: string,
   what: string,
-): Promise<{ numeric: Buffer; text: Buffer; stats?: BigIntStats }> {
+): Promise<{ numeric: Buffer; text: Buffer; head?: JobIndexHead; stats?: BigIntStats }> {
   let handle: FileHandle | undefined
   try {
     handle = await open(path.join(dir, snapshotPaths.jobIndexBinary), 'r')
@@ -342,22 +343,25 @@ async function readJobIndexParts(
     const size = Number(before.size)
     const prefix = Buffer.alloc(Math.min(size, JOB_INDEX_PREFIX_BYTES))
     await readFully(handle, prefix, 0)
-    let textStart: number
+    let head: JobIndexHead | undefined
     try {
-      const head = Buffer.alloc(Math.min(size, jobIndexHeadBytes(prefix, what)))
-      await readFully(handle, head, 0)
-      textStart = jobIndexTextStart(head, size, what)
+      const headBytes = Buffer.allocUnsafe(Math.min(size, jobIndexHeadBytes(prefix, what)))
+      await readFully(handle, headBytes, 0)
+      head = readJobIndexHead(headBytes, size, what)
     } catch {
       // A damaged head: read it all as one part, so the hash check refuses it as it refuses any damage.
-      textStart = size
+      head = undefined
     }
+    const textStart = head?.textStart ?? size
     const numeric = Buffer.allocUnsafeSlow(textStart)
     await readFully(handle, numeric, 0)
     // A buffer of its own: the index keeps its ASCII text sections as views on it (core/packed-text.ts).
     const text = Buffer.allocUnsafeSlow(size - textStart)
     await readFully(handle, text, textStart)
     const after = await handle.stat({ bigint: true })
-    return fileIdentity(before) === fileIdentity(after) ? { numeric, text, stats: before } : { numeric, text }
+    return fileIdentity(before) === fileIdentity(after)
+      ? { numeric, text, head, stats: before }
+      : { numeric, text, head }
   } catch (error) {
     throw new Error(`snapshot ${dir}: cannot read ${snapshotPaths.jobIndexBinary}: ${(error as Error).message}`)
   } finally {
@@ -518,7 +522,10 @@ async function loadJobIndex(manifest: LoadedManifest, dir: string, verification:
       noteVerified(verification, snapshotPaths.jobIndexBinary, binaryHash, read.stats)
     }
     // In steps, requests running between them: at 1M jobs this was one 1-2 s stall of every hot swap.
-    const file = await runStepsPausing(readJobIndexPartsSteps(read.numeric, read.text, what), yieldToRequests)
+    const file = await runStepsPausing(
+      readJobIndexPartsSteps(read.numeric, read.text, what, read.head),
+      yieldToRequests,
+    )
     return await runStepsPausing(JobIndex.fromFileSteps(file), yieldToRequests)
   }
   const what = `${dir}/${snapshotPaths.jobIndex}`
