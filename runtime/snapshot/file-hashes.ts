@@ -49,10 +49,30 @@ export class FileHashes {
   }
 }
 
-/** Gathers a manifest's files (a slice at a time, in any order) into FileHashes. */
+/** One page size's hashes as the builder gathers them: written into bytes at their place, not kept as strings. */
+interface PagesGathered {
+  /** Page p's hash at [(p - 1) * width, p * width), when present[p - 1]. */
+  bytes: Buffer
+  present: Uint8Array
+  /** Pages listed, and the highest number. */
+  count: number
+  last: number
+  /** Pages too far past the others to grow the bytes for (not what a build writes), until finish places them. */
+  far: Map<number, string>
+}
+
+/** Pages a page size's bytes first hold room for. */
+const FIRST_PAGES = 1024
+
+/**
+ * Gathers a manifest's files (a slice at a time, in any order) into FileHashes.
+ * The v1 pages' hashes are copied into one buffer per page size as they come:
+ * kept as strings until the end, the 47,000 of a 1M-job snapshot outlived the
+ * young generation's collections during a hot swap's load and each one copied
+ * them all (two such collections back to back were the longest stalls left).
+ */
 export class FileHashesBuilder {
-  /** Per page size, each page's hash by its number, and the highest number, until finish lays them out. */
-  private readonly pages = new Map<number, { byPage: Map<number, string>; last: number }>()
+  private readonly pages = new Map<number, PagesGathered>()
   private readonly others = new Map<string, string>()
   private size = 0
 
@@ -65,35 +85,69 @@ export class FileHashesBuilder {
     }
     const limit = Number(match[1])
     const page = Number(match[2])
-    let size = this.pages.get(limit)
-    if (size === undefined) {
-      size = { byPage: new Map(), last: 0 }
-      this.pages.set(limit, size)
+    let pages = this.pages.get(limit)
+    if (pages === undefined) {
+      pages = {
+        bytes: Buffer.alloc(FIRST_PAGES * CONTENT_HASH_LENGTH),
+        present: new Uint8Array(FIRST_PAGES),
+        count: 0,
+        last: 0,
+        far: new Map(),
+      }
+      this.pages.set(limit, pages)
     }
-    size.byPage.set(page, hash)
-    size.last = Math.max(size.last, page)
+    pages.last = Math.max(pages.last, page)
+    if (page > pages.present.length) {
+      // Grown for pages near the others (a build lists 1..n); one far past them waits in `far`.
+      if (page > 2 * (pages.count + 1) + FIRST_PAGES) {
+        if (!pages.far.has(page)) pages.count++
+        pages.far.set(page, hash)
+        return
+      }
+      grow(pages, Math.max(page, 2 * pages.present.length))
+    }
+    if (pages.present[page - 1] !== 1) pages.count++
+    pages.present[page - 1] = 1
+    pages.bytes.write(hash, (page - 1) * CONTENT_HASH_LENGTH, 'latin1')
   }
 
   finish(): FileHashes {
     const pages = new Map<number, PageHashes>()
-    const filler = '-'.repeat(CONTENT_HASH_LENGTH)
-    for (const [limit, { byPage, last }] of this.pages) {
+    for (const [limit, gathered] of this.pages) {
+      const { bytes, present, count, last, far } = gathered
       // Pages far apart (not what a build writes: 1..n) stay in the map, not a string mostly of filler.
-      if (last > 2 * byPage.size + 1024) {
-        for (const [page, hash] of byPage) this.others.set(`v1/${limit}/${page}.json`, hash)
+      if (last > 2 * count + FIRST_PAGES) {
+        for (let at = 0; at < present.length; at++)
+          if (present[at] === 1)
+            this.others.set(
+              `v1/${limit}/${at + 1}.json`,
+              bytes.toString('latin1', at * CONTENT_HASH_LENGTH, (at + 1) * CONTENT_HASH_LENGTH),
+            )
+        for (const [page, hash] of far) this.others.set(`v1/${limit}/${page}.json`, hash)
         continue
       }
-      const present = new Uint8Array(last)
-      const parts: string[] = new Array(last)
-      for (let at = 0; at < last; at++) {
-        const hash = byPage.get(at + 1)
-        present[at] = hash === undefined ? 0 : 1
-        parts[at] = hash ?? filler
+      if (last > present.length) grow(gathered, last)
+      for (const [page, hash] of far) {
+        gathered.present[page - 1] = 1
+        gathered.bytes.write(hash, (page - 1) * CONTENT_HASH_LENGTH, 'latin1')
       }
-      pages.set(limit, { joined: parts.join(''), present })
+      pages.set(limit, {
+        joined: gathered.bytes.toString('latin1', 0, last * CONTENT_HASH_LENGTH),
+        present: gathered.present.subarray(0, last),
+      })
     }
     return new FileHashes(pages, this.others, this.size)
   }
+}
+
+/** Room for `pages` pages in a page size's bytes. */
+function grow(gathered: PagesGathered, pages: number): void {
+  const bytes = Buffer.alloc(pages * CONTENT_HASH_LENGTH)
+  gathered.bytes.copy(bytes)
+  const present = new Uint8Array(pages)
+  present.set(gathered.present)
+  gathered.bytes = bytes
+  gathered.present = present
 }
 
 function isAscii(text: string): boolean {
