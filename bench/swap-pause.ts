@@ -6,7 +6,8 @@
  * re-points `current` between the two newest snapshots three times, the way
  * `jobsnap build` publishes. Prints, per swap, the longest request that
  * overlapped it, beside the latency of quiet seconds before the first (after
- * a warm-up).
+ * a warm-up), and this process's own longest event-loop stall while that
+ * request was out (a client that pauses measures its requests long).
  * `current` is put back where it was at the end.
  *
  *   npx tsx bench/swap-pause.ts [distDir] [--workers N]
@@ -58,8 +59,20 @@ console.log(
   `serving ${await realpath(path.join(distDir, 'current'))} (${slugs.length} jobs in both snapshots); ready in ${(server.readyMs / 1000).toFixed(2)} s`,
 )
 
-/** Each answered request: when it started and ended (ms, this process's clock) and its status. */
-const answers: { startedAt: number; endedAt: number; status: number }[] = []
+/** Each answered request: when it started and ended (ms, this process's clock). */
+const answers: { startedAt: number; endedAt: number }[] = []
+/**
+ * This process's own event-loop stalls over 10 ms (its collections, the load generator's bursts): a request
+ * whose answer arrived during one is measured long by the client, whatever the server did. Printed beside
+ * each swap's figure, so that a client-side pause is seen as one.
+ */
+const ownStalls: { from: number; to: number }[] = []
+let lastTick = performance.now()
+const stallWatch = setInterval(() => {
+  const now = performance.now()
+  if (now - lastTick > 10) ownStalls.push({ from: lastTick, to: now })
+  lastTick = now
+}, 1)
 let failures = 0
 let finish!: (result: autocannon.Result) => void
 const finished = new Promise<autocannon.Result>((resolve) => (finish = resolve))
@@ -84,7 +97,7 @@ const instance = autocannon(
 )
 instance.on('response', (_client: unknown, status: number, _bytes: number, responseTime: number) => {
   const endedAt = performance.now()
-  answers.push({ startedAt: endedAt - responseTime, endedAt, status })
+  answers.push({ startedAt: endedAt - responseTime, endedAt })
   if (status !== 200) failures++
 })
 instance.on('reqError', () => failures++)
@@ -105,6 +118,7 @@ try {
   }
 } finally {
   instance.stop()
+  clearInterval(stallWatch)
   await pointCurrentAt(distDir, original)
 }
 await finished
@@ -124,8 +138,11 @@ for (const [i, swap] of swaps.entries()) {
   const d = during.summary()
   // When the longest began, from the publish: which part of the swap it sat through (a load, a collection after it).
   const longest = window.reduce((a, b) => (b.endedAt - b.startedAt > a.endedAt - a.startedAt ? b : a), window[0]!)
+  // This process's longest own stall while the longest request was out: the part of it the client added.
+  const overlapping = ownStalls.filter((stall) => stall.to > longest.startedAt && stall.from < longest.endedAt)
+  const ownMs = Math.max(0, ...overlapping.map((stall) => stall.to - stall.from))
   console.log(
-    `swap ${i + 1} (to ${swap.to}, published ${swap.wall.slice(11, 23)}): longest request in the 5 s after publishing ${d.max.toFixed(1)} ms (began ${(longest.startedAt - swap.at).toFixed(0)} ms after); p99 ${d.p99.toFixed(1)} ms over ${window.length} requests`,
+    `swap ${i + 1} (to ${swap.to}, published ${swap.wall.slice(11, 23)}): longest request in the 5 s after publishing ${d.max.toFixed(1)} ms (began ${(longest.startedAt - swap.at).toFixed(0)} ms after; this client's own longest stall meanwhile ${ownMs.toFixed(1)} ms); p99 ${d.p99.toFixed(1)} ms over ${window.length} requests`,
   )
 }
 // A cluster logs each worker's swap (JSON lines): how long it loaded, and waited for its turn to.
